@@ -1,0 +1,217 @@
+// Package config loads voxgate's configuration: one YAML file for settings
+// and the environment for secrets and overrides (DESIGN §3). Every setting
+// has a default that works; unknown keys and impossible values are errors
+// that name the key.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration. It is built once in main and passed
+// down by value or pointer; nothing reads it from a global.
+type Config struct {
+	Server   Server   `yaml:"server"`
+	Database Database `yaml:"database"`
+	Auth     Auth     `yaml:"auth"`
+	Quota    Quota    `yaml:"quota"`
+	Tools    Tools    `yaml:"tools"`
+
+	// AIEnabled is the kill switch (VOXGATE_AI_ENABLED); false makes every AI
+	// route answer 503 AI_FEATURE_DISABLED.
+	AIEnabled bool `yaml:"-"`
+	// DryRun (VOXGATE_DRY_RUN) turns every write into a proposal.
+	DryRun bool `yaml:"-"`
+	// Secrets holds values that only ever come from the environment.
+	Secrets Secrets `yaml:"-"`
+}
+
+// Server is the HTTP listener.
+type Server struct {
+	Addr            string        `yaml:"addr"`
+	MetricsAddr     string        `yaml:"metrics_addr"` // "" serves /metrics on Addr
+	CORSOrigins     []string      `yaml:"cors_origins"`
+	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	ReadTimeout     time.Duration `yaml:"read_header_timeout"`
+}
+
+// Database is the PostgreSQL pool.
+type Database struct {
+	URL      string `yaml:"-"` // VOXGATE_DATABASE_URL; may hold a password
+	MaxConns int32  `yaml:"max_conns"`
+	MinConns int32  `yaml:"min_conns"`
+}
+
+// Auth configures JWT verification (DESIGN §4).
+type Auth struct {
+	Issuer   string `yaml:"issuer"`
+	Audience string `yaml:"audience"`
+	// JWKSURL is the key set for RS256/ES256 tokens (VOXGATE_JWKS_URL
+	// overrides). It is a URL, not a secret, so the file may hold it too.
+	JWKSURL string `yaml:"jwks_url"`
+	// CacheSize bounds the verified-token cache; 0 turns it off.
+	CacheSize int `yaml:"cache_size"`
+}
+
+// Secrets come only from the environment and are never logged.
+type Secrets struct {
+	JWTSecret       string
+	OpenAIAPIKey    string
+	OpenAIBaseURL   string
+	AnthropicAPIKey string
+	GeminiAPIKey    string
+}
+
+// String hides every secret so a Config can be logged safely.
+func (Secrets) String() string { return "[secrets hidden]" }
+
+// Default is the configuration used when no file is given.
+func Default() Config {
+	return Config{
+		Server: Server{
+			Addr:            ":8080",
+			MaxBodyBytes:    1 << 20,
+			ShutdownTimeout: 25 * time.Second,
+			ReadTimeout:     10 * time.Second,
+		},
+		Database:  Database{MaxConns: 20, MinConns: 0},
+		Auth:      Auth{CacheSize: 10000},
+		Quota:     DefaultQuota(),
+		Tools:     DefaultTools(),
+		AIEnabled: true,
+	}
+}
+
+// Load reads the YAML file at path (none when path is ""), then applies the
+// environment through getenv, then validates.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	cfg := Default()
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		defer f.Close()
+		if err := decode(f, &cfg); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// Parse is Load for YAML held in memory, without the environment.
+func Parse(data []byte) (*Config, error) {
+	cfg := Default()
+	if err := decode(bytes.NewReader(data), &cfg); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+func decode(r io.Reader, cfg *Config) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if v := getenv("VOXGATE_ADDR"); v != "" {
+		cfg.Server.Addr = v
+	}
+	if v := getenv("VOXGATE_JWKS_URL"); v != "" {
+		cfg.Auth.JWKSURL = v
+	}
+	cfg.Database.URL = getenv("VOXGATE_DATABASE_URL")
+	cfg.Secrets = Secrets{
+		JWTSecret:       getenv("VOXGATE_JWT_SECRET"),
+		OpenAIAPIKey:    getenv("OPENAI_API_KEY"),
+		OpenAIBaseURL:   getenv("OPENAI_BASE_URL"),
+		AnthropicAPIKey: getenv("ANTHROPIC_API_KEY"),
+		GeminiAPIKey:    getenv("GEMINI_API_KEY"),
+	}
+	var err error
+	if cfg.AIEnabled, err = envBool(getenv, "VOXGATE_AI_ENABLED", true); err != nil {
+		return err
+	}
+	if cfg.DryRun, err = envBool(getenv, "VOXGATE_DRY_RUN", false); err != nil {
+		return err
+	}
+	return nil
+}
+
+func envBool(getenv func(string) string, key string, def bool) (bool, error) {
+	v := strings.TrimSpace(getenv(key))
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, fmt.Errorf("config: environment %s=%q: want true or false", key, v)
+	}
+	return b, nil
+}
+
+// Validate checks values a YAML decoder cannot: ranges and consistency.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Server.Addr == "" {
+		bad("server.addr", "must not be empty")
+	}
+	if c.Server.MaxBodyBytes <= 0 || c.Server.MaxBodyBytes > 64<<20 {
+		bad("server.max_body_bytes", "must be between 1 and 67108864, got %d", c.Server.MaxBodyBytes)
+	}
+	if c.Server.ShutdownTimeout <= 0 {
+		bad("server.shutdown_timeout", "must be positive, got %s", c.Server.ShutdownTimeout)
+	}
+	if c.Server.ReadTimeout <= 0 {
+		bad("server.read_header_timeout", "must be positive, got %s", c.Server.ReadTimeout)
+	}
+	for i, o := range c.Server.CORSOrigins {
+		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			bad(fmt.Sprintf("server.cors_origins[%d]", i), "%q must be \"*\" or start with http:// or https://", o)
+		}
+	}
+	if c.Database.MaxConns < 1 || c.Database.MaxConns > 1000 {
+		bad("database.max_conns", "must be between 1 and 1000, got %d", c.Database.MaxConns)
+	}
+	if c.Database.MinConns < 0 || c.Database.MinConns > c.Database.MaxConns {
+		bad("database.min_conns", "must be between 0 and max_conns (%d), got %d", c.Database.MaxConns, c.Database.MinConns)
+	}
+	if c.Auth.CacheSize < 0 {
+		bad("auth.cache_size", "must not be negative, got %d", c.Auth.CacheSize)
+	}
+	if u := c.Auth.JWKSURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		bad("auth.jwks_url", "must be an http(s) URL")
+	}
+	errs = append(errs, c.Quota.validate()...)
+	errs = append(errs, c.Tools.validate()...)
+	return errors.Join(errs...)
+}

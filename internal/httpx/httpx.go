@@ -1,0 +1,191 @@
+// Package httpx adapts handlers that return errors to net/http, and holds the
+// small JSON helpers every handler uses: decode → validate → act → respond.
+package httpx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+)
+
+// HandlerFunc is an HTTP handler that returns its failure instead of writing
+// it, so one place turns errors into responses and logs.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	loggerKey
+)
+
+// WithRequestID returns ctx carrying the request id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey, id)
+}
+
+// RequestID is the request id carried by ctx, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// WithLogger returns ctx carrying a request-scoped logger.
+func WithLogger(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey, log)
+}
+
+// Logger is the request-scoped logger in ctx, or slog.Default.
+func Logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// Handle adapts h. Errors become the DESIGN §5 JSON body; a 5xx is logged
+// once here with its internal cause.
+func Handle(h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			Error(w, r, err)
+		}
+	})
+}
+
+// errorBody is the wire shape of an error.
+type errorBody struct {
+	Error map[string]any `json:"error"`
+}
+
+// Error writes err as the DESIGN §5 JSON error. Use it only before a stream
+// has started.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	e := apierr.From(err)
+	status := e.Status()
+	if status >= 500 && e.Err != nil {
+		Logger(r.Context()).Error("request failed", "code", e.Code, "err", e.Err)
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client is gone; nobody reads the body
+	}
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	for k, v := range e.Fields {
+		body[k] = v
+	}
+	if e.RetryAfter > 0 || status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		ra := max(e.RetryAfter, 1)
+		body["retry_after_s"] = ra
+		w.Header().Set("Retry-After", strconv.Itoa(ra))
+	}
+	if id := RequestID(r.Context()); id != "" {
+		body["request_id"] = id
+	}
+	WriteJSON(w, status, errorBody{Error: body})
+}
+
+// WriteJSON writes v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// DecodeOptions tunes Decode.
+type DecodeOptions struct {
+	// MaxBytes caps the body; larger bodies are PAYLOAD_TOO_LARGE, checked
+	// before parsing. 0 means 1 MiB.
+	MaxBytes int64
+	// AllowUnknown accepts fields the type does not declare.
+	AllowUnknown bool
+}
+
+// DecodeJSON reads one JSON object from r's body into v with a 1 MiB cap and
+// unknown fields refused.
+func DecodeJSON(r *http.Request, v any) error {
+	return Decode(r, v, DecodeOptions{})
+}
+
+// Decode reads one JSON value from r's body into v. Every failure is a
+// client-safe INVALID_REQUEST or PAYLOAD_TOO_LARGE.
+func Decode(r *http.Request, v any, opt DecodeOptions) error {
+	limit := opt.MaxBytes
+	if limit <= 0 {
+		limit = 1 << 20
+	}
+	if r.ContentLength > limit {
+		return apierr.Errorf(apierr.PayloadTooLarge, "The request body is larger than %d bytes.", limit)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return apierr.New(apierr.InvalidRequest, "The request body must be JSON (Content-Type: application/json).")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return apierr.Wrap(apierr.InvalidRequest, "The request body could not be read.", err)
+	}
+	if int64(len(body)) > limit {
+		return apierr.Errorf(apierr.PayloadTooLarge, "The request body is larger than %d bytes.", limit)
+	}
+	return Unmarshal(body, v, opt.AllowUnknown)
+}
+
+// Unmarshal decodes exactly one JSON value from body into v, with messages
+// that name the offending field but never echo the body.
+func Unmarshal(body []byte, v any, allowUnknown bool) error {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return apierr.New(apierr.InvalidRequest, "The request body is empty.")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	if !allowUnknown {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return apierr.Wrap(apierr.InvalidRequest, describe(err), err)
+	}
+	if dec.More() {
+		return apierr.New(apierr.InvalidRequest, "The request body must hold one JSON value.")
+	}
+	return nil
+}
+
+func describe(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
+		return "The request body is not valid JSON."
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return "Field " + strconv.Quote(typ.Field) + " must be " + jsonKind(typ.Type.Kind().String()) + "."
+		}
+		return "The request body has the wrong shape."
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "Unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ") + "."
+	}
+	return "The request body is not valid."
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	}
+	return "another type"
+}
