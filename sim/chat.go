@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// chatCompletions serves POST /v1/chat/completions in the real API's order:
+// key, body, model; then any injected fault; then the scripted answer.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
+	start := time.Now()
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	req, err := decodeChatRequest(body)
+	if err != nil {
+		return err
+	}
+	if s.models != nil && !s.models[req.Model] {
+		return errModelNotFound(req.Model)
+	}
+	ctx := r.Context()
+	f := s.faults.take(EndpointChatCompletions, req.Model)
+	if f != nil {
+		s.stats.fault(EndpointChatCompletions, f.Kind)
+		if handled, err := s.responseFault(ctx, f, req.stream()); handled {
+			return err
+		}
+	}
+	c := newCompletion(req, s.script.plan(req))
+	setCommonHeaders(w, start)
+	if req.stream() {
+		return s.streamCompletion(ctx, w, req, c, f)
+	}
+	return s.writeCompletion(ctx, w, c, f)
+}
+
+// responseFault serves the faults that replace the whole response. It
+// reports false for faults that shape the body instead.
+func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool, error) {
+	switch f.Kind {
+	case FaultRateLimit:
+		return true, errRateLimited(f.RetryAfter)
+	case FaultServerError:
+		return true, errServer()
+	case FaultUnavailable:
+		return true, errUnavailable(f.RetryAfter)
+	case FaultTimeout:
+		if !stream || f.AfterChunks == 0 {
+			return true, s.hang(ctx)
+		}
+	}
+	return false, nil
+}
+
+// writeCompletion sends a non-streaming answer after the time the model
+// would take to generate it.
+func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *completion, f *Fault) error {
+	body := c.marshal()
+	if f == nil || f.Kind != FaultSlowDrip {
+		if err := s.wait(ctx, s.latency.TTFT+s.tokenDelay(c.usage.CompletionTokens)); err != nil {
+			return err
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	kind := FaultKind("")
+	if f != nil {
+		kind = f.Kind
+	}
+	switch kind {
+	case FaultMalformedJSON:
+		body = body[:len(body)/2] // a JSON document cut in half never parses
+	case FaultCutStream:
+		// Promise the whole body, send half, then drop the connection: the
+		// client sees an unexpected EOF.
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body[:len(body)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	case FaultSlowDrip:
+		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(body); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+// dripPieces is how many parts a slow-dripped non-streaming body is sent in.
+const dripPieces = 8
+
+// drip sends body in dripPieces parts, interval apart, the first after one
+// interval.
+func (s *Server) drip(ctx context.Context, w http.ResponseWriter, body []byte, interval time.Duration) error {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	rc := http.NewResponseController(w)
+	size := (len(body) + dripPieces - 1) / dripPieces
+	for off := 0; off < len(body); off += size {
+		if err := s.wait(ctx, interval); err != nil {
+			return err
+		}
+		end := min(off+size, len(body))
+		if _, err := w.Write(body[off:end]); err != nil {
+			return errClientGone
+		}
+		if err := rc.Flush(); err != nil {
+			return errClientGone
+		}
+	}
+	return nil
+}
+
+// setCommonHeaders adds the headers the real API sends on every answer.
+func setCommonHeaders(w http.ResponseWriter, start time.Time) {
+	h := w.Header()
+	h.Set("X-Request-Id", "req_"+randomID())
+	h.Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(start).Milliseconds(), 10))
+	h.Set("Openai-Version", "2020-10-01")
+}

@@ -1,0 +1,411 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// chatRequest is the part of CreateChatCompletionRequest the simulator acts
+// on. Other fields are accepted and ignored, so clients that send newer
+// parameters keep working.
+type chatRequest struct {
+	Model               string            `json:"model"`
+	Messages            []json.RawMessage `json:"messages"`
+	Stream              *bool             `json:"stream"`
+	StreamOptions       *streamOptions    `json:"stream_options"`
+	Tools               []chatTool        `json:"tools"`
+	ToolChoice          json.RawMessage   `json:"tool_choice"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls"`
+	MaxTokens           *int              `json:"max_tokens"`
+	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	N                   *int              `json:"n"`
+
+	// Derived by decodeChatRequest.
+	msgs   []chatMessage
+	choice toolChoice
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCalls  []msgToolCall   `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+
+	text string // the text of Content, whether a string or text parts
+}
+
+type msgToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// toolChoice is the parsed tool_choice: mode is none, auto or required, or
+// "function" with name set.
+type toolChoice struct {
+	mode string
+	name string
+}
+
+func (r *chatRequest) stream() bool { return r.Stream != nil && *r.Stream }
+
+func (r *chatRequest) includeUsage() bool {
+	return r.stream() && r.StreamOptions != nil && r.StreamOptions.IncludeUsage
+}
+
+// maxCompletion returns the completion token limit, or 0 for none.
+func (r *chatRequest) maxCompletion() int {
+	if r.MaxCompletionTokens != nil {
+		return *r.MaxCompletionTokens
+	}
+	if r.MaxTokens != nil {
+		return *r.MaxTokens
+	}
+	return 0
+}
+
+func (r *chatRequest) parallelCalls() bool { return r.ParallelToolCalls == nil || *r.ParallelToolCalls }
+
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// decodeChatRequest parses and checks a request body, returning an *APIError
+// shaped like the real API's for anything it would refuse.
+func decodeChatRequest(body []byte) (*chatRequest, error) {
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, jsonError(err, "")
+	}
+	if req.Model == "" {
+		return nil, errInvalidRequest("model", "you must provide a model parameter")
+	}
+	if req.Messages == nil {
+		return nil, errMissingParam("messages")
+	}
+	if len(req.Messages) == 0 {
+		return nil, &APIError{Status: 400, Type: "invalid_request_error", Param: "messages", Code: "empty_array",
+			Message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
+	}
+	req.msgs = make([]chatMessage, len(req.Messages))
+	for i, raw := range req.Messages {
+		if err := decodeMessage(raw, i, &req.msgs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkToolSequence(req.msgs); err != nil {
+		return nil, err
+	}
+	if err := checkTools(&req); err != nil {
+		return nil, err
+	}
+	if err := checkLimits(&req); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+func validRole(role string) bool {
+	switch role {
+	case "system", "developer", "user", "assistant", "tool", "function":
+		return true
+	}
+	return false
+}
+
+func decodeMessage(raw json.RawMessage, i int, m *chatMessage) error {
+	prefix := fmt.Sprintf("messages[%d]", i)
+	if err := json.Unmarshal(raw, m); err != nil {
+		return jsonError(err, prefix)
+	}
+	switch {
+	case m.Role == "":
+		return errMissingParam(prefix + ".role")
+	case !validRole(m.Role):
+		return errInvalidValue(prefix+".role", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role))
+	}
+	text, present, err := contentText(m.Content, prefix+".content")
+	if err != nil {
+		return err
+	}
+	m.text = text
+	switch {
+	case m.Role == "assistant" && !present && len(m.ToolCalls) == 0:
+		return errMissingParam(prefix + ".content")
+	case m.Role != "assistant" && !present:
+		return errMissingParam(prefix + ".content")
+	case m.Role == "tool" && m.ToolCallID == "":
+		return errMissingParam(prefix + ".tool_call_id")
+	}
+	for j, tc := range m.ToolCalls {
+		if tc.ID == "" {
+			return errMissingParam(fmt.Sprintf("%s.tool_calls[%d].id", prefix, j))
+		}
+		if tc.Function.Name == "" {
+			return errMissingParam(fmt.Sprintf("%s.tool_calls[%d].function.name", prefix, j))
+		}
+	}
+	return nil
+}
+
+// contentText returns the text of a message's content, which is a string, an
+// array of parts (only text parts carry text), or null / absent.
+func contentText(raw json.RawMessage, param string) (text string, present bool, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	switch raw[0] {
+	case '"':
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return "", false, errInvalidJSON()
+		}
+		return text, true, nil
+	case '[':
+		var parts []contentPart
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", false, jsonError(err, param)
+		}
+		if len(parts) == 0 {
+			return "", false, &APIError{Status: 400, Type: "invalid_request_error", Param: param, Code: "empty_array",
+				Message: fmt.Sprintf("Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", param)}
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == "text" {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String(), true, nil
+	}
+	return "", false, errInvalidType(param, "one of a string or array of objects", jsonKind(raw))
+}
+
+// checkToolSequence enforces the real API's pairing of assistant tool_calls
+// with tool messages, so a gateway that gets the loop wrong fails here as it
+// would in production.
+func checkToolSequence(msgs []chatMessage) error {
+	pending := map[string]bool{}
+	pendingAt := -1
+	for i, m := range msgs {
+		if m.Role == "tool" {
+			if pendingAt < 0 || !pending[m.ToolCallID] {
+				return errInvalidRequest(fmt.Sprintf("messages.[%d].role", i),
+					"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+			}
+			delete(pending, m.ToolCallID)
+			continue
+		}
+		if len(pending) > 0 {
+			return unansweredCalls(pendingAt, pending)
+		}
+		pendingAt = -1
+		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			pendingAt = i
+			for _, tc := range m.ToolCalls {
+				pending[tc.ID] = true
+			}
+		}
+	}
+	if len(pending) > 0 {
+		return unansweredCalls(pendingAt, pending)
+	}
+	return nil
+}
+
+func unansweredCalls(at int, pending map[string]bool) error {
+	ids := make([]string, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	return errInvalidRequest(fmt.Sprintf("messages.[%d].role", at),
+		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: "+strings.Join(ids, ", "))
+}
+
+func checkTools(req *chatRequest) error {
+	for i, t := range req.Tools {
+		p := fmt.Sprintf("tools[%d]", i)
+		if t.Type != "function" {
+			return errInvalidValue(p+".type", fmt.Sprintf("Invalid value: '%s'. The simulator supports only 'function' tools.", t.Type))
+		}
+		if t.Function.Name == "" {
+			return errMissingParam(p + ".function.name")
+		}
+		if !toolNamePattern.MatchString(t.Function.Name) {
+			return errInvalidValue(p+".function.name", fmt.Sprintf("Invalid '%s.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+		}
+		if ps := t.Function.Parameters; len(ps) > 0 && string(ps) != "null" && ps[0] != '{' {
+			return errInvalidType(p+".function.parameters", "an object", jsonKind(ps))
+		}
+	}
+	choice, err := parseToolChoice(req.ToolChoice)
+	if err != nil {
+		return err
+	}
+	if choice.mode == "" {
+		choice.mode = "auto"
+		if len(req.Tools) == 0 {
+			choice.mode = "none"
+		}
+	} else if len(req.Tools) == 0 && choice.mode != "none" {
+		return errInvalidValue("tool_choice", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+	}
+	if choice.mode == "function" && req.tool(choice.name) == nil {
+		return errInvalidValue("tool_choice", fmt.Sprintf("Invalid value for 'tool_choice': function '%s' was not found in 'tools'.", choice.name))
+	}
+	req.choice = choice
+	return nil
+}
+
+func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return toolChoice{}, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		switch mode {
+		case "none", "auto", "required":
+			return toolChoice{mode: mode}, nil
+		}
+		return toolChoice{}, errInvalidValue("tool_choice", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode))
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return toolChoice{}, jsonError(err, "tool_choice")
+	}
+	if named.Type != "function" {
+		return toolChoice{}, errInvalidValue("tool_choice.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function'.", named.Type))
+	}
+	if named.Function.Name == "" {
+		return toolChoice{}, errMissingParam("tool_choice.function.name")
+	}
+	return toolChoice{mode: "function", name: named.Function.Name}, nil
+}
+
+func checkLimits(req *chatRequest) error {
+	if req.N != nil && *req.N != 1 {
+		return errInvalidValue("n", fmt.Sprintf("Invalid value for 'n': %d. The simulator supports only n=1.", *req.N))
+	}
+	limits := []struct {
+		name string
+		v    *int
+	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}}
+	for _, l := range limits {
+		if name, v := l.name, l.v; v != nil && *v < 1 {
+			return errInvalidValue(name, fmt.Sprintf("Invalid '%s': integer below minimum value. Expected a value >= 1, but got %d instead.", name, *v))
+		}
+	}
+	if req.StreamOptions != nil && !req.stream() {
+		return errInvalidRequest("stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+	}
+	return nil
+}
+
+func (r *chatRequest) tool(name string) *chatTool {
+	for i := range r.Tools {
+		if r.Tools[i].Function.Name == name {
+			return &r.Tools[i]
+		}
+	}
+	return nil
+}
+
+// jsonError maps an encoding/json error to the API's error: a type mismatch
+// names the parameter, anything else is unparseable JSON.
+func jsonError(err error, prefix string) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Field == "" {
+		return errInvalidJSON()
+	}
+	param := te.Field
+	if prefix != "" {
+		param = prefix + "." + param
+	}
+	got := te.Value
+	if strings.HasPrefix(got, "number") {
+		got = "number"
+	}
+	return errInvalidType(param, goKindName(te.Type), article(got))
+}
+
+func goKindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
+			return "a JSON value"
+		}
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	}
+	return "a " + t.Kind().String()
+}
+
+func article(kind string) string {
+	switch kind {
+	case "array", "object", "integer":
+		return "an " + kind
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
+}
+
+// jsonKind names the JSON type of a raw value for error messages.
+func jsonKind(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// toolCall is one call the simulated model makes.
+type toolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// reply is what the script decided, before limits are applied.
+type reply struct {
+	text  string
+	calls []toolCall
+}
+
+// completion is a reply made concrete: ids assigned, max tokens applied and
+// usage counted. Streaming and non-streaming responses render the same one.
+type completion struct {
+	id      string
+	created int64
+	model   string
+	text    string
+	calls   []toolCall
+	finish  string
+	usage   usageBody
+}
+
+const fingerprint = "fp_voxgate_sim"
+
+func newCompletion(req *chatRequest, rep reply) *completion {
+	c := &completion{
+		id:      "chatcmpl-" + randomID(),
+		created: time.Now().Unix(),
+		model:   req.Model,
+		text:    rep.text,
+		calls:   rep.calls,
+		finish:  "stop",
+	}
+	if len(c.calls) > 0 {
+		c.finish = "tool_calls"
+	}
+	if max := req.maxCompletion(); max > 0 && tokensFor(completionBytes(c.text, c.calls)) > max {
+		c.truncate(max * 4)
+		c.finish = "length"
+	}
+	for i := range c.calls {
+		c.calls[i].ID = "call_" + randomID()
+	}
+	prompt := tokensFor(promptBytes(req))
+	out := tokensFor(completionBytes(c.text, c.calls))
+	c.usage = usageBody{PromptTokens: prompt, CompletionTokens: out, TotalTokens: prompt + out}
+	return c
+}
+
+// truncate cuts the reply to budget bytes as a model hitting its token limit
+// would: text first, then each call; a call whose name does not fit is
+// dropped, and the last one kept may have cut (invalid) arguments.
+func (c *completion) truncate(budget int) {
+	c.text = truncateUTF8(c.text, budget)
+	budget -= len(c.text)
+	var kept []toolCall
+	for _, tc := range c.calls {
+		if budget < len(tc.Name) || budget == 0 {
+			break
+		}
+		budget -= len(tc.Name)
+		tc.Arguments = truncateUTF8(tc.Arguments, budget)
+		budget -= len(tc.Arguments)
+		kept = append(kept, tc)
+	}
+	c.calls = kept
+}
+
+func (c *completion) body() completionBody {
+	msg := responseMessage{Role: "assistant", Annotations: []struct{}{}}
+	if c.text != "" || len(c.calls) == 0 {
+		msg.Content = &c.text
+	}
+	for _, tc := range c.calls {
+		msg.ToolCalls = append(msg.ToolCalls, wireToolCall{ID: tc.ID, Type: "function",
+			Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	return completionBody{
+		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices:     []completionChoice{{Index: 0, Message: msg, FinishReason: c.finish}},
+		Usage:       &c.usage,
+		ServiceTier: "default", SystemFingerprint: fingerprint,
+	}
+}
+
+func (c *completion) marshal() []byte {
+	b, _ := json.Marshal(c.body()) // plain structs of strings and ints cannot fail
+	return b
+}
+
+// randomID returns 24 base-36 characters: unique enough for ids, cheaper
+// than crypto/rand, and safe for concurrent use.
+func randomID() string {
+	var buf [24]byte
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	for i := 0; i < len(buf); {
+		r := rand.Uint64()
+		for j := 0; j < 12 && i < len(buf); j++ {
+			buf[i] = alphabet[r%36]
+			r /= 36
+			i++
+		}
+	}
+	return string(buf[:])
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

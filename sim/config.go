@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config configures a simulator. The zero value is usable: any non-empty key,
+// any model, fast default latency and the default script.
+type Config struct {
+	// Keys restricts the accepted API keys. Empty means any non-empty key.
+	Keys []string `yaml:"keys" json:"keys,omitempty"`
+	// Models restricts the accepted models; others get 404 model_not_found.
+	// Empty means any model name is accepted and echoed back.
+	Models []string `yaml:"models" json:"models,omitempty"`
+	// Latency shapes response timing. Nil means DefaultLatency; a non-nil
+	// zero value means no delay at all (benchmarks and most tests).
+	Latency *Latency `yaml:"latency" json:"latency,omitempty"`
+	// Script decides replies. Rules are tried in order; when none applies the
+	// built-in default behaviour answers.
+	Script Script `yaml:"script" json:"script"`
+	// Faults are installed at start, as if POSTed to /sim/faults.
+	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
+	// MaxBodyBytes caps request bodies (413 beyond). Zero means 8 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
+	// Seed makes fractional faults reproducible. Zero picks a random seed.
+	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+	// Logger receives unexpected errors. Nil discards them.
+	Logger *slog.Logger `yaml:"-" json:"-"`
+}
+
+// Latency describes how fast the simulated model answers.
+type Latency struct {
+	// TTFT is the delay before the first byte of a response (time to first token).
+	TTFT time.Duration `yaml:"ttft" json:"ttft"`
+	// TokensPerSecond paces generated tokens after the first; zero means unpaced.
+	TokensPerSecond float64 `yaml:"tokens_per_second" json:"tokens_per_second"`
+	// ChunkTokens is how many tokens each streamed delta carries; zero means 1.
+	ChunkTokens int `yaml:"chunk_tokens" json:"chunk_tokens"`
+}
+
+// DefaultLatency is used when Config.Latency is nil: quick enough for
+// interactive use, slow enough that streaming is visible.
+func DefaultLatency() Latency {
+	return Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1}
+}
+
+// defaultMaxBodyBytes matches the order of magnitude of the real API's limit
+// for chat requests without images.
+const defaultMaxBodyBytes = 8 << 20
+
+// LoadConfig reads a YAML (or JSON) config file. Unknown keys are errors, so
+// a typo never silently falls back to a default.
+func LoadConfig(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("sim: load config: %w", err)
+	}
+	cfg, err := parseConfig(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("sim: config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+func parseConfig(raw []byte) (Config, error) {
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, err
+	}
+	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// validate checks what can be checked without building the server.
+func (c *Config) validate() error {
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("max_body_bytes: must not be negative, got %d", c.MaxBodyBytes)
+	}
+	if l := c.Latency; l != nil {
+		if l.TTFT < 0 || l.TokensPerSecond < 0 || l.ChunkTokens < 0 {
+			return fmt.Errorf("latency: values must not be negative")
+		}
+	}
+	for i, k := range c.Keys {
+		if k == "" {
+			return fmt.Errorf("keys[%d]: empty key", i)
+		}
+	}
+	for i := range c.Faults {
+		if err := c.Faults[i].validate(); err != nil {
+			return fmt.Errorf("faults[%d]: %w", i, err)
+		}
+	}
+	if _, err := compileScript(c.Script); err != nil {
+		return fmt.Errorf("script: %w", err)
+	}
+	return nil
+}
+
+// latency returns the effective latency with defaults applied.
+func (c *Config) latency() Latency {
+	if c.Latency == nil {
+		return DefaultLatency()
+	}
+	l := *c.Latency
+	if l.ChunkTokens == 0 {
+		l.ChunkTokens = 1
+	}
+	return l
+}

@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// The /sim control API. It has no auth: the simulator is a test tool and
+// must never be exposed beyond the machine or network running the tests.
+
+// postFaults installs one fault (a JSON object) or several (an array) and
+// answers 201 with what was installed, IDs and defaults filled in.
+func (s *Server) postFaults(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		writeAPIError(w, errTooLarge(1<<20))
+		return
+	}
+	trimmed := bytes.TrimSpace(body)
+	var faults []Fault
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		err = decodeStrict(trimmed, &faults)
+	} else {
+		var f Fault
+		err = decodeStrict(trimmed, &f)
+		faults = []Fault{f}
+	}
+	if err != nil {
+		writeAPIError(w, errInvalidRequest("", "Invalid fault: "+err.Error()))
+		return
+	}
+	// Check every fault before installing any, so a bad batch changes nothing.
+	for i := range faults {
+		if faults[i], err = s.faults.prepare(faults[i]); err != nil {
+			writeAPIError(w, errInvalidRequest("", fmt.Sprintf("Invalid fault [%d]: %v", i, err)))
+			return
+		}
+	}
+	added := make([]Fault, 0, len(faults))
+	for _, f := range faults {
+		added = append(added, s.faults.install(f))
+	}
+	if trimmed[0] == '[' {
+		writeJSON(w, http.StatusCreated, added)
+		return
+	}
+	writeJSON(w, http.StatusCreated, added[0])
+}
+
+func (s *Server) getFaults(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string][]Fault{"faults": s.faults.list()})
+}
+
+func (s *Server) deleteFaults(w http.ResponseWriter, _ *http.Request) {
+	s.faults.clear()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) getStats(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.stats.snapshot())
+}
+
+func (s *Server) deleteStats(w http.ResponseWriter, _ *http.Request) {
+	s.stats.reset()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// decodeStrict decodes one JSON value, refusing unknown fields so a typo in
+// a fault ("after_chunk") fails loudly instead of being ignored.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeAPIError(w, errServer())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

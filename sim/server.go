@@ -1,0 +1,222 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EndpointChatCompletions is the endpoint name of POST /v1/chat/completions
+// in faults and stats.
+const EndpointChatCompletions = "/v1/chat/completions"
+
+// chatFaultKinds are the faults the chat endpoint can serve.
+func chatFaultKinds() []FaultKind {
+	return []FaultKind{FaultRateLimit, FaultServerError, FaultUnavailable, FaultTimeout,
+		FaultMalformedJSON, FaultCutStream, FaultSlowDrip}
+}
+
+// Server is an OpenAI-compatible simulator. It is an http.Handler; mount it
+// on an http.Server or httptest.Server. Call Close before shutting that
+// server down so that hanging and streaming requests end.
+type Server struct {
+	cfg      Config
+	latency  Latency
+	keys     map[string]bool
+	models   map[string]bool
+	script   *compiledScript
+	faults   *injector
+	stats    *statsBook
+	mux      *http.ServeMux
+	log      *slog.Logger
+	maxBody  int64
+	done     chan struct{}
+	closeOne sync.Once
+}
+
+// New checks cfg and builds a simulator.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("sim: config: %w", err)
+	}
+	script, err := compileScript(cfg.Script)
+	if err != nil {
+		return nil, fmt.Errorf("sim: config: script: %w", err)
+	}
+	kinds := map[string][]FaultKind{EndpointChatCompletions: chatFaultKinds()}
+	s := &Server{
+		cfg:     cfg,
+		latency: cfg.latency(),
+		keys:    set(cfg.Keys),
+		models:  set(cfg.Models),
+		script:  script,
+		faults:  newInjector(kinds, cfg.Seed),
+		stats:   newStatsBook([]string{EndpointChatCompletions}),
+		log:     cfg.Logger,
+		maxBody: cfg.MaxBodyBytes,
+		done:    make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody == 0 {
+		s.maxBody = defaultMaxBodyBytes
+	}
+	for i, f := range cfg.Faults {
+		if _, err := s.faults.add(f); err != nil {
+			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
+		}
+	}
+	s.mux = s.routes()
+	return s, nil
+}
+
+// routes lists the simulator's whole HTTP surface.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("POST "+EndpointChatCompletions, s.endpoint(EndpointChatCompletions, s.chatCompletions))
+
+	mux.HandleFunc("POST /sim/faults", s.postFaults)
+	mux.HandleFunc("GET /sim/faults", s.getFaults)
+	mux.HandleFunc("DELETE /sim/faults", s.deleteFaults)
+	mux.HandleFunc("GET /sim/stats", s.getStats)
+	mux.HandleFunc("DELETE /sim/stats", s.deleteStats)
+
+	// Everything else answers like the real API does for an unknown route.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeAPIError(w, errInvalidURL(r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Close ends every request still hanging or streaming. It does not close
+// listeners, which belong to the caller's http.Server.
+func (s *Server) Close() error {
+	s.closeOne.Do(func() { close(s.done) })
+	return nil
+}
+
+// Stats returns the per-endpoint counters, as GET /sim/stats does.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// ResetStats zeroes the counters, as DELETE /sim/stats does.
+func (s *Server) ResetStats() { s.stats.reset() }
+
+// AddFault installs a fault, as POST /sim/faults does, and returns it with
+// its ID and defaults filled in.
+func (s *Server) AddFault(f Fault) (Fault, error) { return s.faults.add(f) }
+
+// Faults lists the active faults.
+func (s *Server) Faults() []Fault { return s.faults.list() }
+
+// ClearFaults removes every fault, as DELETE /sim/faults does.
+func (s *Server) ClearFaults() { s.faults.clear() }
+
+// handler is an endpoint body. Errors before the response starts are
+// returned (an *APIError is written as is, anything else as a 500);
+// errClientGone and errServerClosed mean there is no one to answer.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// endpoint wraps a handler with the per-endpoint counters and error writing.
+func (s *Server) endpoint(name string, h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.stats.begin(name)
+		defer s.stats.end(name)
+		err := h(w, r)
+		var apiErr *APIError
+		switch {
+		case err == nil, errors.Is(err, errServerClosed):
+		case errors.Is(err, errClientGone):
+			s.stats.cancelled(name, start)
+		case errors.As(err, &apiErr):
+			writeAPIError(w, apiErr)
+		default:
+			s.log.ErrorContext(r.Context(), "sim: request failed", "endpoint", name, "err", err)
+			writeAPIError(w, errServer())
+		}
+	})
+}
+
+// authorize checks the Bearer key: any non-empty key, or one of cfg.Keys.
+func (s *Server) authorize(r *http.Request) error {
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return errNoKey()
+	}
+	if len(s.keys) > 0 && !s.keys[key] {
+		return errBadKey()
+	}
+	return nil
+}
+
+// readBody reads at most maxBody bytes; beyond that the request gets 413.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, errTooLarge(s.maxBody)
+	case err != nil:
+		return nil, errClientGone
+	}
+	return body, nil
+}
+
+// wait sleeps for d unless the client leaves or the simulator closes first.
+func (s *Server) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		if ctx.Err() != nil {
+			return errClientGone
+		}
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return errClientGone
+	case <-s.done:
+		return errServerClosed
+	}
+}
+
+// hang blocks until the client gives up or the simulator closes.
+func (s *Server) hang(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return errClientGone
+	case <-s.done:
+		return errServerClosed
+	}
+}
+
+// tokenDelay is how long generating n tokens takes at the configured speed.
+func (s *Server) tokenDelay(n int) time.Duration {
+	if s.latency.TokensPerSecond <= 0 || n <= 0 {
+		return 0
+	}
+	return time.Duration(float64(n) / s.latency.TokensPerSecond * float64(time.Second))
+}
+
+func set(list []string) map[string]bool {
+	if len(list) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(list))
+	for _, v := range list {
+		m[v] = true
+	}
+	return m
+}

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"sync"
+	"time"
+)
+
+// EndpointStats counts what one endpoint has seen since start (or the last
+// DELETE /sim/stats).
+type EndpointStats struct {
+	Requests     int64               `json:"requests"`
+	InFlight     int64               `json:"in_flight"`
+	FaultsServed int64               `json:"faults_served"`
+	FaultsByKind map[FaultKind]int64 `json:"faults_by_kind"`
+	// CancelledByClient counts requests the client abandoned (disconnect or
+	// cancelled context) before the simulator finished answering.
+	CancelledByClient int64 `json:"cancelled_by_client"`
+	// LastCancelledAt is when the latest cancellation was noticed, and
+	// LastCancelAfterMS how long that request had been running: a test can
+	// check that a client gave up within its deadline.
+	LastCancelledAt   *time.Time `json:"last_cancelled_at,omitempty"`
+	LastCancelAfterMS int64      `json:"last_cancel_after_ms,omitempty"`
+}
+
+// Stats is the body of GET /sim/stats: counters per endpoint path.
+type Stats struct {
+	Endpoints map[string]EndpointStats `json:"endpoints"`
+}
+
+// statsBook keeps per-endpoint counters. The endpoint set is fixed at New,
+// so the map itself is read-only and only entries are locked.
+type statsBook struct {
+	endpoints map[string]*endpointCounters
+}
+
+type endpointCounters struct {
+	mu sync.Mutex
+	s  EndpointStats
+}
+
+func newStatsBook(endpoints []string) *statsBook {
+	b := &statsBook{endpoints: make(map[string]*endpointCounters, len(endpoints))}
+	for _, ep := range endpoints {
+		b.endpoints[ep] = &endpointCounters{s: EndpointStats{FaultsByKind: map[FaultKind]int64{}}}
+	}
+	return b
+}
+
+func (b *statsBook) update(endpoint string, fn func(*EndpointStats)) {
+	c := b.endpoints[endpoint]
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	fn(&c.s)
+	c.mu.Unlock()
+}
+
+func (b *statsBook) begin(endpoint string) {
+	b.update(endpoint, func(s *EndpointStats) { s.Requests++; s.InFlight++ })
+}
+
+func (b *statsBook) end(endpoint string) {
+	b.update(endpoint, func(s *EndpointStats) { s.InFlight-- })
+}
+
+func (b *statsBook) fault(endpoint string, k FaultKind) {
+	b.update(endpoint, func(s *EndpointStats) { s.FaultsServed++; s.FaultsByKind[k]++ })
+}
+
+func (b *statsBook) cancelled(endpoint string, started time.Time) {
+	now := time.Now()
+	b.update(endpoint, func(s *EndpointStats) {
+		s.CancelledByClient++
+		s.LastCancelledAt = &now
+		s.LastCancelAfterMS = now.Sub(started).Milliseconds()
+	})
+}
+
+func (b *statsBook) snapshot() Stats {
+	out := Stats{Endpoints: make(map[string]EndpointStats, len(b.endpoints))}
+	for ep, c := range b.endpoints {
+		c.mu.Lock()
+		s := c.s
+		s.FaultsByKind = make(map[FaultKind]int64, len(c.s.FaultsByKind))
+		for k, v := range c.s.FaultsByKind {
+			s.FaultsByKind[k] = v
+		}
+		c.mu.Unlock()
+		out.Endpoints[ep] = s
+	}
+	return out
+}
+
+// reset zeroes the counters but keeps InFlight, which is still true.
+func (b *statsBook) reset() {
+	for _, c := range b.endpoints {
+		c.mu.Lock()
+		c.s = EndpointStats{InFlight: c.s.InFlight, FaultsByKind: map[FaultKind]int64{}}
+		c.mu.Unlock()
+	}
+}

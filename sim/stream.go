@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"time"
+	"unicode/utf8"
+)
+
+// step is one stream chunk before rendering, with the tokens it carries
+// (which set how long it takes to "generate").
+type step struct {
+	chunk  chunkBody
+	tokens int
+}
+
+// steps yields the chunks of a completion in the real API's order: an
+// opening delta with the role, the text in pieces, then each tool call (id,
+// type and name first, arguments in pieces), a closing delta with the
+// finish_reason, and, when asked for, a usage chunk with no choices.
+func (c *completion) steps(includeUsage bool, pieceBytes int) iter.Seq[step] {
+	return func(yield func(step) bool) {
+		var usage json.RawMessage
+		if includeUsage {
+			usage = json.RawMessage("null")
+		}
+		mk := func(delta any, finish *string) chunkBody {
+			return chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+				ServiceTier: "default", SystemFingerprint: fingerprint, Usage: usage,
+				Choices: []chunkChoice{{Delta: delta, FinishReason: finish}}}
+		}
+		first := firstDelta{Role: "assistant"}
+		callsInFirst := c.text == "" && len(c.calls) > 0
+		if callsInFirst {
+			first.ToolCalls = []toolCallDelta{c.callHeader(0)}
+		} else {
+			empty := ""
+			first.Content = &empty
+		}
+		if !yield(step{chunk: mk(first, nil)}) {
+			return
+		}
+		for piece := range pieces(c.text, pieceBytes) {
+			if !yield(step{chunk: mk(contentDelta{Content: piece}, nil), tokens: tokensFor(len(piece))}) {
+				return
+			}
+		}
+		for i, tc := range c.calls {
+			if i > 0 || !callsInFirst {
+				if !yield(step{chunk: mk(toolCallsDelta{ToolCalls: []toolCallDelta{c.callHeader(i)}}, nil), tokens: tokensFor(len(tc.Name))}) {
+					return
+				}
+			}
+			for piece := range pieces(tc.Arguments, pieceBytes) {
+				d := toolCallsDelta{ToolCalls: []toolCallDelta{{Index: i, Function: functionDelta{Arguments: piece}}}}
+				if !yield(step{chunk: mk(d, nil), tokens: tokensFor(len(piece))}) {
+					return
+				}
+			}
+		}
+		finish := c.finish
+		if !yield(step{chunk: mk(emptyDelta{}, &finish)}) {
+			return
+		}
+		if includeUsage {
+			u, _ := json.Marshal(c.usage)
+			last := mk(nil, nil)
+			last.Choices, last.Usage = []chunkChoice{}, u
+			yield(step{chunk: last})
+		}
+	}
+}
+
+func (c *completion) callHeader(i int) toolCallDelta {
+	tc := c.calls[i]
+	return toolCallDelta{Index: i, ID: tc.ID, Type: "function", Function: functionDelta{Name: tc.Name}}
+}
+
+// pieces splits s into parts of about n bytes without splitting a character.
+func pieces(s string, n int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for len(s) > 0 {
+			end := min(n, len(s))
+			for end < len(s) && !utf8.RuneStart(s[end]) {
+				end++
+			}
+			if !yield(s[:end]) {
+				return
+			}
+			s = s[end:]
+		}
+	}
+}
+
+// streamCompletion sends c as server-sent events, paced by the latency
+// config, applying a stream fault when one was drawn.
+func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, req *chatRequest, c *completion, f *Fault) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	rc := http.NewResponseController(w)
+	sw := &sseWriter{w: w, rc: rc}
+
+	strikeAt := -1
+	drip := time.Duration(0)
+	if f != nil {
+		switch f.Kind {
+		case FaultCutStream, FaultTimeout, FaultMalformedJSON:
+			strikeAt = f.AfterChunks
+		case FaultSlowDrip:
+			drip = time.Duration(f.IntervalMS) * time.Millisecond
+		}
+	}
+	pieceBytes := s.latency.ChunkTokens * 4
+	sent := 0
+	for st := range c.steps(req.includeUsage(), pieceBytes) {
+		if sent == strikeAt {
+			return s.strike(ctx, sw, f, c)
+		}
+		delay := s.tokenDelay(st.tokens)
+		switch {
+		case drip > 0:
+			delay = drip
+		case sent == 0:
+			delay = s.latency.TTFT
+		}
+		if err := s.wait(ctx, delay); err != nil {
+			return err
+		}
+		if err := sw.event(st.chunk); err != nil {
+			return err
+		}
+		sent++
+	}
+	if strikeAt >= sent {
+		return s.strike(ctx, sw, f, c)
+	}
+	return sw.done()
+}
+
+// strike applies a stream fault at the current position.
+func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *completion) error {
+	switch f.Kind {
+	case FaultCutStream:
+		sw.flush()
+		// Aborting the handler drops the connection without the final
+		// chunk of the HTTP body: the client sees an unexpected EOF, not a
+		// clean end without [DONE].
+		panic(http.ErrAbortHandler)
+	case FaultTimeout:
+		sw.flush()
+		return s.hang(ctx)
+	default: // FaultMalformedJSON
+		if err := sw.raw(`{"id":"` + c.id + `","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`); err != nil {
+			return err
+		}
+		return sw.done()
+	}
+}
+
+// sseWriter writes "data: <json>\n\n" events, flushing each so the client
+// sees it at once.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte
+}
+
+func (sw *sseWriter) event(chunk chunkBody) error {
+	b, err := json.Marshal(chunk)
+	if err != nil {
+		return err
+	}
+	return sw.raw(string(b))
+}
+
+func (sw *sseWriter) raw(data string) error {
+	sw.buf = append(sw.buf[:0], "data: "...)
+	sw.buf = append(sw.buf, data...)
+	sw.buf = append(sw.buf, "\n\n"...)
+	if _, err := sw.w.Write(sw.buf); err != nil {
+		return errClientGone
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+func (sw *sseWriter) done() error { return sw.raw("[DONE]") }
+
+func (sw *sseWriter) flush() { _ = sw.rc.Flush() }
