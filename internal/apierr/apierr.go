@@ -20,6 +20,7 @@ const (
 	Forbidden         Code = "FORBIDDEN"
 	ToolNotAllowed    Code = "TOOL_NOT_ALLOWED"
 	NotFound          Code = "NOT_FOUND"
+	MethodNotAllowed  Code = "METHOD_NOT_ALLOWED" // not in DESIGN §5: a route that exists, called with the wrong method
 	ToolNotFound      Code = "TOOL_NOT_FOUND"
 	SessionEnded      Code = "SESSION_ENDED"
 	Conflict          Code = "CONFLICT"
@@ -49,6 +50,7 @@ var info = map[Code]struct {
 	ToolNotAllowed:    {http.StatusForbidden, "That action isn't available here."},
 	NotFound:          {http.StatusNotFound, "We couldn't find that."},
 	ToolNotFound:      {http.StatusNotFound, "That action doesn't exist."},
+	MethodNotAllowed:  {http.StatusMethodNotAllowed, "This route does not accept that method."},
 	SessionEnded:      {http.StatusConflict, "This session has already ended."},
 	Conflict:          {http.StatusConflict, "This conflicts with a request already made."},
 	PayloadTooLarge:   {http.StatusRequestEntityTooLarge, "The request is too large."},

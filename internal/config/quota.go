@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 )
 
@@ -16,11 +18,14 @@ type Quota struct {
 
 // Plan is one named set of limits.
 type Plan struct {
-	RequestsPerMinute    int64 `yaml:"requests_per_minute"`
-	RequestsPerHour      int64 `yaml:"requests_per_hour"`
-	RequestsPerDay       int64 `yaml:"requests_per_day"`
-	TokensPerDay         int64 `yaml:"tokens_per_day"`
-	CostPerDayMicros     int64 `yaml:"cost_per_day_micros"`
+	RequestsPerMinute int64 `yaml:"requests_per_minute"`
+	RequestsPerHour   int64 `yaml:"requests_per_hour"`
+	RequestsPerDay    int64 `yaml:"requests_per_day"`
+	TokensPerDay      int64 `yaml:"tokens_per_day"`
+	CostPerDayMicros  int64 `yaml:"cost_per_day_micros"`
+	// CallsPerDay caps provider calls per UTC day (a tool loop makes several
+	// per turn). DESIGN §9 sets no default, so the defaults leave it off.
+	CallsPerDay          int64 `yaml:"calls_per_day"`
 	ConcurrentTurns      int64 `yaml:"concurrent_turns"`
 	VoiceSecondsPerMonth int64 `yaml:"voice_seconds_per_month"`
 	MaxSessionSeconds    int64 `yaml:"max_session_s"`
@@ -59,6 +64,13 @@ func (q Quota) PlanNames() []string {
 	return names
 }
 
+// planNameRE keeps plan names safe to show in errors, metrics and JSON keys.
+var planNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Validate reports every problem with the quota settings at once; quota.New
+// calls it so a service built outside Load is checked too.
+func (q Quota) Validate() error { return errors.Join(q.validate()...) }
+
 func (q Quota) validate() []error {
 	var errs []error
 	if len(q.Plans) == 0 {
@@ -72,13 +84,14 @@ func (q Quota) validate() []error {
 	}
 	for _, name := range q.PlanNames() {
 		p := q.Plans[name]
-		if name == "" {
-			errs = append(errs, fmt.Errorf("config: quota.plans: a plan needs a name"))
+		if !planNameRE.MatchString(name) {
+			errs = append(errs, fmt.Errorf("config: quota.plans: plan name %q must be 1-64 of a-z, 0-9, _ and -, starting with a letter or digit", name))
 		}
 		for field, v := range map[string]int64{
 			"requests_per_minute": p.RequestsPerMinute, "requests_per_hour": p.RequestsPerHour,
 			"requests_per_day": p.RequestsPerDay, "tokens_per_day": p.TokensPerDay,
-			"cost_per_day_micros": p.CostPerDayMicros, "concurrent_turns": p.ConcurrentTurns,
+			"cost_per_day_micros": p.CostPerDayMicros, "calls_per_day": p.CallsPerDay,
+			"concurrent_turns":        p.ConcurrentTurns,
 			"voice_seconds_per_month": p.VoiceSecondsPerMonth, "max_session_s": p.MaxSessionSeconds,
 			"voice_sessions": p.VoiceSessions,
 		} {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -242,4 +243,15 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// WithDatabase returns url pointing at database name instead.
+func WithDatabase(dbURL, name string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.Scheme == "" {
+		// A keyword/value DSN: a later dbname wins over an earlier one.
+		return strings.TrimSpace(dbURL) + " dbname=" + name
+	}
+	u.Path = "/" + name
+	return u.String()
 }

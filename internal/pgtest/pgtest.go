@@ -21,10 +21,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,7 +128,7 @@ func create(t testing.TB, admin, template string) string {
 			t.Errorf("pgtest: drop %s: %v", name, err)
 		}
 	})
-	return withDatabase(admin, name)
+	return pglocal.WithDatabase(admin, name)
 }
 
 func findServer(ctx context.Context) (string, error) {
@@ -194,7 +192,7 @@ func ensureTemplate(ctx context.Context, admin string) (string, error) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{tmp}.Sanitize()+" TEMPLATE template0"); err != nil {
 		return "", err
 	}
-	pool, err := database.Open(ctx, withDatabase(admin, tmp), 2, 0)
+	pool, err := database.Open(ctx, pglocal.WithDatabase(admin, tmp), 2, 0)
 	if err != nil {
 		return "", err
 	}
@@ -221,16 +219,6 @@ func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, keep string) {
 	for _, n := range names {
 		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{n}.Sanitize())
 	}
-}
-
-func withDatabase(admin, name string) string {
-	u, err := url.Parse(admin)
-	if err != nil || u.Scheme == "" {
-		// A keyword/value DSN: append dbname, which wins over an earlier one.
-		return strings.TrimSpace(admin) + " dbname=" + name
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func randomHex(n int) string {

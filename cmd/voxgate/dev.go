@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/pglocal"
+)
+
+// devDir holds everything 'voxgate dev' keeps between runs.
+const devDir = ".voxgate"
+
+const devDatabase = "voxgate_dev"
+
+func runDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("dev", "Runs the gateway with zero setup: a local PostgreSQL (found or started under ./.voxgate/), a dev JWT secret kept in ./.voxgate/, the unlimited 'bench' plan, and a printed dev token.", stderr)
+	cfgPath := fs.String("config", "", "path to voxgate.yaml (default $VOXGATE_CONFIG)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (VOXGATE_ADDR overrides)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(devDir, 0o700); err != nil {
+		return err
+	}
+	secret, err := devSecret(getenv)
+	if err != nil {
+		return err
+	}
+	dbURL, err := devDatabaseURL(ctx, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	env := func(k string) string {
+		switch {
+		case k == "VOXGATE_DATABASE_URL":
+			return dbURL
+		case k == "VOXGATE_JWT_SECRET":
+			return secret
+		case k == "VOXGATE_ADDR" && getenv(k) == "":
+			return *addr
+		}
+		return getenv(k)
+	}
+	cfg, err := config.Load(configPath(*cfgPath, getenv), env)
+	if err != nil {
+		return err
+	}
+	if _, ok := cfg.Quota.Plans["bench"]; !ok {
+		cfg.Quota.Plans["bench"] = config.BenchPlan()
+	}
+	m := &Main{Config: cfg, Logger: newLogger(stderr)}
+	if err := m.Run(ctx); err != nil {
+		_ = m.Close(ctx)
+		return err
+	}
+	tok, err := auth.Mint(auth.MintParams{Secret: []byte(secret), Subject: "dev-user", Plan: "bench", TTL: 24 * time.Hour})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nvoxgate dev is running at %s\n\nA dev token (user dev-user, plan bench, valid 24h):\n\n  export TOKEN=%s\n  curl -H \"Authorization: Bearer $TOKEN\" %s/v1/me\n\nMore tokens: go run ./cmd/voxgate token --sub someone --plan pro\nPress Ctrl-C to stop.\n\n", m.URL(), tok, m.URL())
+	return serveUntilDone(ctx, m)
+}
+
+// devSecret is VOXGATE_JWT_SECRET, else a secret generated once and kept in
+// ./.voxgate/jwt-secret with mode 0600.
+func devSecret(getenv func(string) string) (string, error) {
+	if s := getenv("VOXGATE_JWT_SECRET"); s != "" {
+		return s, nil
+	}
+	path := filepath.Join(devDir, "jwt-secret")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	s, err := auth.NewSecret()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// devDatabaseURL is VOXGATE_DATABASE_URL, else a voxgate_dev database on a
+// server at localhost:5432, else one on a private cluster under ./.voxgate/.
+func devDatabaseURL(ctx context.Context, getenv func(string) string, stderr io.Writer) (string, error) {
+	if u := getenv("VOXGATE_DATABASE_URL"); u != "" {
+		return u, nil
+	}
+	admin := pglocal.FindLocal(ctx)
+	if admin != "" {
+		fmt.Fprintln(stderr, "voxgate dev: using the PostgreSQL server on localhost:5432")
+	} else {
+		fmt.Fprintln(stderr, "voxgate dev: no PostgreSQL on localhost:5432; starting a private one under ./.voxgate/pg (first start takes a few seconds)")
+		abs, err := filepath.Abs(filepath.Join(devDir, "pg"))
+		if err != nil {
+			return "", err
+		}
+		c, err := pglocal.Start(ctx, abs)
+		if err != nil {
+			return "", err
+		}
+		admin = c.URL
+	}
+	return ensureDatabase(ctx, admin, devDatabase)
+}
+
+// ensureDatabase creates database name on the server at admin if missing and
+// returns its URL.
+func ensureDatabase(ctx context.Context, admin, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", fmt.Errorf("dev database: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return "", fmt.Errorf("dev database: %w", err)
+		}
+	}
+	return pglocal.WithDatabase(admin, name), nil
+}

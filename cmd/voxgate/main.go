@@ -1,0 +1,89 @@
+// Command voxgate is the one binary: the gateway, its dev mode, migrations,
+// token minting and (with later issues) the simulator, benchmarks and cost
+// exports.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `voxgate — a self-hosted gateway between your app and AI providers.
+
+Usage:
+  voxgate <command> [flags]
+
+Commands:
+  serve     run the gateway (needs VOXGATE_DATABASE_URL and a JWT secret or JWKS URL)
+  dev       run the gateway with zero setup: finds or starts PostgreSQL under ./.voxgate/,
+            keeps a dev JWT secret there, and prints a ready token
+  migrate   apply database migrations and exit
+  token     print a signed JWT for testing (--sub U [--role admin] [--plan pro] [--ttl 1h])
+
+Run 'voxgate <command> --help' for a command's flags.
+Configuration: a YAML file (--config or VOXGATE_CONFIG) plus environment variables; see README.md.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "voxgate:", err)
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand. It returns when the command is done or ctx
+// is cancelled (SIGINT/SIGTERM), after a clean shutdown.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], getenv, stdout, stderr)
+	case "dev":
+		return runDev(ctx, args[1:], getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, args[1:], getenv, stdout, stderr)
+	case "token":
+		return runToken(args[1:], getenv, stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// newFlags returns a flag set that prints its usage to stderr and returns
+// errors rather than exiting.
+func newFlags(name, summary string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: voxgate %s [flags]\n\n%s\n\nFlags:\n", name, summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// configPath is --config, else VOXGATE_CONFIG.
+func configPath(flagValue string, getenv func(string) string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return getenv("VOXGATE_CONFIG")
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/voxgate/voxgate/internal/config"
+)
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "Runs the gateway. Needs VOXGATE_DATABASE_URL and VOXGATE_JWT_SECRET or VOXGATE_JWKS_URL.", stderr)
+	cfgPath := fs.String("config", "", "path to voxgate.yaml (default $VOXGATE_CONFIG)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(configPath(*cfgPath, getenv), getenv)
+	if err != nil {
+		return err
+	}
+	m := &Main{Config: cfg, Logger: newLogger(stderr)}
+	if err := m.Run(ctx); err != nil {
+		_ = m.Close(ctx)
+		return err
+	}
+	return serveUntilDone(ctx, m)
+}
+
+// serveUntilDone serves with a running m until ctx ends (a signal), then
+// drains it.
+func serveUntilDone(ctx context.Context, m *Main) error {
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		m.Logger.Info("shutting down: draining")
+	case serveErr = <-m.Wait():
+	}
+	err := m.Close(ctx)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	if err == nil {
+		m.Logger.Info("shut down cleanly")
+	}
+	return err
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

@@ -1,0 +1,5 @@
+package server
+
+import "errors"
+
+var errMissingParams = errors.New("server: Config, Pool, Verifier and Registry are required")

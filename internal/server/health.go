@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/httpx"
+)
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// readyz answers 200 only when this replica should get traffic: not
+// draining, the database answers, and its schema is at least ours.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if s.Draining() {
+		return apierr.New(apierr.Unavailable, "This replica is shutting down.").WithRetry(1)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	v, err := database.SchemaVersion(ctx, s.pool)
+	if err != nil {
+		return apierr.Wrap(apierr.Unavailable, "The database is not reachable.", err).WithRetry(1)
+	}
+	if want := database.Latest(); v < want {
+		return apierr.Errorf(apierr.Unavailable, "The database schema is at version %d; this binary needs %d.", v, want).WithRetry(5)
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "schema": v})
+	return nil
+}
+
+type meResponse struct {
+	UserID string `json:"user_id"`
+	Role   string `json:"role"`
+	Plan   string `json:"plan"`
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
+	p, _ := auth.FromContext(r.Context())
+	plan := p.Plan
+	if _, ok := s.cfg.Quota.Plans[plan]; !ok {
+		plan = s.cfg.Quota.DefaultPlan
+	}
+	role := p.Role
+	if role == "" {
+		role = "user"
+	}
+	httpx.WriteJSON(w, http.StatusOK, meResponse{UserID: p.UserID, Role: role, Plan: plan})
+	return nil
+}

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/httpx"
+)
+
+// middleware wraps the mux, outermost first: request id, access log and
+// metrics, panic recovery, CORS, body limit.
+func (s *Server) middleware(mux http.Handler) http.Handler {
+	h := s.limitBody(mux)
+	h = s.cors(h)
+	h = s.recoverPanics(h)
+	return s.observe(h)
+}
+
+// statusWriter records what the handler wrote, for the log and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	userID string
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines (SSE).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush keeps streaming handlers working through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// observe assigns the request id, then logs and counts the request under its
+// route pattern once it is done. It never logs headers or bodies: they carry
+// tokens and health data.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := requestID(r.Header.Get("X-Request-Id"))
+		w.Header().Set("X-Request-Id", id)
+		log := s.log.With("request_id", id)
+		ctx := httpx.WithLogger(httpx.WithRequestID(r.Context(), id), log)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		s.metrics.observe(route, status, elapsed)
+		log.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("method", r.Method),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Int64("bytes", sw.bytes),
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+			slog.String("user_id", sw.userID),
+		)
+	})
+}
+
+// requestID keeps a caller's id when it is short and plain, so traces join
+// up across services; anything else is replaced.
+func requestID(in string) string {
+	if n := len(in); n > 0 && n <= 64 && plain(in) {
+		return in
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func plain(s string) bool {
+	for _, c := range []byte(s) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverPanics turns a panic into a 500 JSON error, logged once with its
+// stack. http.ErrAbortHandler keeps its meaning: abort without a response.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			httpx.Logger(r.Context()).Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.metrics.panics.Inc()
+			// The cause is already logged; give the writer none so it is not logged twice.
+			httpx.Error(w, r, apierr.New(apierr.Internal, ""))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cors answers preflights and tags responses for the configured origins only.
+func (s *Server) cors(next http.Handler) http.Handler {
+	origins := s.cfg.Server.CORSOrigins
+	any := slices.Contains(origins, "*")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" || (!any && !slices.Contains(origins, origin)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id")
+			h.Set("Access-Control-Max-Age", strconv.Itoa(600))
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody caps every request body at the configured size; handlers with
+// smaller limits check their own first.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	limit := s.cfg.Server.MaxBodyBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			httpx.Error(w, r, apierr.Errorf(apierr.PayloadTooLarge, "The request body is larger than %d bytes.", limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// IsBodyTooLarge reports whether err came from the body limit.
+func IsBodyTooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
