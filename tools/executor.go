@@ -1,0 +1,224 @@
+package tools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+)
+
+// PlanResolver resolves the caller's effective plan (package quota does:
+// user_plans row, else the JWT claim, else the default plan).
+type PlanResolver interface {
+	PlanFor(ctx context.Context, p auth.Principal) (name string, plan config.Plan, err error)
+}
+
+// Call is one tool call as voice or chat hands it over.
+type Call struct {
+	SessionID   string
+	SessionKind SessionKind
+	// Source says where the call came from ("direct", "sideband",
+	// "relay", "chat", "confirm", ...); it is only recorded. Empty means
+	// the session kind.
+	Source string
+	// CallID is the provider's call id. Empty generates one, and the call
+	// cannot then be deduplicated.
+	CallID string
+	Name   string
+	// Arguments is a JSON string holding an object, or an object.
+	Arguments []byte
+	// Principal is the authenticated caller; the tool gets its UserID.
+	Principal auth.Principal
+	// Confirmed says the user approved this call (DESIGN §7). Tools of tier
+	// standard or elevated refuse to run without it.
+	Confirmed bool
+}
+
+// ExecutorParams builds an Executor.
+type ExecutorParams struct {
+	DB       *pgxpool.Pool
+	Registry *Registry
+	Plans    PlanResolver
+	// Metrics registers the voxgate_tools_* collectors; nil keeps them
+	// unexported (tests).
+	Metrics prometheus.Registerer
+	// Logger receives tool failures and panics; nil means slog.Default.
+	Logger *slog.Logger
+	// MaxArgumentBytes caps a call's arguments; 0 means 16 KiB.
+	MaxArgumentBytes int
+}
+
+// Executor runs tool calls. It is safe for concurrent use, and any number
+// of replicas may share one database.
+type Executor struct {
+	store    store
+	reg      *Registry
+	plans    PlanResolver
+	metrics  *metrics
+	log      *slog.Logger
+	maxArgs  int
+	graceful time.Duration // added to a tool's timeout to form its deadline
+}
+
+// NewExecutor checks p and builds an Executor.
+func NewExecutor(p ExecutorParams) (*Executor, error) {
+	switch {
+	case p.DB == nil:
+		return nil, errors.New("tools: ExecutorParams.DB is required")
+	case p.Registry == nil:
+		return nil, errors.New("tools: ExecutorParams.Registry is required")
+	case p.Plans == nil:
+		return nil, errors.New("tools: ExecutorParams.Plans is required")
+	case p.MaxArgumentBytes < 0:
+		return nil, errors.New("tools: ExecutorParams.MaxArgumentBytes must not be negative")
+	}
+	m, err := newMetrics(p.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	if p.MaxArgumentBytes == 0 {
+		p.MaxArgumentBytes = 16 << 10
+	}
+	return &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
+		log: p.Logger, maxArgs: p.MaxArgumentBytes, graceful: time.Second}, nil
+}
+
+// Registry is the executor's registry.
+func (e *Executor) Registry() *Registry { return e.reg }
+
+// Execute runs one call, or replays it when (SessionID, CallID) was seen
+// before. Errors are refusals with a DESIGN §5 code: TOOL_NOT_FOUND,
+// TOOL_NOT_ALLOWED (voice allowlist, plan, missing confirmation),
+// TOOL_VALIDATION_ERROR, CONFLICT (same call_id, different call), or
+// INTERNAL. A tool that fails at run time is not an error: the Result
+// carries Error and an Output the model can read.
+func (e *Executor) Execute(ctx context.Context, c Call) (Result, error) {
+	t, ok := e.reg.Lookup(c.Name)
+	if !ok {
+		e.count("unknown", outcomeRefused)
+		return Result{}, apierr.New(apierr.ToolNotFound, "")
+	}
+	res, err := e.execute(ctx, t, &c)
+	if err != nil {
+		e.count(t.Name, outcomeOf(err))
+	}
+	return res, err
+}
+
+func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error) {
+	if err := checkCall(c); err != nil {
+		return Result{}, err
+	}
+	if c.SessionKind == KindVoice && !t.Voice {
+		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action isn't available in voice.")
+	}
+	if t.Tier != TierNone && !c.Confirmed {
+		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action needs your confirmation first.")
+	}
+	plan, _, err := e.plans.PlanFor(ctx, c.Principal)
+	if err != nil {
+		return Result{}, err
+	}
+	if !t.AllowsPlan(plan) {
+		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
+	}
+	v, args, err := parseArguments(c.Arguments, e.maxArgs)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := t.params.Validate(v); err != nil {
+		return Result{}, apierr.Wrap(apierr.ToolValidation, describeValidation(err), err)
+	}
+
+	id, owned, err := e.store.claim(ctx, c, args, t.Timeout+e.graceful)
+	if err != nil {
+		return Result{}, err
+	}
+	if !owned {
+		return e.duplicate(ctx, t, c, args)
+	}
+	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
+		CallID: c.CallID, Plan: plan, Args: args}
+	start := time.Now()
+	res, outcome := e.run(ctx, t, inv)
+	took := time.Since(start)
+	res.CallID = c.CallID
+	done, err := e.store.finish(ctx, id, &res, took)
+	if err != nil {
+		return Result{}, err
+	}
+	if !done {
+		// A duplicate declared the row interrupted while this replica was
+		// stalled; the stored answer is the one every caller must see.
+		return e.duplicate(ctx, t, c, args)
+	}
+	e.metrics.duration.WithLabelValues(t.Name).Observe(took.Seconds())
+	e.count(t.Name, outcome)
+	return res, nil
+}
+
+// checkCall validates the envelope that the caller, not the model, fills.
+func checkCall(c *Call) error {
+	if c.Principal.UserID == "" {
+		return apierr.New(apierr.Unauthorized, "")
+	}
+	if c.SessionKind != KindVoice && c.SessionKind != KindChat {
+		return apierr.Wrap(apierr.Internal, "", errors.New("tools: Call.SessionKind must be voice or chat"))
+	}
+	if c.Source == "" {
+		c.Source = string(c.SessionKind)
+	}
+	if c.CallID == "" {
+		c.CallID = generatedID()
+	}
+	for field, v := range map[string]string{"session_id": c.SessionID, "call_id": c.CallID, "source": c.Source} {
+		if v == "" || len(v) > 200 || !utf8.ValidString(v) || containsNUL(v) {
+			return apierr.Errorf(apierr.InvalidRequest, "%s must be 1–200 characters of text.", field)
+		}
+	}
+	return nil
+}
+
+func containsNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func generatedID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "vg_" + hex.EncodeToString(b)
+}
+
+func (e *Executor) count(tool, outcome string) {
+	e.metrics.calls.WithLabelValues(tool, outcome).Inc()
+}
+
+func outcomeOf(err error) string {
+	switch apierr.CodeOf(err) {
+	case apierr.ToolValidation, apierr.InvalidRequest:
+		return outcomeInvalid
+	case apierr.ToolNotAllowed, apierr.ToolNotFound, apierr.NotFound, apierr.Unauthorized:
+		return outcomeRefused
+	case apierr.Conflict:
+		return outcomeConflict
+	}
+	return outcomeError
+}

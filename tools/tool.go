@@ -1,0 +1,190 @@
+// Package tools is the one tool registry used by voice and text chat
+// (DESIGN §8): definitions with JSON-Schema parameters, an executor that
+// validates, gates by plan, enforces timeouts, recovers panics and runs each
+// (session, call_id) exactly once across replicas, a shaper that turns tool
+// results into a bounded string for the model and cards for the app, and
+// webhook tools. It knows neither voice nor chat: callers say which kind of
+// session a call belongs to and who is calling.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/voxgate/voxgate/safety"
+)
+
+// Tier is a tool's confirmation tier (DESIGN §7).
+type Tier string
+
+// The tiers: reads need no confirmation, writes and account operations do.
+const (
+	TierNone     Tier = "none"
+	TierStandard Tier = "standard"
+	TierElevated Tier = "elevated"
+)
+
+// SafetyLevel says how carefully a tool's output must be treated.
+type SafetyLevel string
+
+// The safety levels of DESIGN §8.
+const (
+	SafetySafe       SafetyLevel = "safe"
+	SafetyReview     SafetyLevel = "review"
+	SafetyRestricted SafetyLevel = "restricted"
+)
+
+// SessionKind is the kind of session a call belongs to. The executor only
+// records it and uses it to apply the voice allowlist.
+type SessionKind string
+
+// The session kinds.
+const (
+	KindVoice SessionKind = "voice"
+	KindChat  SessionKind = "chat"
+)
+
+// RunFunc is a tool's body. It gets the validated arguments and the
+// authenticated user; it must honour ctx, which carries the tool's timeout.
+// An error it returns becomes a failed call whose message the model reads,
+// so it must be client-safe: use Failf.
+type RunFunc func(ctx context.Context, inv Invocation) (Outcome, error)
+
+// Tool is one tool definition. Built-ins construct it in Go; webhook tools
+// are built from config. The registry fills defaults and compiles the
+// schemas once.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments; its top level must be
+	// an object schema. A user id is never a parameter.
+	Parameters json.RawMessage
+	// OutputSchema, when set, is checked against what the tool returns.
+	OutputSchema json.RawMessage
+	Voice        bool
+	Tier         Tier
+	SafetyLevel  SafetyLevel
+	WritesTo     []string
+	Plans        []string // empty: every plan
+	Timeout      time.Duration
+	MaxTokens    int
+	Run          RunFunc
+
+	// source is "builtin" or "webhook", for listings and logs.
+	source string
+	params *jsonschema.Schema
+	output *jsonschema.Schema
+}
+
+// Invocation is what a tool body receives.
+type Invocation struct {
+	UserID      string // the authenticated user, never taken from arguments
+	SessionID   string
+	SessionKind SessionKind
+	CallID      string
+	Plan        string
+	// Args are the arguments after validation, as a JSON object.
+	Args json.RawMessage
+}
+
+// Decode unmarshals the validated arguments into v.
+func (inv Invocation) Decode(v any) error {
+	if err := json.Unmarshal(inv.Args, v); err != nil {
+		return Failf("invalid_arguments", "The arguments could not be read: %v", err)
+	}
+	return nil
+}
+
+// Outcome is what a tool body returns. The shaper turns it into a Result.
+type Outcome struct {
+	// Data is the structured result for the app.
+	Data any
+	// Model is the compact view the model reads; nil means Data. Keep it
+	// small: it is cut to the tool's max_tokens.
+	Model any
+	// Cards are rendered by the app in the final response; Partials are
+	// sent early, as soon as this call finishes (DESIGN §7 `partial`).
+	Cards    []Card
+	Partials []Card
+	Flags    []safety.Flag
+	Writes   []DBWrite
+}
+
+// Card is one structured item for the app: {kind, data}.
+type Card struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+// NewCard marshals data into a card of kind.
+func NewCard(kind string, data any) (Card, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return Card{}, fmt.Errorf("tools: card %s: %w", kind, err)
+	}
+	return Card{Kind: kind, Data: b}, nil
+}
+
+// DBWrite describes a write a tool made or, in dry run, proposes.
+type DBWrite struct {
+	Table     string          `json:"table"`
+	Operation string          `json:"operation"`
+	Data      json.RawMessage `json:"data"`
+	DryRun    bool            `json:"dry_run"`
+}
+
+// ToolError is a tool failure the model may read. Code is a short snake_case
+// word; Message is one client-safe sentence.
+type ToolError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
+
+// Failf returns a ToolError. Tool bodies use it for failures the model
+// should hear about ("no recipe with id 7").
+func Failf(code, format string, args ...any) *ToolError {
+	return &ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error codes the executor itself assigns to failed calls.
+const (
+	ErrCodeTimeout     = "timeout"
+	ErrCodePanic       = "internal_error"
+	ErrCodeInterrupted = "interrupted"
+	ErrCodeFailed      = "tool_failed"
+	ErrCodeBadOutput   = "invalid_output"
+)
+
+// Spec is a tool as a provider sees it: an OpenAI-style function.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Spec returns the function definition to send to a provider.
+func (t *Tool) Spec() Spec {
+	return Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+}
+
+// Source is "builtin" or "webhook".
+func (t *Tool) Source() string { return t.source }
+
+// AllowsPlan reports whether plan may use the tool.
+func (t *Tool) AllowsPlan(plan string) bool {
+	if len(t.Plans) == 0 {
+		return true
+	}
+	for _, p := range t.Plans {
+		if p == plan {
+			return true
+		}
+	}
+	return false
+}
