@@ -76,7 +76,7 @@ func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *
 	}
 	switch kind {
 	case FaultMalformedJSON:
-		body = body[:len(body)/2] // a JSON document cut in half never parses
+		body = malformed(body)
 	case FaultCutStream:
 		// Promise the whole body, send half, then drop the connection: the
 		// client sees an unexpected EOF.
@@ -94,6 +94,16 @@ func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *
 		return errClientGone
 	}
 	return nil
+}
+
+// malformed breaks a JSON object with a syntax error near its start (an
+// empty member value), so the client fails to parse it. A truncated body
+// would look like a cut connection instead.
+func malformed(obj []byte) []byte {
+	out := make([]byte, 0, len(obj)+8)
+	out = append(out, '{')
+	out = append(out, `"sim":,`...)
+	return append(out, obj[1:]...)
 }
 
 // dripPieces is how many parts a slow-dripped non-streaming body is sent in.

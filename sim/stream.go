@@ -153,7 +153,9 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *complet
 		sw.flush()
 		return s.hang(ctx)
 	default: // FaultMalformedJSON
-		if err := sw.raw(`{"id":"` + c.id + `","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`); err != nil {
+		chunk, _ := json.Marshal(chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+			Choices: []chunkChoice{{Delta: contentDelta{Content: "?"}}}})
+		if err := sw.raw(string(malformed(chunk))); err != nil {
 			return err
 		}
 		return sw.done()
