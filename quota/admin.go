@@ -1,0 +1,82 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/httpx"
+)
+
+// maxUserIDLen bounds a user id taken from a URL path.
+const maxUserIDLen = 256
+
+// SetPlan makes plan the plan of userID from its next request on.
+func (s *Service) SetPlan(ctx context.Context, userID, plan string) (time.Time, error) {
+	if _, ok := s.cfg.Plans[plan]; !ok || plan == "" {
+		return time.Time{}, unknownPlan(plan, s.cfg.PlanNames())
+	}
+	var at time.Time
+	err := s.pool.QueryRow(ctx, `INSERT INTO user_plans (user_id, plan, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (user_id) DO UPDATE SET plan = EXCLUDED.plan, updated_at = EXCLUDED.updated_at
+		RETURNING updated_at`, userID, plan, s.now().UTC()).Scan(&at)
+	if err != nil {
+		return time.Time{}, dbError("set plan", err)
+	}
+	return at, nil
+}
+
+// unknownPlan is 422. DESIGN §5 has no generic 422 code; the request is
+// well-formed JSON whose value fails validation, which is what
+// TOOL_VALIDATION_ERROR means for the gateway's own actions, so that is the
+// code, with a message naming the plans there are.
+func unknownPlan(plan string, names []string) *apierr.Error {
+	return apierr.Wrap(apierr.ToolValidation,
+		fmt.Sprintf("Unknown plan %q. Plans: %s.", plan, strings.Join(names, ", ")),
+		fmt.Errorf("%w: %q", ErrUnknownPlan, plan))
+}
+
+type setPlanBody struct {
+	Plan string `json:"plan"`
+}
+
+type setPlanReply struct {
+	UserID    string    `json:"user_id"`
+	Plan      string    `json:"plan"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SetPlanHandler serves PUT /v1/admin/users/{id}/plan with body
+// {"plan": "..."}: 200 {user_id, plan, updated_at}. The route table gates
+// it to admins; the handler checks the role again, so a wiring mistake
+// fails closed (finance and users get 403).
+func (s *Service) SetPlanHandler(w http.ResponseWriter, r *http.Request) error {
+	p, ok := auth.FromContext(r.Context())
+	if !ok {
+		return apierr.New(apierr.Unauthorized, "")
+	}
+	if p.Role != auth.RoleAdmin {
+		return apierr.New(apierr.Forbidden, "")
+	}
+	id := r.PathValue("id")
+	if id == "" || len(id) > maxUserIDLen {
+		return apierr.New(apierr.InvalidRequest, "The user id is missing or too long.")
+	}
+	var body setPlanBody
+	if err := httpx.DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Plan == "" {
+		return apierr.New(apierr.InvalidRequest, `Field "plan" is required.`)
+	}
+	at, err := s.SetPlan(r.Context(), id, body.Plan)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, setPlanReply{UserID: id, Plan: body.Plan, UpdatedAt: at})
+	return nil
+}

@@ -1,0 +1,91 @@
+package quota
+
+import (
+	"context"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+)
+
+// Report is the plan and usage part of GET /v1/me (DESIGN §9).
+type Report struct {
+	Plan  string                `json:"plan"`
+	Usage map[string]LimitUsage `json:"usage"` // keyed by limit name, e.g. requests_per_minute
+}
+
+// LimitUsage is one limit's state. Used counts what is committed now:
+// settled usage plus the reservations of turns and voice sessions in
+// flight, so Used + Remaining = Limit.
+type LimitUsage struct {
+	Used      int64      `json:"used"`
+	Limit     int64      `json:"limit"`     // 0: unlimited
+	Remaining *int64     `json:"remaining"` // null when unlimited
+	ResetsAt  *time.Time `json:"resets_at"` // null for limits on things in flight
+}
+
+// reportSQL reads every counter of a user in one statement, without locks.
+// Windows that have ended read as 0; expired leases do not count, and
+// expired voice reservations count as used (they will be charged in full).
+const reportSQL = `SELECT r.plan,
+	CASE WHEN u.minute_start = $6 THEN u.minute_count ELSE 0 END,
+	CASE WHEN u.hour_start = $7 THEN u.hour_count ELSE 0 END,
+	CASE WHEN u.day = $8 THEN u.day_requests ELSE 0 END,
+	CASE WHEN u.day = $8 THEN u.day_calls ELSE 0 END,
+	CASE WHEN u.day = $8 THEN u.day_tokens ELSE 0 END,
+	CASE WHEN u.day = $8 THEN u.day_cost ELSE 0 END,
+	CASE WHEN u.month = $9 THEN u.voice_used ELSE 0 END,
+	t.n, t.calls, t.tokens, t.cost, v.n, v.seconds
+FROM quota_plan($1, $2, $3, $4) r
+LEFT JOIN quota_users u ON u.user_id = $1
+CROSS JOIN LATERAL (
+	SELECT count(*) AS n, coalesce(sum(res_calls), 0)::bigint AS calls,
+	       coalesce(sum(res_tokens), 0)::bigint AS tokens, coalesce(sum(res_cost), 0)::bigint AS cost
+	FROM quota_tickets WHERE user_id = $1 AND expires_at > $5) t
+CROSS JOIN LATERAL (
+	SELECT count(*) FILTER (WHERE expires_at > $5) AS n,
+	       coalesce(sum(reserved_s) FILTER (WHERE month = $9), 0)::bigint AS seconds
+	FROM quota_voice WHERE user_id = $1) v`
+
+// Report is p's plan and the state of every limit of it.
+func (s *Service) Report(ctx context.Context, p auth.Principal) (Report, error) {
+	if p.UserID == "" {
+		return Report{}, apierr.New(apierr.Unauthorized, "")
+	}
+	w := windowsAt(s.now())
+	var (
+		plan                                          string
+		minute, hour, day, calls, tokens, cost, voice int64
+		leases, resCalls, resTokens, resCost          int64
+		voiceActive, voiceReserved                    int64
+	)
+	err := s.pool.QueryRow(ctx, reportSQL,
+		p.UserID, s.fallbackPlan(p), s.names, s.limits, w.now, w.minute, w.hour, w.day, w.month,
+	).Scan(&plan, &minute, &hour, &day, &calls, &tokens, &cost, &voice,
+		&leases, &resCalls, &resTokens, &resCost, &voiceActive, &voiceReserved)
+	if err != nil {
+		return Report{}, dbError("report", err)
+	}
+	lim := s.cfg.Plans[plan]
+	minuteEnd, hourEnd, dayEnd, monthEnd := w.minuteEnd(), w.hourEnd(), w.dayEnd(), w.monthEnd()
+	return Report{Plan: plan, Usage: map[string]LimitUsage{
+		ReasonMinute:       usage(minute, lim.RequestsPerMinute, &minuteEnd),
+		ReasonHour:         usage(hour, lim.RequestsPerHour, &hourEnd),
+		ReasonDay:          usage(day, lim.RequestsPerDay, &dayEnd),
+		ReasonTokens:       usage(tokens+resTokens, lim.TokensPerDay, &dayEnd),
+		ReasonCost:         usage(cost+resCost, lim.CostPerDayMicros, &dayEnd),
+		ReasonCalls:        usage(calls+resCalls, lim.CallsPerDay, &dayEnd),
+		ReasonConcurrent:   usage(leases, lim.ConcurrentTurns, nil),
+		ReasonVoiceSeconds: usage(voice+voiceReserved, lim.VoiceSecondsPerMonth, &monthEnd),
+		ReasonVoiceActive:  usage(voiceActive, lim.VoiceSessions, nil),
+	}}, nil
+}
+
+func usage(used, limit int64, resets *time.Time) LimitUsage {
+	u := LimitUsage{Used: used, Limit: limit, ResetsAt: resets}
+	if limit > 0 {
+		rem := max(limit-used, 0)
+		u.Remaining = &rem
+	}
+	return u
+}

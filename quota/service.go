@@ -1,0 +1,122 @@
+// Package quota enforces plans, rate windows, concurrency leases, daily
+// token/cost/call budgets and monthly voice seconds (DESIGN §9), exactly,
+// across any number of replicas: every counter lives in PostgreSQL and every
+// check-and-increment is one statement (a PL/pgSQL function, see
+// migrations/0010-0012) serialised on the user's row.
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+)
+
+// Lease timing (DESIGN §9).
+const (
+	LeaseTTL    = 60 * time.Second
+	RenewEvery  = 20 * time.Second
+	MinVoiceS   = 10          // a voice start with fewer seconds left is refused
+	voiceGraceS = 5 * 60      // an unended voice reservation is reclaimed this long after its end
+	noCapVoiceS = 4 * 60 * 60 // session cap when a plan sets neither a month nor a session limit
+)
+
+// Params are the Service's dependencies.
+type Params struct {
+	Pool       *pgxpool.Pool
+	Config     config.Quota
+	Now        func() time.Time      // default time.Now; tests move it
+	Registerer prometheus.Registerer // nil: metrics are kept but not exported
+	Logger     *slog.Logger          // default slog.Default()
+}
+
+// Service is the quota service; it is safe for concurrent use.
+type Service struct {
+	pool    *pgxpool.Pool
+	cfg     config.Quota
+	now     func() time.Time
+	log     *slog.Logger
+	metrics *metrics
+
+	// names and limits are the plans in the layout the SQL functions take
+	// (quota_plan): 10 limits per plan, in names order.
+	names  []string
+	limits []int64
+
+	renewEvery time.Duration // RenewEvery; tests shorten it
+	sweepEvery time.Duration
+}
+
+// New checks p and returns a Service. An invalid quota config (an unknown
+// default plan, a bad plan name, a limit out of range) is an error here, so
+// a misconfigured replica fails at startup.
+func New(p Params) (*Service, error) {
+	if p.Pool == nil {
+		return nil, errors.New("quota: Params.Pool is nil")
+	}
+	if err := p.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("quota: %w", err)
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	m, err := newMetrics(p.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("quota: metrics: %w", err)
+	}
+	s := &Service{
+		pool: p.Pool, cfg: p.Config, now: p.Now, log: p.Logger, metrics: m,
+		renewEvery: RenewEvery, sweepEvery: 30 * time.Second,
+	}
+	for _, name := range p.Config.PlanNames() {
+		s.names = append(s.names, name)
+		s.limits = append(s.limits, planLimits(p.Config.Plans[name])...)
+	}
+	return s, nil
+}
+
+// planLimits is a plan in quota_plan's order.
+func planLimits(p config.Plan) []int64 {
+	return []int64{
+		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay,
+		p.TokensPerDay, p.CostPerDayMicros, p.CallsPerDay, p.ConcurrentTurns,
+		p.VoiceSecondsPerMonth, p.MaxSessionSeconds, p.VoiceSessions,
+	}
+}
+
+// fallbackPlan is the plan when no user_plans row names a configured plan:
+// the JWT claim if it names one, else the default (DESIGN §4).
+func (s *Service) fallbackPlan(p auth.Principal) string {
+	if _, ok := s.cfg.Plans[p.Plan]; ok && p.Plan != "" {
+		return p.Plan
+	}
+	return s.cfg.DefaultPlan
+}
+
+// PlanFor resolves p's plan: the user_plans row, then the JWT plan claim,
+// then the default plan. Nothing is cached, so an admin's change applies to
+// the next request. A row naming a plan this config lacks (say, removed in
+// a rollout) is skipped, as the admission functions skip it.
+func (s *Service) PlanFor(ctx context.Context, p auth.Principal) (string, config.Plan, error) {
+	var row string
+	err := s.pool.QueryRow(ctx, `SELECT plan FROM user_plans WHERE user_id = $1`, p.UserID).Scan(&row)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", config.Plan{}, dbError("plan", err)
+	}
+	if plan, ok := s.cfg.Plans[row]; ok && row != "" {
+		return row, plan, nil
+	}
+	name := s.fallbackPlan(p)
+	return name, s.cfg.Plans[name], nil
+}

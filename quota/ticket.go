@@ -1,0 +1,129 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/config"
+)
+
+// Ticket is one admitted chat turn: a concurrency lease and a reservation.
+// It belongs to the replica running the turn.
+type Ticket struct {
+	ID       int64
+	UserID   string
+	Plan     string
+	Limits   config.Plan // the plan's limits, for the turn's usage block
+	Reserved Estimate
+	Daily    Daily // the user's day right after admission
+
+	svc       *Service
+	mu        sync.Mutex
+	expiresAt time.Time
+	done      bool
+}
+
+// settleTimeout bounds a settlement that runs on after its request's
+// context is gone.
+const settleTimeout = 10 * time.Second
+
+// ExpiresAt is when the lease lapses unless renewed.
+func (t *Ticket) ExpiresAt() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.expiresAt
+}
+
+// Renew extends the lease to LeaseTTL from now. ErrLeaseLost means it had
+// already expired: the slot may have been reclaimed and taken.
+func (t *Ticket) Renew(ctx context.Context) error {
+	now := t.svc.now().UTC()
+	until := now.Add(LeaseTTL)
+	tag, err := t.svc.pool.Exec(ctx,
+		`UPDATE quota_tickets SET expires_at = $3 WHERE id = $1 AND user_id = $2 AND expires_at > $4`,
+		t.ID, t.UserID, until, now)
+	if err != nil {
+		return dbError("renew", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrLeaseLost
+	}
+	t.mu.Lock()
+	t.expiresAt = until
+	t.mu.Unlock()
+	return nil
+}
+
+// KeepAlive renews the lease every RenewEvery until stop is called or ctx
+// is done. A lost lease is logged once and ends the renewing; the turn
+// itself goes on (it is admitted; only the slot count is at stake).
+func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(t.svc.renewEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				err := t.Renew(ctx)
+				if err == nil || ctx.Err() != nil {
+					continue
+				}
+				t.svc.log.Warn("quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
+				if errors.Is(err, ErrLeaseLost) {
+					return
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+const settleSQL = `SELECT released, day_requests, day_calls, day_tokens, day_cost, res_calls, res_tokens, res_cost
+FROM quota_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+
+// Settle ends the turn in one round trip: it releases the lease, drops the
+// reservation and adds u to the user's UTC day. It runs even when ctx is
+// cancelled (a client that disconnects still used what it used), bounded by
+// settleTimeout. A failed settlement may be retried; a second successful
+// one is ErrTicketDone.
+func (t *Ticket) Settle(ctx context.Context, u Usage) (Daily, error) {
+	if err := checkAmounts("usage", u.Tokens, u.CostMicros, u.Calls); err != nil {
+		return Daily{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return Daily{}, ErrTicketDone
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	w := windowsAt(t.svc.now())
+	var d Daily
+	var released bool
+	err := t.svc.pool.QueryRow(ctx, settleSQL,
+		t.UserID, t.ID, w.now, w.minute, w.hour, w.day, w.month, u.Calls, u.Tokens, u.CostMicros,
+	).Scan(&released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
+		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)
+	if err != nil {
+		return Daily{}, dbError("settle", err)
+	}
+	t.done = true
+	if !released {
+		t.svc.log.Warn("quota: settled a ticket whose lease had expired", "user_id", t.UserID, "ticket", t.ID)
+	}
+	return d, nil
+}
+
+// Release ends a turn that used nothing (it failed before any provider
+// call): the lease and reservation are freed.
+func (t *Ticket) Release(ctx context.Context) error {
+	_, err := t.Settle(ctx, Usage{})
+	return err
+}

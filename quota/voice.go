@@ -1,0 +1,129 @@
+package quota
+
+import (
+	"context"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+)
+
+// VoiceQuota is the "quota" block of a voice start (DESIGN §6). Seconds
+// reserved by active sessions count as used: they are not available.
+type VoiceQuota struct {
+	SecondsUsed      int64     `json:"seconds_used"`
+	SecondsLimit     int64     `json:"seconds_limit"`     // 0: unlimited
+	SecondsRemaining *int64    `json:"seconds_remaining"` // null when unlimited
+	ResetsAt         time.Time `json:"resets_at"`
+}
+
+// VoiceReservation is a started voice session's hold on the month.
+type VoiceReservation struct {
+	SessionID string
+	UserID    string
+	Plan      string
+	Seconds   int64     // granted: the session's max_duration_s
+	ExpiresAt time.Time // after this, an unended session is charged in full
+	Quota     VoiceQuota
+}
+
+// VoiceSettlement is what ending a voice session charged.
+type VoiceSettlement struct {
+	Reserved int64
+	Charged  int64 // min(used, reserved)
+	Released int64 // Reserved − Charged, back to the month
+	// MonthUsed is the user's settled seconds this month, after this charge.
+	MonthUsed int64
+}
+
+const voiceReserveSQL = `SELECT plan, reasons, active_session, granted, voice_used, voice_reserved, expires_at
+FROM quota_voice_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+
+// ReserveVoice starts voice session sessionID for p in one round trip. The
+// start counts as one request against the request windows (DESIGN §9), so
+// POST /v1/voice/sessions calls ReserveVoice instead of Admit. It reserves
+// min(remaining month, plan max_session_s) seconds and refuses with
+// QUOTA_EXCEEDED below MinVoiceS, or with CONCURRENT_LIMIT (naming the
+// active session_id) when the plan's voice_sessions are all in use.
+func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID string) (*VoiceReservation, error) {
+	if p.UserID == "" {
+		return nil, apierr.New(apierr.Unauthorized, "")
+	}
+	if sessionID == "" {
+		return nil, apierr.New(apierr.Internal, "")
+	}
+	start := time.Now()
+	w := windowsAt(s.now())
+	r := &VoiceReservation{SessionID: sessionID, UserID: p.UserID}
+	var reasons []string
+	var active *string
+	var reserved int64
+	var expires *time.Time
+	err := s.pool.QueryRow(ctx, voiceReserveSQL,
+		p.UserID, s.fallbackPlan(p), s.names, s.limits,
+		w.now, w.minute, w.hour, w.day, w.month,
+		sessionID, int64(MinVoiceS), int64(noCapVoiceS), int64(voiceGraceS), s.cfg.GlobalRequestsPerMinute,
+	).Scan(&r.Plan, &reasons, &active, &r.Seconds, &r.Quota.SecondsUsed, &reserved, &expires)
+	s.metrics.latency.WithLabelValues("voice").Observe(time.Since(start).Seconds())
+	if err != nil {
+		s.metrics.admissions.WithLabelValues("voice", "error").Inc()
+		return nil, dbError("reserve voice", err)
+	}
+	if len(reasons) > 0 || expires == nil {
+		s.metrics.admissions.WithLabelValues("voice", "denied").Inc()
+		e := s.refuse(w, "voice", reasons)
+		if e.Fields["limit"] == ReasonVoiceActive && active != nil {
+			e = e.With("session_id", *active)
+		}
+		return nil, e
+	}
+	s.metrics.admissions.WithLabelValues("voice", "admitted").Inc()
+	r.ExpiresAt = *expires
+	r.Quota = s.voiceQuota(w, r.Plan, r.Quota.SecondsUsed, reserved)
+	return r, nil
+}
+
+// voiceQuota reports settled plus reserved seconds as used.
+func (s *Service) voiceQuota(w windows, plan string, settled, reserved int64) VoiceQuota {
+	q := VoiceQuota{
+		SecondsUsed:  settled + reserved,
+		SecondsLimit: s.cfg.Plans[plan].VoiceSecondsPerMonth,
+		ResetsAt:     w.monthEnd(),
+	}
+	if q.SecondsLimit > 0 {
+		rem := max(q.SecondsLimit-q.SecondsUsed, 0)
+		q.SecondsRemaining = &rem
+	}
+	return q
+}
+
+const voiceSettleSQL = `SELECT ended, reserved, charged, voice_used
+FROM quota_voice_settle($1, $2, $3, $4, $5)`
+
+// SettleVoice ends session sessionID of userID: it charges min(used,
+// reserved) seconds and releases the rest, in one round trip, even when ctx
+// is cancelled. Any replica may call it. A session already ended, or
+// reclaimed after expiry (and then charged in full), gives SESSION_ENDED
+// wrapping ErrNoReservation.
+func (s *Service) SettleVoice(ctx context.Context, userID, sessionID string, usedSeconds int64) (VoiceSettlement, error) {
+	if err := checkAmounts("voice seconds", usedSeconds); err != nil {
+		return VoiceSettlement{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	w := windowsAt(s.now())
+	var ended bool
+	var reserved, charged *int64
+	var used int64
+	err := s.pool.QueryRow(ctx, voiceSettleSQL, userID, sessionID, usedSeconds, w.now, w.month).
+		Scan(&ended, &reserved, &charged, &used)
+	if err != nil {
+		return VoiceSettlement{}, dbError("settle voice", err)
+	}
+	if !ended || reserved == nil || charged == nil {
+		return VoiceSettlement{}, apierr.Wrap(apierr.SessionEnded, "", ErrNoReservation)
+	}
+	return VoiceSettlement{
+		Reserved: *reserved, Charged: *charged, Released: *reserved - *charged, MonthUsed: used,
+	}, nil
+}

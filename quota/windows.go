@@ -1,0 +1,115 @@
+package quota
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+)
+
+// windows are the fixed UTC windows that contain one instant.
+type windows struct {
+	now    time.Time
+	minute time.Time // start of the current minute
+	hour   time.Time
+	day    time.Time // 00:00 UTC; also the date of the daily counters
+	month  time.Time // the first of the month, 00:00 UTC
+}
+
+func windowsAt(now time.Time) windows {
+	now = now.UTC()
+	y, m, d := now.Date()
+	return windows{
+		now:    now,
+		minute: now.Truncate(time.Minute),
+		hour:   now.Truncate(time.Hour),
+		day:    time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
+		month:  time.Date(y, m, 1, 0, 0, 0, 0, time.UTC),
+	}
+}
+
+func (w windows) minuteEnd() time.Time { return w.minute.Add(time.Minute) }
+func (w windows) hourEnd() time.Time   { return w.hour.Add(time.Hour) }
+func (w windows) dayEnd() time.Time    { return w.day.AddDate(0, 0, 1) }
+func (w windows) monthEnd() time.Time  { return w.month.AddDate(0, 1, 0) }
+
+// retryAfter is ceil(end − now) in whole seconds, at least 1 (DESIGN §9).
+func retryAfter(now, end time.Time) int {
+	s := int(math.Ceil(end.Sub(now).Seconds()))
+	return max(s, 1)
+}
+
+// inflightRetry is the wait suggested when only work in flight (a held
+// lease, a reservation) blocks a request: a turn usually ends within
+// seconds; the 60 s lease TTL is only the bound for a crashed replica.
+const inflightRetry = 5
+
+// Reasons name the limit that refused; they are the metric label and the
+// "limit" field of the error, and match the config and /v1/me keys.
+const (
+	ReasonMinute       = "requests_per_minute"
+	ReasonHour         = "requests_per_hour"
+	ReasonDay          = "requests_per_day"
+	ReasonTokens       = "tokens_per_day"
+	ReasonCost         = "cost_per_day_micros"
+	ReasonCalls        = "calls_per_day"
+	ReasonConcurrent   = "concurrent_turns"
+	ReasonVoiceSeconds = "voice_seconds_per_month"
+	ReasonVoiceActive  = "voice_sessions"
+	ReasonGlobal       = "global_requests_per_minute"
+)
+
+// denial turns one reason reported by the SQL functions into its error
+// code, limit name and wait.
+func (w windows) denial(sqlReason string) (code apierr.Code, reason string, wait int) {
+	switch sqlReason {
+	case "requests_per_minute":
+		return apierr.RateLimited, ReasonMinute, retryAfter(w.now, w.minuteEnd())
+	case "requests_per_hour":
+		return apierr.RateLimited, ReasonHour, retryAfter(w.now, w.hourEnd())
+	case "requests_per_day":
+		return apierr.RateLimited, ReasonDay, retryAfter(w.now, w.dayEnd())
+	case "tokens_per_day":
+		return apierr.QuotaExceeded, ReasonTokens, retryAfter(w.now, w.dayEnd())
+	case "cost_per_day":
+		return apierr.QuotaExceeded, ReasonCost, retryAfter(w.now, w.dayEnd())
+	case "calls_per_day":
+		return apierr.QuotaExceeded, ReasonCalls, retryAfter(w.now, w.dayEnd())
+	case "tokens_per_day_inflight":
+		return apierr.QuotaExceeded, ReasonTokens, inflightRetry
+	case "cost_per_day_inflight":
+		return apierr.QuotaExceeded, ReasonCost, inflightRetry
+	case "calls_per_day_inflight":
+		return apierr.QuotaExceeded, ReasonCalls, inflightRetry
+	case "concurrent_turns":
+		return apierr.ConcurrentLimit, ReasonConcurrent, inflightRetry
+	case "voice_sessions":
+		return apierr.ConcurrentLimit, ReasonVoiceActive, inflightRetry
+	case "voice_seconds_per_month":
+		return apierr.QuotaExceeded, ReasonVoiceSeconds, retryAfter(w.now, w.monthEnd())
+	case "global_requests_per_minute":
+		return apierr.Unavailable, ReasonGlobal, retryAfter(w.now, w.minuteEnd())
+	}
+	return apierr.Internal, sqlReason, 1
+}
+
+// refuse builds the client error for a refusal. Of several limits that
+// refuse at once, the one with the longest wait is reported: retrying
+// before it ends is pointless.
+func (s *Service) refuse(w windows, kind string, sqlReasons []string) *apierr.Error {
+	var code apierr.Code
+	var reason string
+	wait := -1
+	for _, r := range sqlReasons {
+		c, name, sec := w.denial(r)
+		if sec > wait {
+			code, reason, wait = c, name, sec
+		}
+	}
+	if wait < 0 {
+		return apierr.Wrap(apierr.Internal, "", errors.New("quota: refusal without a reason"))
+	}
+	s.metrics.denials.WithLabelValues(kind, reason).Inc()
+	return apierr.New(code, "").WithRetry(wait).With("limit", reason)
+}
