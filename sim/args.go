@@ -82,12 +82,12 @@ func buildArguments(tool *chatTool, message string) string {
 
 func (c *argContext) object(s *schema) map[string]any {
 	out := map[string]any{}
-	// Enums first, so the words they consume ("breakfast") stay out of the
-	// free-text values ("oatmeal").
-	for pass := 0; pass < 2; pass++ {
+	// Enums and numbers first, so the words they consume ("breakfast", "5")
+	// stay out of the free-text values ("oatmeal").
+	for pass := 0; pass < 3; pass++ {
 		for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
 			p := s.Properties[name]
-			if p == nil || (pass == 0) != (len(p.Enum) > 0) {
+			if p == nil || fillPass(p) != pass {
 				continue
 			}
 			required := contains(s.Required, name)
@@ -97,6 +97,16 @@ func (c *argContext) object(s *schema) map[string]any {
 		}
 	}
 	return out
+}
+
+func fillPass(p *schema) int {
+	switch {
+	case len(p.Enum) > 0:
+		return 0
+	case p.typ() == "integer" || p.typ() == "number":
+		return 1
+	}
+	return 2
 }
 
 // value returns a value for property name; ok is false when an optional
@@ -177,6 +187,7 @@ func (c *argContext) number(p *schema, required bool) (any, bool) {
 	}
 	for _, m := range numberPattern.FindAllString(c.message, -1) {
 		if f, err := strconv.ParseFloat(m, 64); err == nil && inRange(f) {
+			c.used[m] = true
 			if p.typ() == "integer" {
 				return int64(f), true
 			}

@@ -342,11 +342,15 @@ func (r *chatRequest) tool(name string) *chatTool {
 // names the parameter, anything else is unparseable JSON.
 func jsonError(err error, prefix string) error {
 	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) || te.Field == "" {
+	if !errors.As(err, &te) || (te.Field == "" && prefix == "") {
 		return errInvalidJSON()
 	}
 	param := te.Field
-	if prefix != "" {
+	switch {
+	case prefix == "":
+	case param == "":
+		param = prefix
+	default:
 		param = prefix + "." + param
 	}
 	got := te.Value
