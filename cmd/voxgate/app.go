@@ -113,6 +113,14 @@ func (m *Main) Wait() <-chan error { return m.serveErr }
 // finish within the shutdown timeout, then the pool closes.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
+	if m.Server != nil && m.Config.Server.DrainDelay > 0 {
+		m.Server.Drain()
+		m.Logger.Info("draining: /readyz answers 503", "delay", m.Config.Server.DrainDelay.String())
+		select {
+		case <-time.After(m.Config.Server.DrainDelay):
+		case <-ctx.Done():
+		}
+	}
 	if m.httpServer != nil {
 		errs = append(errs, server.Shutdown(ctx, m.httpServer, m.Server, m.Config.Server.ShutdownTimeout))
 	}

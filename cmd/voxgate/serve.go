@@ -37,7 +37,8 @@ func serveUntilDone(ctx context.Context, m *Main) error {
 		m.Logger.Info("shutting down: draining")
 	case serveErr = <-m.Wait():
 	}
-	err := m.Close(ctx)
+	// The signal has cancelled ctx; draining needs a context of its own.
+	err := m.Close(context.WithoutCancel(ctx))
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

@@ -42,7 +42,11 @@ type Server struct {
 	CORSOrigins     []string      `yaml:"cors_origins"`
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
-	ReadTimeout     time.Duration `yaml:"read_header_timeout"`
+	// DrainDelay is how long /readyz answers 503 after SIGTERM while the
+	// replica still serves, so load balancers stop routing to it before it
+	// stops accepting connections.
+	DrainDelay  time.Duration `yaml:"drain_delay"`
+	ReadTimeout time.Duration `yaml:"read_header_timeout"`
 }
 
 // Database is the PostgreSQL pool.
@@ -128,10 +132,14 @@ func Parse(data []byte) (*Config, error) {
 }
 
 func decode(r io.Reader, cfg *Config) error {
-	dec := yaml.NewDecoder(r)
+	data, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return nameKeys(data, err)
 	}
 	return nil
 }
@@ -190,6 +198,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout <= 0 {
 		bad("server.shutdown_timeout", "must be positive, got %s", c.Server.ShutdownTimeout)
+	}
+	if c.Server.DrainDelay < 0 || c.Server.DrainDelay > 5*time.Minute {
+		bad("server.drain_delay", "must be between 0s and 5m, got %s", c.Server.DrainDelay)
 	}
 	if c.Server.ReadTimeout <= 0 {
 		bad("server.read_header_timeout", "must be positive, got %s", c.Server.ReadTimeout)

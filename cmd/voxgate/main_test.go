@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/pgtest"
+)
+
+const testSecret = "e2e-test-secret-that-is-32-bytes-or-more"
+
+func TestMain(m *testing.M) {
+	// The SIGTERM test re-runs this binary as a real gateway process.
+	if os.Getenv("VOXGATE_TEST_CHILD") == "serve" {
+		os.Exit(childServe())
+	}
+	os.Exit(m.Run())
+}
+
+// lockedBuffer collects logs written by the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startMain boots the real Main on :0 against dbURL.
+func startMain(t *testing.T, dbURL string, mutate func(*config.Config)) (*Main, *lockedBuffer) {
+	t.Helper()
+	env := map[string]string{"VOXGATE_DATABASE_URL": dbURL, "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
+	cfg, err := config.Load("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database.MaxConns = 4
+	if mutate != nil {
+		mutate(cfg)
+	}
+	logs := &lockedBuffer{}
+	m := &Main{Config: cfg, Logger: newLogger(logs)}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m, logs
+}
+
+func get(t *testing.T, url, tok string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	m, logs := startMain(t, pgtest.URL(t), nil)
+
+	var out, errOut bytes.Buffer
+	env := func(k string) string {
+		if k == "VOXGATE_JWT_SECRET" {
+			return testSecret
+		}
+		return ""
+	}
+	if err := run(context.Background(), []string{"token", "--sub", "e2e-user", "--plan", "pro", "--ttl", "10m"}, env, &out, &errOut); err != nil {
+		t.Fatalf("voxgate token: %v (%s)", err, errOut.String())
+	}
+	tok := strings.TrimSpace(out.String())
+
+	status, body := get(t, m.URL()+"/v1/me", tok)
+	if want := `{"user_id":"e2e-user","role":"user","plan":"pro"}`; status != 200 || strings.TrimSpace(body) != want {
+		t.Fatalf("/v1/me: got %d %s, want 200 %s", status, body, want)
+	}
+	status, body = get(t, m.URL()+"/metrics", "")
+	if want := `voxgate_http_requests_total{code="200",route="GET /v1/me"} 1`; status != 200 || !strings.Contains(body, want) {
+		t.Fatalf("/metrics lacks %q", want)
+	}
+	if strings.Contains(body, "/v1/me\"") && !strings.Contains(body, "GET /v1/me") {
+		t.Fatal("metrics are labelled by path, not by route pattern")
+	}
+	if !strings.Contains(logs.String(), `"route":"GET /v1/me"`) {
+		t.Fatalf("no access log line for /v1/me:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), tok) || strings.Contains(logs.String(), testSecret) {
+		t.Fatal("the logs contain the token or the secret")
+	}
+}
+
+func TestReadyzFollowsTheDatabase(t *testing.T) {
+	t.Parallel()
+	proxy := newTCPProxy(t, pgtest.URL(t))
+	m, _ := startMain(t, proxy.url, nil)
+	waitStatus(t, m.URL()+"/readyz", 200)
+
+	proxy.cut()
+	waitStatus(t, m.URL()+"/readyz", 503)
+	proxy.restore()
+	waitStatus(t, m.URL()+"/readyz", 200) // no restart needed
+
+	m.Server.Drain()
+	waitStatus(t, m.URL()+"/readyz", 503)
+	if status, _ := get(t, m.URL()+"/healthz", ""); status != 200 {
+		t.Fatalf("/healthz while draining: got %d, want 200", status)
+	}
+}
+
+// waitStatus polls url until it answers want, for at most 15 s.
+func waitStatus(t *testing.T, url string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var got int
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			got = resp.StatusCode
+			resp.Body.Close()
+			if got == want {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: got %d, want %d within 15s", url, got, want)
+}
+
+// SIGTERM while a slow request is in flight: /readyz turns 503, the request
+// completes, and the process exits 0.
+func TestSIGTERMDrains(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		"VOXGATE_TEST_CHILD=serve",
+		"VOXGATE_DATABASE_URL="+pgtest.URL(t),
+		"VOXGATE_JWT_SECRET="+testSecret,
+		"VOXGATE_ADDR=127.0.0.1:0",
+	)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	var base string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "URL="); ok {
+			base = u
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("child did not start: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	slow := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(base + "/slow")
+		if err != nil {
+			slow <- result{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		slow <- result{status: resp.StatusCode, body: string(b)}
+	}()
+	time.Sleep(300 * time.Millisecond) // the slow request is in flight
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, base+"/readyz", 503)
+	r := <-slow
+	if r.err != nil || r.status != 200 || r.body != "done" {
+		t.Fatalf("slow request: got %d %q %v, want 200 done", r.status, r.body, r.err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want 0; logs:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "shut down cleanly") {
+		t.Fatalf("no clean-shutdown log line:\n%s", stderr.String())
+	}
+}
+
+// childServe is the gateway process of TestSIGTERMDrains: the real serve
+// path, plus a /slow route that takes 1.5 s.
+func childServe() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	cfg, err := config.Load("", os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg.Database.MaxConns = 2
+	cfg.Server.DrainDelay = time.Second
+	m := &Main{Config: cfg, Logger: newLogger(os.Stderr), Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				time.Sleep(1500 * time.Millisecond)
+				io.WriteString(w, "done")
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}}
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("URL=%s\n", m.URL())
+	if err := serveUntilDone(ctx, m); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
