@@ -19,33 +19,38 @@ import (
 // it, so one place turns errors into responses and logs.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-type ctxKey int
+type ctxKey struct{}
 
-const (
-	requestIDKey ctxKey = iota
-	loggerKey
-)
+// reqInfo is what the middleware knows of a request. One context value
+// holds it all, to keep the per-request allocations down.
+type reqInfo struct {
+	id  string
+	log *slog.Logger
+}
 
-// WithRequestID returns ctx carrying the request id.
+// WithRequest returns ctx carrying the request id and the base logger.
+func WithRequest(ctx context.Context, id string, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, ctxKey{}, &reqInfo{id: id, log: log})
+}
+
+// WithRequestID returns ctx carrying the request id and the default logger.
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey, id)
+	return WithRequest(ctx, id, slog.Default())
 }
 
 // RequestID is the request id carried by ctx, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	if ri, ok := ctx.Value(ctxKey{}).(*reqInfo); ok {
+		return ri.id
+	}
+	return ""
 }
 
-// WithLogger returns ctx carrying a request-scoped logger.
-func WithLogger(ctx context.Context, log *slog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey, log)
-}
-
-// Logger is the request-scoped logger in ctx, or slog.Default.
+// Logger is a logger tagged with ctx's request id. It is built on demand:
+// most requests never log beyond the access line.
 func Logger(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
-		return l
+	if ri, ok := ctx.Value(ctxKey{}).(*reqInfo); ok {
+		return ri.log.With("request_id", ri.id)
 	}
 	return slog.Default()
 }

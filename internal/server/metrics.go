@@ -47,7 +47,7 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 // observe records one request. The route pattern, not the path, is the
 // label, so ids in paths never explode the series count.
 func (m *httpMetrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(route, statusLabel(status)).Inc()
 	m.duration.WithLabelValues(route).Observe(d.Seconds())
 }
 
@@ -57,3 +57,19 @@ func (s *Server) metricsHandler() http.Handler {
 
 // MetricsHandler serves /metrics on a separate listener when configured.
 func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler() }
+
+// statusLabels holds the label text of every HTTP status, so counting a
+// request does not format an integer.
+var statusLabels = func() (l [600]string) {
+	for i := 100; i < 600; i++ {
+		l[i] = strconv.Itoa(i)
+	}
+	return l
+}()
+
+func statusLabel(code int) string {
+	if code >= 100 && code < 600 {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
+}

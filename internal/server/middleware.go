@@ -65,10 +65,9 @@ func (w *statusWriter) Flush() {
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := requestID(r.Header.Get("X-Request-Id"))
-		w.Header().Set("X-Request-Id", id)
-		log := s.log.With("request_id", id)
-		ctx := httpx.WithLogger(httpx.WithRequestID(r.Context(), id), log)
+		id := s.requestID(r.Header.Get("X-Request-Id"))
+		w.Header()["X-Request-Id"] = []string{id}
+		ctx := httpx.WithRequest(r.Context(), id, s.log)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
@@ -83,7 +82,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		elapsed := time.Since(start)
 		s.metrics.observe(route, status, elapsed)
-		log.LogAttrs(ctx, slog.LevelInfo, "request",
+		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("request_id", id),
 			slog.String("method", r.Method),
 			slog.String("route", route),
 			slog.Int("status", status),
@@ -95,14 +95,19 @@ func (s *Server) observe(next http.Handler) http.Handler {
 }
 
 // requestID keeps a caller's id when it is short and plain, so traces join
-// up across services; anything else is replaced.
-func requestID(in string) string {
+// up across services; anything else is replaced by this process's random
+// prefix and a counter: unique without a syscall per request.
+func (s *Server) requestID(in string) string {
 	if n := len(in); n > 0 && n <= 64 && plain(in) {
 		return in
 	}
-	b := make([]byte, 12)
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
+}
+
+func newIDPrefix() string {
+	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return hex.EncodeToString(b) + "-"
 }
 
 func plain(s string) bool {

@@ -35,6 +35,8 @@ type Server struct {
 	registry *prometheus.Registry
 	metrics  *httpMetrics
 	draining atomic.Bool
+	idPrefix string
+	idSeq    atomic.Uint64
 	handler  http.Handler
 	routes   []route
 }
@@ -53,6 +55,7 @@ func New(p Params) (*Server, error) {
 		verifier: p.Verifier,
 		log:      p.Logger,
 		registry: p.Registry,
+		idPrefix: newIDPrefix(),
 	}
 	var err error
 	if s.metrics, err = newHTTPMetrics(p.Registry); err != nil {

@@ -1,0 +1,33 @@
+# voxgate — the two commands that matter: `make run` and `make test`.
+GO        ?= go
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1s
+
+.PHONY: build run test bench fuzz lint clean
+
+build:
+	$(GO) build -trimpath -o bin/voxgate ./cmd/voxgate
+
+# Zero setup: finds or starts PostgreSQL under ./.voxgate/, prints a dev token.
+run:
+	$(GO) run ./cmd/voxgate dev
+
+# vet, then every test with the race detector against a real PostgreSQL
+# (found on localhost:5432 or provisioned from the local binaries).
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# A short run of every fuzz target (FUZZTIME each).
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin
