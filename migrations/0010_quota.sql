@@ -27,6 +27,10 @@ CREATE TABLE quota_users (
     res_calls    bigint      NOT NULL DEFAULT 0,
     res_tokens   bigint      NOT NULL DEFAULT 0,
     res_cost     bigint      NOT NULL DEFAULT 0,
+    -- No ticket of this user expires before lease_min (a lower bound:
+    -- renewals only move expiries later), so admissions look for expired
+    -- tickets only once it has passed.
+    lease_min    timestamptz NOT NULL DEFAULT 'infinity',
     -- The UTC month (its first day) of voice_used, settled voice seconds.
     month        date        NOT NULL DEFAULT '-infinity',
     voice_used   bigint      NOT NULL DEFAULT 0
@@ -112,6 +116,7 @@ BEGIN
         RETURNING res_calls, res_tokens, res_cost)
     SELECT count(*), coalesce(sum(res_calls), 0), coalesce(sum(res_tokens), 0), coalesce(sum(res_cost), 0)
       INTO n, c, t, k FROM gone;
+    u.lease_min := coalesce((SELECT min(expires_at) FROM quota_tickets WHERE user_id = u.user_id), 'infinity');
     IF n > 0 THEN
         u.leases := GREATEST(u.leases - n, 0);
         u.res_calls := GREATEST(u.res_calls - c, 0);
@@ -178,6 +183,6 @@ UPDATE quota_users SET
     day = u.day, day_requests = u.day_requests, day_calls = u.day_calls,
     day_tokens = u.day_tokens, day_cost = u.day_cost,
     leases = u.leases, res_calls = u.res_calls, res_tokens = u.res_tokens, res_cost = u.res_cost,
-    month = u.month, voice_used = u.voice_used
+    lease_min = u.lease_min, month = u.month, voice_used = u.voice_used
 WHERE user_id = u.user_id
 $$;
