@@ -13,8 +13,9 @@ CREATE TABLE tool_calls (
     arguments    jsonb NOT NULL,
     status       text NOT NULL DEFAULT 'running'
                  CHECK (status IN ('running', 'succeeded', 'failed')),
-    -- The whole response as first returned, so a replay is byte-identical.
-    response     jsonb,
+    -- The whole response as first returned. json, not jsonb, keeps it
+    -- byte for byte, so a replay is identical to the first answer.
+    response     json,
     error_code   text,
     started_at   timestamptz NOT NULL DEFAULT now(),
     -- A running row past its deadline belongs to a replica that died; the

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -57,6 +58,15 @@ func checkValue(v any, depth int) string {
 		return "The arguments are nested too deeply."
 	}
 	switch n := v.(type) {
+	case json.Number:
+		// Tools work in float64; beyond it the schema library's big.Rat
+		// arithmetic can fail (1e1000010 panics it) or crawl.
+		if len(n) > 64 {
+			return "The arguments contain a number with too many digits."
+		}
+		if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+			return "The arguments contain a number out of range."
+		}
 	case string:
 		if strings.IndexByte(n, 0) >= 0 {
 			return "The arguments contain a NUL character."
@@ -81,3 +91,18 @@ func checkValue(v any, depth int) string {
 }
 
 func invalidArgs(msg string) error { return apierr.New(apierr.ToolValidation, msg) }
+
+// validate checks v against the tool's schema. The schema library is
+// third-party code fed untrusted input; a panic in it is a refusal, not a
+// crash.
+func validate(t *Tool, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = invalidArgs("The arguments could not be checked.")
+		}
+	}()
+	if err := t.params.Validate(v); err != nil {
+		return apierr.Wrap(apierr.ToolValidation, describeValidation(err), err)
+	}
+	return nil
+}

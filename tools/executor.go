@@ -139,8 +139,8 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	if err := t.params.Validate(v); err != nil {
-		return Result{}, apierr.Wrap(apierr.ToolValidation, describeValidation(err), err)
+	if err := validate(t, v); err != nil {
+		return Result{}, err
 	}
 
 	id, owned, err := e.store.claim(ctx, c, args, t.Timeout+e.graceful)

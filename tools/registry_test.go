@@ -1,0 +1,231 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/pgtest"
+)
+
+func withSchema(name, schema string) *Tool {
+	t := echoTool(name)
+	t.Parameters = json.RawMessage(schema)
+	return t
+}
+
+func hook(name string) config.WebhookTool {
+	return config.WebhookTool{Name: name, Description: "A webhook.", URL: "https://example.test/hook",
+		SecretEnv: "HOOK_SECRET", Parameters: map[string]any{"type": "object"}}
+}
+
+func env(k string) string {
+	if k == "HOOK_SECRET" {
+		return "0123456789abcdef0123"
+	}
+	return ""
+}
+
+func TestRegistryRefusesInvalidDefinitions(t *testing.T) {
+	t.Parallel()
+	standardVoice := echoTool("v")
+	standardVoice.Tier = TierStandard
+	plansTypo := echoTool("p")
+	plansTypo.Plans = []string{"prro"}
+	shortSecret := hook("short")
+	shortSecret.SecretEnv = "SHORT"
+	noSecret := hook("nosecret")
+	noSecret.SecretEnv = "MISSING"
+	voiceHook := hook("vh")
+	voiceHook.Voice, voiceHook.Tier = true, "elevated"
+	badHookSchema := hook("badhook")
+	badHookSchema.Parameters = map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": 7}}}
+	userHook := hook("userhook")
+	userHook.Parameters = map[string]any{"type": "object", "properties": map[string]any{"user_id": map[string]any{"type": "string"}}}
+	badTier := echoTool("t")
+	badTier.Tier = "high"
+
+	cases := []struct {
+		name string
+		p    RegistryParams
+		want string
+	}{
+		{"bad schema type", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"x":{"type":"strng"}}}`)}}, `tool "a": parameters is not a valid JSON Schema`},
+		{"schema not JSON", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":`)}}, `tool "a"`},
+		{"parameters not an object", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"string"}`)}}, `"type": "object"`},
+		{"external ref", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"x":{"$ref":"https://example.test/s.json"}}}`)}}, `tool "a"`},
+		{"duplicate built-in", RegistryParams{Builtins: []*Tool{echoTool("a"), echoTool("a")}}, `tool "a": the name is defined twice`},
+		{"built-in and webhook share a name", RegistryParams{Builtins: []*Tool{echoTool("hook")},
+			Config: config.Tools{Webhooks: []config.WebhookTool{hook("hook")}}, Getenv: env}, `tool "hook": the name is defined twice`},
+		{"voice with tier standard", RegistryParams{Builtins: []*Tool{standardVoice}}, `tool "v": voice: true needs tier none`},
+		{"voice webhook with tier elevated", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{voiceHook}}, Getenv: env}, `tool "vh": voice: true needs tier none`},
+		{"user_id parameter", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"user_id":{"type":"string"}}}`)}}, `parameters.properties.user_id: the user's id is never a tool parameter`},
+		{"userId parameter", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"userId":{"type":"string"}}}`)}}, `userId`},
+		{"nested user_id parameter", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"filter":{"type":"object","properties":{"User-ID":{"type":"string"}}}}}`)}}, `User-ID`},
+		{"webhook user_id parameter", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{userHook}}, Getenv: env}, `tool "userhook": parameters.properties.user_id`},
+		{"webhook bad schema", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{badHookSchema}}, Getenv: env}, `tool "badhook": parameters is not a valid JSON Schema`},
+		{"unknown plan", RegistryParams{Builtins: []*Tool{plansTypo}}, `"prro" is not a configured plan`},
+		{"bad tier", RegistryParams{Builtins: []*Tool{badTier}}, `tier "high"`},
+		{"bad name", RegistryParams{Builtins: []*Tool{echoTool("has space")}}, `tool "has space": the name`},
+		{"missing secret", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{noSecret}}, Getenv: env}, `secret_env MISSING is not set`},
+		{"short secret", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{shortSecret}},
+			Getenv: func(k string) string { return "short" }}, `shorter than 16 bytes`},
+		{"override of unknown built-in", RegistryParams{Builtins: []*Tool{echoTool("a")},
+			Config: config.Tools{Builtins: map[string]config.BuiltinTool{"b": {}}}}, `tool "b": tools.builtins names a tool that is not built in`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.p.Plans == nil {
+				c.p.Plans = testPlans
+			}
+			_, err := NewRegistry(c.p)
+			if err == nil {
+				t.Fatalf("got no error, want one containing %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestConfigRefusesVoiceWithTier(t *testing.T) {
+	t.Parallel()
+	_, err := config.Parse([]byte(`
+tools:
+  webhooks:
+    - name: book
+      description: Book a class.
+      url: https://example.test/book
+      secret_env: BOOK_SECRET
+      parameters: {type: object}
+      voice: true
+      tier: standard
+`))
+	if err == nil || !strings.Contains(err.Error(), "a voice tool must have tier none") {
+		t.Fatalf("got %v, want the voice/tier refusal", err)
+	}
+}
+
+func TestConfigWebhookChecks(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, yaml, want string }{
+		{"url without scheme", "url: example.test/x", "url: must be an absolute http(s) URL"},
+		{"url with credentials", "url: https://a:b@example.test/x", "must not carry credentials"},
+		{"timeout too long", "timeout: 2m", "timeout: must be between"},
+		{"bad safety level", "safety_level: unsafe", "safety_level"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			y := "tools:\n  webhooks:\n    - name: w\n      description: d\n      secret_env: S\n      parameters: {type: object}\n"
+			if !strings.HasPrefix(c.yaml, "url:") {
+				y += "      url: https://example.test/w\n"
+			}
+			y += "      " + c.yaml + "\n"
+			_, err := config.Parse([]byte(y))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestRegistryDefaultsAndOverrides(t *testing.T) {
+	t.Parallel()
+	off := false
+	r := mustRegistry(t, RegistryParams{
+		Builtins: []*Tool{echoTool("a"), echoTool("b"), echoTool("c")},
+		Config: config.Tools{Builtins: map[string]config.BuiltinTool{
+			"b": {Disabled: true},
+			"c": {Voice: &off, Plans: []string{"pro"}, MaxTokens: 100},
+		}},
+	})
+	if got, want := strings.Join(r.Names(), ","), "a,c"; got != want {
+		t.Fatalf("names: got %s, want %s", got, want)
+	}
+	a, _ := r.Lookup("a")
+	if a.Timeout != config.DefaultToolTimeout || a.MaxTokens != config.DefaultToolMaxTokens || a.Tier != TierNone || a.SafetyLevel != SafetySafe {
+		t.Fatalf("defaults: got timeout %s max_tokens %d tier %s safety %s", a.Timeout, a.MaxTokens, a.Tier, a.SafetyLevel)
+	}
+	c, _ := r.Lookup("c")
+	if c.Voice || c.MaxTokens != 100 || !c.AllowsPlan("pro") || c.AllowsPlan("free") {
+		t.Fatalf("override: got voice %v max_tokens %d", c.Voice, c.MaxTokens)
+	}
+}
+
+func TestListToolsPerPlan(t *testing.T) {
+	t.Parallel()
+	proOnly := echoTool("pro_tool")
+	proOnly.Plans = []string{"pro"}
+	chatOnly := echoTool("chat_tool")
+	chatOnly.Voice = false
+	chatOnly.Tier = TierStandard
+	reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{echoTool("everyone"), proOnly, chatOnly}})
+	e := mustExecutor(t, pgtest.Pool(t), reg)
+
+	cases := []struct {
+		name   string
+		plan   string
+		query  string
+		status int
+		want   string
+	}{
+		{"free", "", "", 200, "chat_tool,everyone"},
+		{"pro", "pro", "", 200, "chat_tool,everyone,pro_tool"},
+		{"free voice", "", "?voice=true", 200, "everyone"},
+		{"pro voice", "pro", "?voice=true", 200, "everyone,pro_tool"},
+		{"voice=false lists all", "pro", "?voice=false", 200, "chat_tool,everyone,pro_tool"},
+		{"bad voice", "", "?voice=maybe", 400, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(http.MethodGet, "/v1/tools"+c.query, nil)
+			req = req.WithContext(auth.WithPrincipal(context.Background(), auth.Principal{UserID: "u1", Plan: c.plan}))
+			w := httptest.NewRecorder()
+			var err error
+			if err = e.HandleList(w, req); err != nil {
+				w = httptest.NewRecorder()
+				writeErr(w, req, err)
+			}
+			if w.Code != c.status {
+				t.Fatalf("got status %d, want %d (%s)", w.Code, c.status, w.Body)
+			}
+			if c.status != 200 {
+				return
+			}
+			var body struct {
+				Plan  string `json:"plan"`
+				Items []struct {
+					Name       string          `json:"name"`
+					Parameters json.RawMessage `json:"parameters"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, it := range body.Items {
+				names = append(names, it.Name)
+				if !json.Valid(it.Parameters) {
+					t.Errorf("%s: parameters are not JSON", it.Name)
+				}
+			}
+			if got := strings.Join(names, ","); got != c.want {
+				t.Fatalf("got %s, want %s", got, c.want)
+			}
+		})
+	}
+	t.Run("unauthenticated", func(t *testing.T) {
+		t.Parallel()
+		err := e.HandleList(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v1/tools", nil))
+		wantCode(t, err, "UNAUTHORIZED")
+	})
+}
