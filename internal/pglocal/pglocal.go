@@ -102,6 +102,9 @@ func Start(ctx context.Context, dir string) (*Cluster, error) {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
 	c := &Cluster{Dir: dir, bin: bin}
+	if err := c.reachableByServer(ctx); err != nil {
+		return nil, err
+	}
 	data := filepath.Join(dir, "data")
 	pwFile := filepath.Join(dir, "password")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
@@ -212,6 +215,22 @@ func (c *Cluster) chownForServer(path string) error {
 		}
 		return os.Lchown(p, uid, gid)
 	})
+}
+
+// reachableByServer checks, when we are root, that the postgres user can
+// reach dir: a checkout under a private home directory cannot host the
+// cluster, and initdb's own error would not say why.
+func (c *Cluster) reachableByServer(ctx context.Context) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	if err := c.chownForServer(c.Dir); err != nil {
+		return err
+	}
+	if err := exec.CommandContext(ctx, "runuser", "-u", "postgres", "--", "test", "-w", c.Dir).Run(); err != nil {
+		return fmt.Errorf("pglocal: the postgres user cannot write %s (a parent directory is private); set VOXGATE_DATABASE_URL or move the checkout", c.Dir)
+	}
+	return nil
 }
 
 // runningPort reads the port from postmaster.pid when the server process

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/pgtest"
+)
+
+// TestDevZeroSetup runs `voxgate dev` in an empty directory: it keeps a
+// 0600 secret under ./.voxgate/, prints a working token for the bench plan,
+// and stops cleanly on cancel.
+func TestDevZeroSetup(t *testing.T) {
+	dbURL := pgtest.URL(t)
+	t.Chdir(t.TempDir())
+	env := map[string]string{"VOXGATE_DATABASE_URL": dbURL, "VOXGATE_ADDR": "127.0.0.1:0"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"dev"}, func(k string) string { return env[k] }, out, &bytes.Buffer{}) }()
+
+	var tok, base string
+	deadline := time.Now().Add(30 * time.Second)
+	for tok == "" && time.Now().Before(deadline) {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "export TOKEN="); ok {
+				tok = v
+			}
+			if v, ok := strings.CutPrefix(line, "voxgate dev is running at "); ok {
+				base = strings.TrimSpace(v)
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("dev exited early: %v\n%s", err, out)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if tok == "" || base == "" {
+		t.Fatalf("no token or URL printed:\n%s", out)
+	}
+	status, body := get(t, base+"/v1/me", tok)
+	if status != 200 || !strings.Contains(body, `"plan":"bench"`) {
+		t.Fatalf("/v1/me with the dev token: got %d %s, want 200 on plan bench", status, body)
+	}
+	info, err := os.Stat(filepath.Join(devDir, "jwt-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Fatalf("jwt-secret mode: got %o, want 600", mode)
+	}
+	// `voxgate token` signs with the same dev secret.
+	var tokOut bytes.Buffer
+	if err := run(ctx, []string{"token", "--sub", "other"}, func(string) string { return "" }, &tokOut, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := get(t, base+"/v1/me", strings.TrimSpace(tokOut.String())); status != 200 {
+		t.Fatalf("token from `voxgate token`: got %d, want 200", status)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("dev returned %v after cancel, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("dev did not stop after cancel")
+	}
+}
+
+func TestUsageAndUnknownCommand(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, os.Getenv, &out, &errOut); err != nil || !strings.Contains(out.String(), "serve") {
+		t.Fatalf("--help: got %v, %q", err, out.String())
+	}
+	if err := run(context.Background(), []string{"fly"}, os.Getenv, &out, &errOut); err == nil {
+		t.Fatal("unknown command: got no error")
+	}
+	errOut.Reset()
+	if err := run(context.Background(), []string{"token", "--help"}, os.Getenv, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "-sub") {
+		t.Fatalf("token --help: got %v, %q", err, errOut.String())
+	}
+}

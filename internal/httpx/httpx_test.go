@@ -1,0 +1,135 @@
+package httpx_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/httpx"
+)
+
+type body struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+	Tags  []string
+}
+
+func TestDecode(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body, ctype string
+		want              apierr.Code
+		msg               string
+	}{
+		{"ok", `{"name":"a","count":2}`, "application/json", "", ""},
+		{"ok without content type", `{"name":"a"}`, "", "", ""},
+		{"empty", ``, "application/json", apierr.InvalidRequest, "empty"},
+		{"not json", `{name:`, "application/json", apierr.InvalidRequest, "not valid JSON"},
+		{"truncated", `{"name":"a"`, "application/json", apierr.InvalidRequest, "not valid JSON"},
+		{"wrong type", `{"count":"two"}`, "application/json", apierr.InvalidRequest, `"count" must be an integer`},
+		{"unknown field", `{"nme":"a"}`, "application/json", apierr.InvalidRequest, `Unknown field "nme"`},
+		{"two values", `{} {}`, "application/json", apierr.InvalidRequest, "one JSON value"},
+		{"form body", `name=a`, "application/x-www-form-urlencoded", apierr.InvalidRequest, "must be JSON"},
+		{"too large", `{"name":"` + strings.Repeat("a", 200) + `"}`, "application/json", apierr.PayloadTooLarge, "larger than 100"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
+			if tc.ctype != "" {
+				r.Header.Set("Content-Type", tc.ctype)
+			}
+			var v body
+			err := httpx.Decode(r, &v, httpx.DecodeOptions{MaxBytes: 100})
+			if got := apierr.CodeOf(err); got != tc.want {
+				t.Fatalf("code: got %q, want %q (err %v)", got, tc.want, err)
+			}
+			if err != nil && !strings.Contains(apierr.From(err).Message, tc.msg) {
+				t.Fatalf("message: got %q, want it to contain %q", apierr.From(err).Message, tc.msg)
+			}
+		})
+	}
+}
+
+func TestErrorBody(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest("GET", "/", nil)
+	r = r.WithContext(httpx.WithRequestID(r.Context(), "req-1"))
+	w := httptest.NewRecorder()
+	httpx.Error(w, r, apierr.New(apierr.RateLimited, "").WithRetry(12).With("session_id", "s1"))
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "12" {
+		t.Fatalf("got %d Retry-After=%q, want 429 and 12", w.Code, w.Header().Get("Retry-After"))
+	}
+	var got struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"code": "RATE_LIMITED", "message": "You've been busy! Give me a moment to catch up.", "retry_after_s": 12.0, "request_id": "req-1", "session_id": "s1"}
+	for k, v := range want {
+		if got.Error[k] != v {
+			t.Errorf("%s: got %v, want %v", k, got.Error[k], v)
+		}
+	}
+}
+
+// An error that is not an *apierr.Error never reaches the client.
+func TestInternalErrorsStayInside(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest("GET", "/", nil)
+	w := httptest.NewRecorder()
+	httpx.Error(w, r, errString("pq: password authentication failed for user secret_user"))
+	if w.Code != 500 || strings.Contains(w.Body.String(), "secret_user") {
+		t.Fatalf("got %d %s, want a 500 without internals", w.Code, w.Body)
+	}
+}
+
+func TestEveryCodeHasAStatus(t *testing.T) {
+	t.Parallel()
+	want := map[apierr.Code]int{
+		"INVALID_REQUEST": 400, "UNAUTHORIZED": 401, "FORBIDDEN": 403, "TOOL_NOT_ALLOWED": 403,
+		"NOT_FOUND": 404, "TOOL_NOT_FOUND": 404, "SESSION_ENDED": 409, "CONFLICT": 409,
+		"PAYLOAD_TOO_LARGE": 413, "TOOL_VALIDATION_ERROR": 422, "AI_VALIDATION_ERROR": 422,
+		"AI_PII_LEAK": 422, "RATE_LIMITED": 429, "CONCURRENT_LIMIT": 429, "QUOTA_EXCEEDED": 429,
+		"AI_RATE_LIMITED": 429, "AI_CONFIG_ERROR": 502, "AI_PARSE_ERROR": 502, "UNAVAILABLE": 503,
+		"AI_FEATURE_DISABLED": 503, "INTERNAL": 500, "METHOD_NOT_ALLOWED": 405,
+	}
+	for code, status := range want {
+		if got := apierr.Status(code); got != status {
+			t.Errorf("%s: got %d, want %d", code, got, status)
+		}
+	}
+	if got, want := len(apierr.Codes()), len(want); got != want {
+		t.Errorf("codes: got %d, want %d", got, want)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// FuzzUnmarshal: any body decodes or yields a client-safe INVALID_REQUEST
+// that never echoes the input.
+func FuzzUnmarshal(f *testing.F) {
+	for _, s := range []string{`{}`, `{"name":"x","count":1,"Tags":["a"]}`, `[`, `{"count":1e400}`, `null`, `"str"`, "\xff\xfe", `{"name":"\u0000"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v body
+		err := httpx.Unmarshal(data, &v, false)
+		if err == nil {
+			return
+		}
+		e := apierr.From(err)
+		if e.Code != apierr.InvalidRequest {
+			t.Fatalf("got %s, want INVALID_REQUEST", e.Code)
+		}
+		if len(data) > 8 && strings.Contains(e.Message, string(data)) {
+			t.Fatalf("message echoes the body: %q", e.Message)
+		}
+	})
+}
