@@ -45,10 +45,10 @@ type wireFunction struct {
 }
 
 type usageBody struct {
-	PromptTokens            int                  `json:"prompt_tokens"`
-	CompletionTokens        int                  `json:"completion_tokens"`
-	TotalTokens             int                  `json:"total_tokens"`
-	PromptTokensDetails     promptTokenDetails   `json:"prompt_tokens_details"`
+	PromptTokens            int                   `json:"prompt_tokens"`
+	CompletionTokens        int                   `json:"completion_tokens"`
+	TotalTokens             int                   `json:"total_tokens"`
+	PromptTokensDetails     promptTokenDetails    `json:"prompt_tokens_details"`
 	CompletionTokensDetails completionTokenDetail `json:"completion_tokens_details"`
 }
 
