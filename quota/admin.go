@@ -30,12 +30,10 @@ func (s *Service) SetPlan(ctx context.Context, userID, plan string) (time.Time, 
 	return at, nil
 }
 
-// unknownPlan is 422. DESIGN §5 has no generic 422 code; the request is
-// well-formed JSON whose value fails validation, which is what
-// TOOL_VALIDATION_ERROR means for the gateway's own actions, so that is the
-// code, with a message naming the plans there are.
+// unknownPlan is 422 VALIDATION_ERROR: well-formed JSON whose value is
+// refused, with a message naming the plans there are.
 func unknownPlan(plan string, names []string) *apierr.Error {
-	return apierr.Wrap(apierr.ToolValidation,
+	return apierr.Wrap(apierr.Validation,
 		fmt.Sprintf("Unknown plan %q. Plans: %s.", plan, strings.Join(names, ", ")),
 		fmt.Errorf("%w: %q", ErrUnknownPlan, plan))
 }

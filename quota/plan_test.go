@@ -95,7 +95,7 @@ func TestSetPlanHandler(t *testing.T) {
 		{name: "finance is forbidden", role: auth.RoleFinance, body: `{"plan":"pro"}`, wantCode: 403, wantErr: apierr.Forbidden},
 		{name: "user is forbidden", role: "", body: `{"plan":"pro"}`, wantCode: 403, wantErr: apierr.Forbidden},
 		{name: "no principal", anon: true, body: `{"plan":"pro"}`, wantCode: 401, wantErr: apierr.Unauthorized},
-		{name: "unknown plan", role: auth.RoleAdmin, body: `{"plan":"gold"}`, wantCode: 422, wantErr: apierr.ToolValidation},
+		{name: "unknown plan", role: auth.RoleAdmin, body: `{"plan":"gold"}`, wantCode: 422, wantErr: apierr.Validation},
 		{name: "missing plan", role: auth.RoleAdmin, body: `{}`, wantCode: 400, wantErr: apierr.InvalidRequest},
 		{name: "unknown field", role: auth.RoleAdmin, body: `{"plan":"pro","x":1}`, wantCode: 400, wantErr: apierr.InvalidRequest},
 		{name: "not json", role: auth.RoleAdmin, body: `plan=pro`, wantCode: 400, wantErr: apierr.InvalidRequest},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,6 +18,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
+	"github.com/voxgate/voxgate/quota"
 )
 
 // Main is the running gateway: every part, wired by hand. Tests boot the
@@ -32,11 +34,15 @@ type Main struct {
 	Verifier *auth.Verifier
 	Server   *server.Server
 	Registry *prometheus.Registry
+	Quota    *quota.Service
 
 	httpServer    *http.Server
 	metricsServer *http.Server
 	ln            net.Listener
 	serveErr      chan error
+
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
 }
 
 // Run opens the database, migrates it, builds the server and starts
@@ -65,8 +71,14 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if m.Quota, err = quota.New(quota.Params{Pool: m.Pool, Config: cfg.Quota, Registerer: m.Registry, Logger: log}); err != nil {
+		return err
+	}
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	m.stopBackground = stop
+	m.background.Go(func() { m.Quota.Run(bg) })
 	if m.Server, err = server.New(server.Params{
-		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry,
+		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry, Quota: m.Quota,
 	}); err != nil {
 		return err
 	}
@@ -126,6 +138,10 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())
+	}
+	if m.stopBackground != nil {
+		m.stopBackground()
+		m.background.Wait()
 	}
 	if m.Verifier != nil {
 		m.Verifier.Close()

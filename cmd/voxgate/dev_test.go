@@ -23,7 +23,9 @@ func TestDevZeroSetup(t *testing.T) {
 	defer cancel()
 	out := &lockedBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"dev"}, func(k string) string { return env[k] }, out, &bytes.Buffer{}) }()
+	go func() {
+		done <- run(ctx, []string{"dev"}, func(k string) string { return env[k] }, out, &bytes.Buffer{})
+	}()
 
 	var tok, base string
 	deadline := time.Now().Add(30 * time.Second)

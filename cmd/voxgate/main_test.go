@@ -101,7 +101,7 @@ func TestEndToEnd(t *testing.T) {
 	tok := strings.TrimSpace(out.String())
 
 	status, body := get(t, m.URL()+"/v1/me", tok)
-	if want := `{"user_id":"e2e-user","role":"user","plan":"pro"}`; status != 200 || strings.TrimSpace(body) != want {
+	if want := `{"user_id":"e2e-user","role":"user","plan":"pro","usage":{`; status != 200 || !strings.HasPrefix(body, want) {
 		t.Fatalf("/v1/me: got %d %s, want 200 %s", status, body, want)
 	}
 	status, body = get(t, m.URL()+"/metrics", "")

@@ -26,6 +26,7 @@ const (
 	Conflict          Code = "CONFLICT"
 	PayloadTooLarge   Code = "PAYLOAD_TOO_LARGE"
 	ToolValidation    Code = "TOOL_VALIDATION_ERROR"
+	Validation        Code = "VALIDATION_ERROR" // not in DESIGN §5: well-formed input with a value the gateway refuses (e.g. an unknown plan)
 	AIValidation      Code = "AI_VALIDATION_ERROR"
 	AIPIILeak         Code = "AI_PII_LEAK"
 	RateLimited       Code = "RATE_LIMITED"
@@ -55,6 +56,7 @@ var info = map[Code]struct {
 	Conflict:          {http.StatusConflict, "This conflicts with a request already made."},
 	PayloadTooLarge:   {http.StatusRequestEntityTooLarge, "The request is too large."},
 	ToolValidation:    {http.StatusUnprocessableEntity, "The action's details are not valid."},
+	Validation:        {http.StatusUnprocessableEntity, "A value in the request is not acceptable."},
 	AIValidation:      {http.StatusUnprocessableEntity, "The assistant's answer could not be checked. Please try again."},
 	AIPIILeak:         {http.StatusUnprocessableEntity, "The assistant's answer was withheld. Please try again."},
 	RateLimited:       {http.StatusTooManyRequests, "You've been busy! Give me a moment to catch up."},

@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/quota"
 )
 
 // BenchmarkMiddleware measures the whole middleware stack (request id,
@@ -102,7 +103,12 @@ func benchHandler(b *testing.B, p auth.Params) http.Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	s, err := New(Params{Config: &cfg, Pool: pool, Verifier: v, Registry: prometheus.NewRegistry(),
+	reg := prometheus.NewRegistry()
+	q, err := quota.New(quota.Params{Pool: pool, Config: cfg.Quota, Registerer: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Params{Config: &cfg, Pool: pool, Verifier: v, Registry: reg, Quota: q,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/quota"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
@@ -36,21 +37,23 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 type meResponse struct {
-	UserID string `json:"user_id"`
-	Role   string `json:"role"`
-	Plan   string `json:"plan"`
+	UserID string                      `json:"user_id"`
+	Role   string                      `json:"role"`
+	Plan   string                      `json:"plan"`
+	Usage  map[string]quota.LimitUsage `json:"usage"`
 }
 
+// me is the caller, their effective plan and the state of every limit.
 func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 	p, _ := auth.FromContext(r.Context())
-	plan := p.Plan
-	if _, ok := s.cfg.Quota.Plans[plan]; !ok {
-		plan = s.cfg.Quota.DefaultPlan
+	rep, err := s.quota.Report(r.Context(), p)
+	if err != nil {
+		return err
 	}
 	role := p.Role
 	if role == "" {
 		role = "user"
 	}
-	httpx.WriteJSON(w, http.StatusOK, meResponse{UserID: p.UserID, Role: role, Plan: plan})
+	httpx.WriteJSON(w, http.StatusOK, meResponse{UserID: p.UserID, Role: role, Plan: rep.Plan, Usage: rep.Usage})
 	return nil
 }

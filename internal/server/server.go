@@ -15,6 +15,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/quota"
 )
 
 // Params are the parts a Server needs. New checks them.
@@ -24,6 +25,7 @@ type Params struct {
 	Verifier *auth.Verifier
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
+	Quota    *quota.Service
 }
 
 // Server holds the route table and its dependencies.
@@ -33,6 +35,7 @@ type Server struct {
 	verifier *auth.Verifier
 	log      *slog.Logger
 	registry *prometheus.Registry
+	quota    *quota.Service
 	metrics  *httpMetrics
 	draining atomic.Bool
 	idPrefix string
@@ -43,7 +46,7 @@ type Server struct {
 
 // New builds the server and its route table.
 func New(p Params) (*Server, error) {
-	if p.Config == nil || p.Pool == nil || p.Verifier == nil || p.Registry == nil {
+	if p.Config == nil || p.Pool == nil || p.Verifier == nil || p.Registry == nil || p.Quota == nil {
 		return nil, errMissingParams
 	}
 	if p.Logger == nil {
@@ -55,6 +58,7 @@ func New(p Params) (*Server, error) {
 		verifier: p.Verifier,
 		log:      p.Logger,
 		registry: p.Registry,
+		quota:    p.Quota,
 		idPrefix: newIDPrefix(),
 	}
 	var err error

@@ -19,6 +19,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/quota"
 )
 
 var secret = []byte("server-test-secret-of-at-least-32-bytes")
@@ -60,9 +61,15 @@ func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 	}
 	t.Cleanup(v.Close)
 	logs := &syncBuffer{}
+	pool := pgtest.Pool(t)
+	reg := prometheus.NewRegistry()
+	q, err := quota.New(quota.Params{Pool: pool, Config: cfg.Quota, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := New(Params{
-		Config: &cfg, Pool: pgtest.Pool(t), Verifier: v,
-		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: prometheus.NewRegistry(),
+		Config: &cfg, Pool: pool, Verifier: v, Quota: q,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: reg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +127,9 @@ func TestMe(t *testing.T) {
 		wantStatus int
 		want       string
 	}{
-		{"plain user", token(t, "u1", "", "pro"), 200, `{"user_id":"u1","role":"user","plan":"pro"}`},
-		{"unknown plan claim falls back to the default", token(t, "u2", "", "gold"), 200, `{"user_id":"u2","role":"user","plan":"free"}`},
-		{"admin", token(t, "a1", "admin", ""), 200, `{"user_id":"a1","role":"admin","plan":"free"}`},
+		{"plain user", token(t, "u1", "", "pro"), 200, `"user_id":"u1","role":"user","plan":"pro"`},
+		{"unknown plan claim falls back to the default", token(t, "u2", "", "gold"), 200, `"user_id":"u2","role":"user","plan":"free"`},
+		{"admin", token(t, "a1", "admin", ""), 200, `"user_id":"a1","role":"admin","plan":"free"`},
 		{"no token", "", 401, "UNAUTHORIZED"},
 		{"garbage token", "garbage", 401, "UNAUTHORIZED"},
 	}
@@ -138,8 +145,8 @@ func TestMe(t *testing.T) {
 				}
 				return
 			}
-			if got := strings.TrimSpace(w.Body.String()); got != tc.want {
-				t.Fatalf("body: got %s, want %s", got, tc.want)
+			if got := w.Body.String(); !strings.Contains(got, tc.want) || !strings.Contains(got, `"requests_per_minute":{"used":0,`) {
+				t.Fatalf("body: got %s, want %s and a usage report", got, tc.want)
 			}
 		})
 	}
