@@ -118,8 +118,8 @@ func benchHandler(b *testing.B, p auth.Params) http.Handler {
 		w.WriteHeader(200)
 		return nil
 	}))
-	_ = httpx.Handle
-	return s.middleware(jsonMisses(mux))
+	mux.Handle(missPattern, httpx.Handle(misses(mux)))
+	return s.middleware(mux)
 }
 
 func jwksFor(b *testing.B, k *ecdsa.PrivateKey, kid string) string {

@@ -73,7 +73,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 
 		route := r.Pattern
-		if route == "" {
+		if route == "" || route == missPattern {
 			route = "unmatched"
 		}
 		status := sw.status
@@ -88,7 +88,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Int64("bytes", sw.bytes),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+			slog.Int64("duration_us", elapsed.Microseconds()),
 			slog.String("user_id", sw.userID),
 		)
 	})

@@ -2,46 +2,36 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/httpx"
 )
 
-// jsonMisses answers requests that match no route with a JSON error instead
-// of ServeMux's plain text: 404 NOT_FOUND, or 405 METHOD_NOT_ALLOWED with the
-// Allow header ServeMux computes.
-func jsonMisses(mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		probe := &missProbe{header: http.Header{}}
-		mux.ServeHTTP(probe, r)
-		if allow := probe.header.Get("Allow"); allow != "" {
-			w.Header().Set("Allow", allow)
-		}
-		switch probe.status {
-		case http.StatusMethodNotAllowed:
-			httpx.Error(w, r, apierr.New(apierr.MethodNotAllowed, ""))
-		case http.StatusNotFound, 0:
-			httpx.Error(w, r, apierr.New(apierr.NotFound, "There is no such route."))
-		default:
-			// A redirect (e.g. path cleaning): pass it on as ServeMux meant.
-			for k, v := range probe.header {
-				w.Header()[k] = v
+// missPattern catches every request no route matches, so misses get a JSON
+// error instead of ServeMux's plain text.
+const missPattern = "/"
+
+// misses answers a request that matched no route: 405 METHOD_NOT_ALLOWED
+// with an Allow header when the path exists under other methods, else 404
+// NOT_FOUND. It probes the mux only on this cold path.
+func misses(mux *http.ServeMux) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var allow []string
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if m == r.Method {
+				continue
 			}
-			w.WriteHeader(probe.status)
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, p := mux.Handler(probe); p != "" && p != missPattern {
+				allow = append(allow, m)
+			}
 		}
-	})
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			return apierr.New(apierr.MethodNotAllowed, "")
+		}
+		return apierr.New(apierr.NotFound, "There is no such route.")
+	}
 }
-
-// missProbe records what ServeMux would answer, writing nothing.
-type missProbe struct {
-	header http.Header
-	status int
-}
-
-func (p *missProbe) Header() http.Header         { return p.header }
-func (p *missProbe) Write(b []byte) (int, error) { return len(b), nil }
-func (p *missProbe) WriteHeader(code int)        { p.status = code }

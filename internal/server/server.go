@@ -15,6 +15,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/quota"
 )
 
@@ -70,7 +71,8 @@ func New(p Params) (*Server, error) {
 	for _, rt := range s.routes {
 		mux.Handle(rt.pattern, rt.handler)
 	}
-	s.handler = s.middleware(jsonMisses(mux))
+	mux.Handle(missPattern, httpx.Handle(misses(mux)))
+	s.handler = s.middleware(mux)
 	return s, nil
 }
 
