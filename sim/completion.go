@@ -3,7 +3,6 @@ package sim
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"strconv"
 	"time"
 )
 
@@ -115,5 +114,3 @@ func randomID() string {
 	}
 	return string(buf[:])
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

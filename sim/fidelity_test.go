@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,7 +107,12 @@ func TestErrorRoutesMatchSpec(t *testing.T) {
 			t.Errorf("GET %s: got status %d, want 404", path, resp.StatusCode)
 		}
 	}
-	_, body := post(t, url+"/v1/nope/..", simtest.TestKey, "{}")
+	resp, err := http.Post(url+"/v1/nope", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
 	if err := spec.Validate("ErrorResponse", body); err != nil {
 		t.Errorf("error body %s: %v", body, err)
 	}

@@ -26,7 +26,6 @@ func chatFaultKinds() []FaultKind {
 // on an http.Server or httptest.Server. Call Close before shutting that
 // server down so that hanging and streaming requests end.
 type Server struct {
-	cfg      Config
 	latency  Latency
 	keys     map[string]bool
 	models   map[string]bool
@@ -51,7 +50,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	kinds := map[string][]FaultKind{EndpointChatCompletions: chatFaultKinds()}
 	s := &Server{
-		cfg:     cfg,
 		latency: cfg.latency(),
 		keys:    set(cfg.Keys),
 		models:  set(cfg.Models),
