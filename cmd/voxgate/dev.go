@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pglocal"
+	"github.com/voxgate/voxgate/sim"
 )
 
 // devDir holds everything 'voxgate dev' keeps between runs.
@@ -39,6 +40,17 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
+	// No OpenAI key: the simulator stands in for OpenAI, in process, on
+	// its own loopback listener.
+	simURL := ""
+	if getenv("OPENAI_API_KEY") == "" {
+		s, err := startSim(ctx, "127.0.0.1:0", sim.Config{Logger: newLogger(stderr)})
+		if err != nil {
+			return err
+		}
+		defer s.stop()
+		simURL = s.url + "/v1"
+	}
 	env := func(k string) string {
 		switch {
 		case k == "VOXGATE_DATABASE_URL":
@@ -47,6 +59,10 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 			return secret
 		case k == "VOXGATE_ADDR" && getenv(k) == "":
 			return *addr
+		case k == "OPENAI_BASE_URL" && simURL != "":
+			return simURL
+		case k == "OPENAI_API_KEY" && simURL != "":
+			return "sk-sim"
 		}
 		return getenv(k)
 	}
@@ -66,7 +82,11 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nvoxgate dev is running at %s\n\nA dev token (user dev-user, plan bench, valid 24h):\n\n  export TOKEN=%s\n  curl -H \"Authorization: Bearer $TOKEN\" %s/v1/me\n\nMore tokens: go run ./cmd/voxgate token --sub someone --plan pro\nPress Ctrl-C to stop.\n\n", m.URL(), tok, m.URL())
+	provider := "OpenAI at " + cfg.Secrets.OpenAIBaseURL
+	if simURL != "" {
+		provider = "the simulator at " + simURL + " (no OpenAI key needed)"
+	}
+	fmt.Fprintf(stdout, "\nvoxgate dev is running at %s\nProvider: %s\n\nA dev token (user dev-user, plan bench, valid 24h):\n\n  export TOKEN=%s\n  curl -H \"Authorization: Bearer $TOKEN\" %s/v1/me\n\nMore tokens: go run ./cmd/voxgate token --sub someone --plan pro\nPress Ctrl-C to stop.\n\n", m.URL(), provider, tok, m.URL())
 	return serveUntilDone(ctx, m)
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +49,9 @@ func TestDevZeroSetup(t *testing.T) {
 	if tok == "" || base == "" {
 		t.Fatalf("no token or URL printed:\n%s", out)
 	}
+	if !strings.Contains(out.String(), "Provider: the simulator at http://127.0.0.1:") {
+		t.Fatalf("dev did not start the simulator:\n%s", out)
+	}
 	status, body := get(t, base+"/v1/me", tok)
 	if status != 200 || !strings.Contains(body, `"plan":"bench"`) {
 		t.Fatalf("/v1/me with the dev token: got %d %s, want 200 on plan bench", status, body)
@@ -89,5 +94,50 @@ func TestUsageAndUnknownCommand(t *testing.T) {
 	errOut.Reset()
 	if err := run(context.Background(), []string{"token", "--help"}, os.Getenv, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "-sub") {
 		t.Fatalf("token --help: got %v, %q", err, errOut.String())
+	}
+}
+
+// TestSimCommand runs `voxgate sim` and calls it as an OpenAI client would.
+func TestSimCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, os.Getenv, out, &bytes.Buffer{}) }()
+	var base string
+	for i := 0; i < 200 && base == ""; i++ {
+		if _, after, ok := strings.Cut(out.String(), "OPENAI_BASE_URL="); ok {
+			base = strings.TrimSuffix(strings.TrimSpace(after), ")")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if base == "" {
+		t.Fatalf("sim did not print its URL: %q", out.String())
+	}
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`
+	req, _ := http.NewRequest("POST", base+"/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer sk-test")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"chat.completion"`) {
+		t.Fatalf("completion: got %d %s", resp.StatusCode, b)
+	}
+	req, _ = http.NewRequest("POST", base+"/chat/completions", strings.NewReader(body))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("without a key: got %d, want 401", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("sim returned %v after cancel", err)
 	}
 }

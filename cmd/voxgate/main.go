@@ -25,6 +25,7 @@ Commands:
             keeps a dev JWT secret there, and prints a ready token
   migrate   apply database migrations and exit
   token     print a signed JWT for testing (--sub U [--role admin] [--plan pro] [--ttl 1h])
+  sim       run the OpenAI-compatible simulator (--addr, --config)
 
 Run 'voxgate <command> --help' for a command's flags.
 Configuration: a YAML file (--config or VOXGATE_CONFIG) plus environment variables; see README.md.
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, args[1:], getenv, stdout, stderr)
 	case "token":
 		return runToken(args[1:], getenv, stdout, stderr)
+	case "sim":
+		return runSim(ctx, args[1:], getenv, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
