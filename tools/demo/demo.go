@@ -1,0 +1,54 @@
+// Package demo holds the built-in tools of the demo food and wellness app
+// (DESIGN §8): search_recipes, get_recipe, get_profile, log_meal and
+// recommend_workouts, over the tables of migrations 0021 and 0022. Each tool
+// acts for the authenticated user the executor passes in; none takes a
+// user id as an argument.
+package demo
+
+import (
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/tools"
+)
+
+// Params configures the demo tools.
+type Params struct {
+	DB *pgxpool.Pool
+	// DryRun (VOXGATE_DRY_RUN) turns log_meal's write into a proposal.
+	DryRun bool
+	// Now is the clock for meal times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Tools returns the demo tools, ready for tools.RegistryParams.Builtins.
+func Tools(p Params) ([]*tools.Tool, error) {
+	if p.DB == nil {
+		return nil, errors.New("demo: Params.DB is required")
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	d := &app{db: p.DB, dryRun: p.DryRun, now: p.Now}
+	return []*tools.Tool{
+		d.searchRecipesTool(),
+		d.getRecipeTool(),
+		d.getProfileTool(),
+		d.logMealTool(),
+		d.recommendWorkoutsTool(),
+	}, nil
+}
+
+// app is the demo app's data access, shared by its tools.
+type app struct {
+	db     *pgxpool.Pool
+	dryRun bool
+	now    func() time.Time
+}
+
+// disclaimer goes with anything that touches health (DESIGN §8).
+const disclaimer = "This isn't medical advice."
+
+//go:generate go run ./internal/seedgen -o ../../migrations/0022_demo_recipes.sql

@@ -1,0 +1,187 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/voxgate/voxgate/safety"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// RecipeCard is what the app renders for a recipe in a list.
+type RecipeCard struct {
+	ID             int      `json:"id"`
+	Title          string   `json:"title"`
+	Cuisine        string   `json:"cuisine"`
+	TotalMinutes   int      `json:"total_minutes"`
+	Difficulty     string   `json:"difficulty"`
+	Kcal           int      `json:"kcal"`
+	ProteinG       float64  `json:"protein_g"`
+	NutritionScore int      `json:"nutrition_score"`
+	Diets          []string `json:"diets"`
+	Allergens      []string `json:"allergens"`
+}
+
+type searchArgs struct {
+	Query            string   `json:"query"`
+	Diet             string   `json:"diet"`
+	MaxMinutes       int      `json:"max_minutes"`
+	Cuisine          string   `json:"cuisine"`
+	ExcludeAllergens []string `json:"exclude_allergens"`
+	Limit            int      `json:"limit"`
+}
+
+// searchSQL ranks by full-text match: any word of the query may match (so
+// "chicken pasta" still finds chicken dishes), recipes matching every word
+// come first, then ts_rank_cd with title > keywords > summary weights.
+// Allergen groups exclude by the seed's derived allergens; terms the map
+// does not know exclude any recipe with an ingredient name containing them.
+const searchSQL = `WITH q AS (
+	SELECT CASE WHEN numnode(plainto_tsquery('english', $1)) = 0 THEN NULL
+		ELSE replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery END AS any_q,
+		plainto_tsquery('english', $1) AS all_q)
+SELECT r.id, r.title, r.cuisine, r.total_minutes, r.difficulty, r.kcal, r.protein_g::float8,
+	r.nutrition_score, r.diets, r.allergens
+FROM recipes r, q
+WHERE (q.any_q IS NULL OR r.search @@ q.any_q)
+	AND ($2 = '' OR $2 = ANY (r.diets))
+	AND ($3 = 0 OR r.total_minutes <= $3)
+	AND ($4 = '' OR r.cuisine = $4)
+	AND NOT (r.allergens && $5::text[])
+	AND NOT EXISTS (SELECT 1 FROM unnest(r.ingredient_names) n, unnest($6::text[]) t WHERE strpos(n, t) > 0)
+ORDER BY (q.any_q IS NOT NULL AND r.search @@ q.all_q) DESC,
+	coalesce(ts_rank_cd(r.search, q.any_q), 0) DESC, r.nutrition_score DESC, r.id
+LIMIT $7`
+
+func (d *app) searchRecipesTool() *tools.Tool {
+	return &tools.Tool{
+		Name: "search_recipes",
+		Description: "Search the recipe collection by words (dish, ingredient, cuisine, style) with optional " +
+			"diet, time and cuisine filters. The user's allergies and diet from their profile are applied automatically.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+	"query":{"type":"string","maxLength":200,"description":"What to look for, e.g. \"quick vegan curry\" or \"chicken pasta\"."},
+	"diet":{"type":"string","enum":["vegetarian","vegan","pescatarian","gluten_free","dairy_free"],"description":"Only recipes fitting this diet. Defaults to the profile's diet."},
+	"max_minutes":{"type":"integer","minimum":5,"maximum":600,"description":"Longest total time in minutes."},
+	"cuisine":{"type":"string","maxLength":40,"description":"e.g. italian, indian, middle eastern."},
+	"exclude_allergens":{"type":"array","items":{"type":"string","maxLength":40},"maxItems":10,"description":"Allergies to exclude in addition to the profile's."},
+	"limit":{"type":"integer","minimum":1,"maximum":10,"description":"How many recipes; default 5."}},
+"additionalProperties":false}`),
+		Voice: true, MaxTokens: 700,
+		Run: d.searchRecipes,
+	}
+}
+
+func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Outcome, error) {
+	var a searchArgs
+	if err := inv.Decode(&a); err != nil {
+		return tools.Outcome{}, err
+	}
+	if a.Limit == 0 {
+		a.Limit = 5
+	}
+	p, err := d.profile(ctx, inv.UserID)
+	if err != nil {
+		// Without the profile the user's allergies are unknown: refuse
+		// rather than guess.
+		return tools.Outcome{}, tools.Failf("allergy_check_unavailable",
+			"I can't check your allergies right now, so I won't suggest recipes. Please try again shortly.")
+	}
+	if a.Diet == "" && p.Diet != "none" {
+		a.Diet = p.Diet
+	}
+	applied := map[string]any{"diet": a.Diet, "allergies": mergeTerms(p.Allergies, a.ExcludeAllergens)}
+	ex, err := d.exclusionsFor(ctx, p.Allergies, a.ExcludeAllergens)
+	if err != nil {
+		return failClosed(applied), nil
+	}
+	cuisine := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(a.Cuisine)), " ", "_")
+	rows, err := d.db.Query(ctx, searchSQL, a.Query, a.Diet, a.MaxMinutes, cuisine,
+		nonNil(ex.groups), nonNil(ex.unknown), a.Limit)
+	if err != nil {
+		return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
+	}
+	defer rows.Close()
+	cards := []RecipeCard{}
+	for rows.Next() {
+		var c RecipeCard
+		if err := rows.Scan(&c.ID, &c.Title, &c.Cuisine, &c.TotalMinutes, &c.Difficulty, &c.Kcal,
+			&c.ProteinG, &c.NutritionScore, &c.Diets, &c.Allergens); err != nil {
+			return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
+		}
+		cards = append(cards, c)
+	}
+	if err := rows.Err(); err != nil {
+		return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
+	}
+	return recipeOutcome(cards, applied)
+}
+
+// failClosed is the answer when the allergen map cannot be read for a user
+// with restrictions: no recipes at all, and a flag saying why.
+func failClosed(applied map[string]any) tools.Outcome {
+	msg := "I can't check allergens right now, so I won't suggest recipes. Please try again shortly."
+	return tools.Outcome{
+		Data:  map[string]any{"recipes": []RecipeCard{}, "count": 0, "applied": applied, "note": msg},
+		Model: map[string]any{"recipes": []any{}, "note": msg},
+		Flags: []safety.Flag{{Type: "allergen_check_unavailable", Message: msg, Blocked: true}},
+	}
+}
+
+func recipeOutcome(cards []RecipeCard, applied map[string]any) (tools.Outcome, error) {
+	// The model gets only what it needs to talk about the results.
+	short := make([]map[string]any, len(cards))
+	out := tools.Outcome{}
+	for i, c := range cards {
+		short[i] = map[string]any{"id": c.ID, "title": c.Title, "minutes": c.TotalMinutes,
+			"difficulty": c.Difficulty, "kcal": c.Kcal, "score": c.NutritionScore}
+		card, err := tools.NewCard("recipe", c)
+		if err != nil {
+			return out, err
+		}
+		out.Cards = append(out.Cards, card)
+	}
+	data := map[string]any{"recipes": cards, "count": len(cards), "applied": applied}
+	model := map[string]any{"recipes": short, "applied": applied}
+	if len(cards) == 0 {
+		model["note"] = "No recipes matched. Suggest loosening a filter."
+	}
+	partial, err := tools.NewCard("recipes", map[string]any{"recipes": cards})
+	if err != nil {
+		return out, err
+	}
+	out.Data, out.Model, out.Partials = data, model, []tools.Card{partial}
+	return out, nil
+}
+
+func mergeTerms(lists ...[]string) []string {
+	out := []string{}
+	for _, l := range lists {
+		for _, t := range l {
+			t = strings.ToLower(strings.TrimSpace(t))
+			if t != "" && !contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+func containsFold(s, sub string) bool { return strings.Contains(strings.ToLower(s), sub) }
