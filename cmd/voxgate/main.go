@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 const usage = `voxgate — a self-hosted gateway between your app and AI providers.
@@ -89,4 +91,13 @@ func configPath(flagValue string, getenv func(string) string) string {
 		return flagValue
 	}
 	return getenv("VOXGATE_CONFIG")
+}
+
+// loadConfig adds --config to fs, parses args and loads the configuration.
+func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (*config.Config, error) {
+	cfgPath := fs.String("config", "", "path to voxgate.yaml (default $VOXGATE_CONFIG)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return config.Load(configPath(*cfgPath, getenv), getenv)
 }

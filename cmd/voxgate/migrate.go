@@ -6,17 +6,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
 )
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("migrate", "Applies the embedded SQL migrations to VOXGATE_DATABASE_URL under an advisory lock, then exits.", stderr)
-	cfgPath := fs.String("config", "", "path to voxgate.yaml (default $VOXGATE_CONFIG)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := config.Load(configPath(*cfgPath, getenv), getenv)
+	cfg, err := loadConfig(fs, args, getenv)
 	if err != nil {
 		return err
 	}

@@ -6,17 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-
-	"github.com/voxgate/voxgate/internal/config"
 )
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "Runs the gateway. Needs VOXGATE_DATABASE_URL and VOXGATE_JWT_SECRET or VOXGATE_JWKS_URL.", stderr)
-	cfgPath := fs.String("config", "", "path to voxgate.yaml (default $VOXGATE_CONFIG)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := config.Load(configPath(*cfgPath, getenv), getenv)
+	cfg, err := loadConfig(fs, args, getenv)
 	if err != nil {
 		return err
 	}
