@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // exclusions is what a user's allergies rule out: allergen groups from the
@@ -21,16 +23,52 @@ type exclusions struct {
 // fail closed: a user with restrictions then gets no recipes.
 var errAllergenMap = errors.New("demo: allergen map unavailable")
 
-// mapSQL maps terms to groups and reports the map's size in the same round
-// trip, so an emptied map is noticed as surely as a missing one.
-const mapSQL = `SELECT t.term, coalesce(array_agg(g.allergen ORDER BY g.allergen) FILTER (WHERE g.allergen IS NOT NULL), '{}'),
-	(SELECT count(*) FROM allergen_groups)
-FROM unnest($1::text[]) AS t(term)
-LEFT JOIN allergen_groups g ON g.term = t.term
-GROUP BY t.term ORDER BY t.term`
+// allergenCache holds the allergen map for a short while. The map is seed
+// data that changes with migrations, and reading it on every search would
+// cost a round trip per call. A failed or empty load is never cached: the
+// next search tries again, and until one succeeds users with restrictions
+// get no recipes.
+type allergenCache struct {
+	ttl    time.Duration
+	mu     sync.Mutex
+	m      map[string][]string
+	loaded time.Time
+}
+
+const allergenMapSQL = `SELECT term, allergen FROM allergen_groups ORDER BY term, allergen`
+
+func (c *allergenCache) get(ctx context.Context, d *app) (map[string][]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m != nil && d.now().Sub(c.loaded) < c.ttl {
+		return c.m, nil
+	}
+	c.m = nil
+	rows, err := d.db.Query(ctx, allergenMapSQL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errAllergenMap, err)
+	}
+	defer rows.Close()
+	m := map[string][]string{}
+	for rows.Next() {
+		var term, group string
+		if err := rows.Scan(&term, &group); err != nil {
+			return nil, fmt.Errorf("%w: %w", errAllergenMap, err)
+		}
+		m[term] = append(m[term], group)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errAllergenMap, err)
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("%w: the map is empty", errAllergenMap)
+	}
+	c.m, c.loaded = m, d.now()
+	return m, nil
+}
 
 // exclusionsFor normalises the user's allergy terms and resolves them
-// through the allergen map. With no terms it reads nothing.
+// through the allergen map. With no terms it needs no map at all.
 func (d *app) exclusionsFor(ctx context.Context, lists ...[]string) (exclusions, error) {
 	var ex exclusions
 	for _, l := range lists {
@@ -44,33 +82,21 @@ func (d *app) exclusionsFor(ctx context.Context, lists ...[]string) (exclusions,
 	if len(ex.terms) == 0 {
 		return ex, nil
 	}
-	slices.Sort(ex.terms)
-	rows, err := d.db.Query(ctx, mapSQL, ex.terms)
+	m, err := d.maps.get(ctx, d)
 	if err != nil {
-		return ex, fmt.Errorf("%w: %w", errAllergenMap, err)
+		return ex, err
 	}
-	defer rows.Close()
-	var size int64
-	for rows.Next() {
-		var term string
-		var groups []string
-		if err := rows.Scan(&term, &groups, &size); err != nil {
-			return ex, fmt.Errorf("%w: %w", errAllergenMap, err)
-		}
-		if len(groups) == 0 {
-			ex.unknown = append(ex.unknown, term)
+	slices.Sort(ex.terms)
+	for _, t := range ex.terms {
+		groups, ok := m[t]
+		if !ok {
+			ex.unknown = append(ex.unknown, t)
 		}
 		for _, g := range groups {
 			if !slices.Contains(ex.groups, g) {
 				ex.groups = append(ex.groups, g)
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return ex, fmt.Errorf("%w: %w", errAllergenMap, err)
-	}
-	if size == 0 {
-		return ex, fmt.Errorf("%w: the map is empty", errAllergenMap)
 	}
 	slices.Sort(ex.groups)
 	return ex, nil

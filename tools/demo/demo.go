@@ -31,7 +31,7 @@ func Tools(p Params) ([]*tools.Tool, error) {
 	if p.Now == nil {
 		p.Now = time.Now
 	}
-	d := &app{db: p.DB, dryRun: p.DryRun, now: p.Now}
+	d := &app{db: p.DB, dryRun: p.DryRun, now: p.Now, maps: &allergenCache{ttl: allergenMapTTL}}
 	return []*tools.Tool{
 		d.searchRecipesTool(),
 		d.getRecipeTool(),
@@ -46,7 +46,11 @@ type app struct {
 	db     *pgxpool.Pool
 	dryRun bool
 	now    func() time.Time
+	maps   *allergenCache
 }
+
+// allergenMapTTL bounds how stale a cached allergen map may be.
+const allergenMapTTL = 30 * time.Second
 
 // disclaimer goes with anything that touches health (DESIGN §8).
 const disclaimer = "This isn't medical advice."

@@ -33,27 +33,57 @@ type searchArgs struct {
 	Limit            int      `json:"limit"`
 }
 
-// searchSQL ranks by full-text match: any word of the query may match (so
-// "chicken pasta" still finds chicken dishes), recipes matching every word
-// come first, then ts_rank_cd with title > keywords > summary weights.
-// Allergen groups exclude by the seed's derived allergens; terms the map
-// does not know exclude any recipe with an ingredient name containing them.
-const searchSQL = `WITH q AS (
+// searchQuery builds the ranked full-text search. Any word of the query may
+// match (so "chicken pasta" still finds chicken dishes); recipes matching
+// every word come first, then ts_rank with title > keywords > summary
+// weights. Filters are added only when set, so each statement stays as
+// small as the question: a prepared statement per shape, no dead clauses
+// for the planner. Allergen groups exclude by the seed's derived allergens;
+// terms the map does not know exclude any recipe with an ingredient name
+// containing them.
+func searchQuery(f searchFilter) (string, []any) {
+	args := []any{f.query}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var b strings.Builder
+	b.WriteString(`WITH q AS (
 	SELECT CASE WHEN numnode(plainto_tsquery('english', $1)) = 0 THEN NULL
 		ELSE replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery END AS any_q,
 		plainto_tsquery('english', $1) AS all_q)
 SELECT r.id, r.title, r.cuisine, r.total_minutes, r.difficulty, r.kcal, r.protein_g::float8,
 	r.nutrition_score, r.diets, r.allergens
 FROM recipes r, q
-WHERE (q.any_q IS NULL OR r.search @@ q.any_q)
-	AND ($2 = '' OR $2 = ANY (r.diets))
-	AND ($3 = 0 OR r.total_minutes <= $3)
-	AND ($4 = '' OR r.cuisine = $4)
-	AND NOT (r.allergens && $5::text[])
-	AND NOT EXISTS (SELECT 1 FROM unnest(r.ingredient_names) n, unnest($6::text[]) t WHERE strpos(n, t) > 0)
+WHERE (q.any_q IS NULL OR r.search @@ q.any_q)`)
+	if f.diet != "" {
+		b.WriteString("\n\tAND " + arg(f.diet) + " = ANY (r.diets)")
+	}
+	if f.maxMinutes > 0 {
+		b.WriteString("\n\tAND r.total_minutes <= " + arg(f.maxMinutes))
+	}
+	if f.cuisine != "" {
+		b.WriteString("\n\tAND r.cuisine = " + arg(f.cuisine))
+	}
+	if len(f.groups) > 0 {
+		b.WriteString("\n\tAND NOT (r.allergens && " + arg(f.groups) + "::text[])")
+	}
+	if len(f.unknown) > 0 {
+		b.WriteString("\n\tAND NOT EXISTS (SELECT 1 FROM unnest(r.ingredient_names) n, unnest(" + arg(f.unknown) +
+			"::text[]) t WHERE strpos(n, t) > 0)")
+	}
+	b.WriteString(`
 ORDER BY (q.any_q IS NOT NULL AND r.search @@ q.all_q) DESC,
-	coalesce(ts_rank_cd(r.search, q.any_q), 0) DESC, r.nutrition_score DESC, r.id
-LIMIT $7`
+	coalesce(ts_rank(r.search, q.any_q), 0) DESC, r.nutrition_score DESC, r.id
+LIMIT ` + arg(f.limit))
+	return b.String(), args
+}
+
+type searchFilter struct {
+	query, diet, cuisine string
+	maxMinutes, limit    int
+	groups, unknown      []string
+}
 
 func (d *app) searchRecipesTool() *tools.Tool {
 	return &tools.Tool{
@@ -97,8 +127,9 @@ func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Ou
 		return failClosed(applied), nil
 	}
 	cuisine := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(a.Cuisine)), " ", "_")
-	rows, err := d.db.Query(ctx, searchSQL, a.Query, a.Diet, a.MaxMinutes, cuisine,
-		nonNil(ex.groups), nonNil(ex.unknown), a.Limit)
+	sql, args := searchQuery(searchFilter{query: a.Query, diet: a.Diet, cuisine: cuisine,
+		maxMinutes: a.MaxMinutes, limit: a.Limit, groups: ex.groups, unknown: ex.unknown})
+	rows, err := d.db.Query(ctx, sql, args...)
 	if err != nil {
 		return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
 	}
@@ -175,13 +206,6 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-func nonNil(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
 }
 
 func containsFold(s, sub string) bool { return strings.Contains(strings.ToLower(s), sub) }

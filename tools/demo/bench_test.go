@@ -1,0 +1,131 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/tools"
+)
+
+const benchCallers = 32
+
+// BenchmarkSearchRecipes measures search_recipes through the executor —
+// validation, the tool_calls claim and finish, the profile and allergen map
+// reads, the search and the shaping — at 32 concurrent callers, beside a
+// baseline that runs the same search query and one tool_calls insert
+// directly on the same pool in the same run.
+//
+//	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x
+func BenchmarkSearchRecipes(b *testing.B) {
+	pool := pgtest.NewPool(b, pgtest.URL(b), 10)
+	f := newFixture(b, pool, false)
+	f.profile(b, "bench", "none", "peanuts", "shellfish")
+	ctx := context.Background()
+	queries := []string{"chicken curry", "quick pasta", "vegan soup", "salmon", "lentils", "spicy noodles", "breakfast eggs", "tacos"}
+	ex, err := (&app{db: pool, now: time.Now, maps: &allergenCache{ttl: time.Minute}}).exclusionsFor(ctx, []string{"peanuts", "shellfish"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seq atomic.Int64
+	baseline := func() error {
+		i := seq.Add(1)
+		sql, args := searchQuery(searchFilter{query: queries[i%int64(len(queries))], limit: 5, groups: ex.groups, unknown: ex.unknown})
+		rows, err := pool.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		_, err = pool.Exec(ctx, `INSERT INTO tool_calls (session_id, call_id, user_id, session_kind, source, tool, arguments, deadline)
+			VALUES ('base', $1, 'bench', 'chat', 'chat', 'search_recipes', '{}', now())`, fmt.Sprint("b", i))
+		return err
+	}
+	executor := func() error {
+		i := seq.Add(1)
+		args := fmt.Sprintf(`{"query":%q}`, queries[i%int64(len(queries))])
+		r, err := f.exec.Execute(ctx, tools.Call{SessionID: "bench", SessionKind: tools.KindVoice, CallID: fmt.Sprint("e", i),
+			Name: "search_recipes", Arguments: []byte(args), Principal: auth.Principal{UserID: "bench"}})
+		if err == nil && r.Error != nil {
+			err = fmt.Errorf("tool error %+v", r.Error)
+		}
+		return err
+	}
+	n := max(b.N, 200)
+	measure(b, benchCallers, n/4, baseline) // warm up both paths
+	measure(b, benchCallers, n/4, executor)
+	b.ResetTimer()
+	var base, exec stats
+	for range 2 { // alternate, so neither side gets only the warm or the cold half
+		base = base.add(measure(b, benchCallers, n/2, baseline))
+		exec = exec.add(measure(b, benchCallers, n/2, executor))
+	}
+	b.StopTimer()
+	b.ReportMetric(exec.rate(), "calls/s")
+	b.ReportMetric(base.rate(), "baseline_calls/s")
+	b.ReportMetric(100*exec.rate()/base.rate(), "%_of_baseline")
+	b.ReportMetric(exec.pct(50), "p50_ms")
+	b.ReportMetric(exec.pct(99), "p99_ms")
+	b.ReportMetric(base.pct(50), "baseline_p50_ms")
+	b.ReportMetric(base.pct(99), "baseline_p99_ms")
+}
+
+type stats struct {
+	lat  []time.Duration
+	wall time.Duration
+}
+
+func (s stats) add(o stats) stats {
+	return stats{lat: append(s.lat, o.lat...), wall: s.wall + o.wall}
+}
+
+func (s stats) rate() float64 { return float64(len(s.lat)) / s.wall.Seconds() }
+
+func (s stats) pct(p int) float64 {
+	l := slices.Clone(s.lat)
+	slices.Sort(l)
+	return float64(l[(len(l)-1)*p/100]) / float64(time.Millisecond)
+}
+
+// measure runs n calls of fn spread over workers goroutines.
+func measure(b *testing.B, workers, n int, fn func() error) stats {
+	b.Helper()
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				if err := fn(); err != nil {
+					failed.Store(err)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	return stats{lat: lat, wall: time.Since(start)}
+}
