@@ -19,6 +19,7 @@ import (
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/tools"
 )
 
 // Main is the running gateway: every part, wired by hand. Tests boot the
@@ -29,12 +30,15 @@ type Main struct {
 
 	// Wrap, when set, wraps the HTTP handler; tests use it to add routes.
 	Wrap func(http.Handler) http.Handler
+	// Getenv reads webhook tool secrets (secret_env); nil means os.Getenv.
+	Getenv func(string) string
 
 	Pool     *pgxpool.Pool
 	Verifier *auth.Verifier
 	Server   *server.Server
 	Registry *prometheus.Registry
 	Quota    *quota.Service
+	Tools    *tools.Executor
 
 	httpServer    *http.Server
 	metricsServer *http.Server
@@ -74,11 +78,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Quota, err = quota.New(quota.Params{Pool: m.Pool, Config: cfg.Quota, Registerer: m.Registry, Logger: log}); err != nil {
 		return err
 	}
+	if m.Tools, err = newTools(m, getenvOr(m.Getenv)); err != nil {
+		return err
+	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
 	if m.Server, err = server.New(server.Params{
-		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry, Quota: m.Quota,
+		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry, Quota: m.Quota, Tools: m.Tools,
 	}); err != nil {
 		return err
 	}

@@ -38,3 +38,19 @@ func TestSetPlanRoute(t *testing.T) {
 		t.Fatalf("/v1/me after the change: got %s, want plan pro", w.Body)
 	}
 }
+
+func TestToolsRoute(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	w := f.do(t, "GET", "/v1/tools?voice=true", token(t, "u", "", ""), nil, nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"search_recipes"`) || strings.Contains(w.Body.String(), `"log_meal"`) {
+		t.Fatalf("voice tools: got %d %s, want search_recipes and no log_meal", w.Code, w.Body)
+	}
+	w = f.do(t, "GET", "/v1/tools", token(t, "u", "", ""), nil, nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"log_meal"`) {
+		t.Fatalf("all tools: got %d %s, want log_meal listed", w.Code, w.Body)
+	}
+	if w := f.do(t, "GET", "/v1/tools?voice=maybe", token(t, "u", "", ""), nil, nil); w.Code != 400 {
+		t.Fatalf("bad voice flag: got %d, want 400", w.Code)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/tools"
 )
 
 // BenchmarkMiddleware measures the whole middleware stack (request id,
@@ -108,7 +109,15 @@ func benchHandler(b *testing.B, p auth.Params) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Params{Config: &cfg, Pool: pool, Verifier: v, Registry: reg, Quota: q,
+	reg2, err := tools.NewRegistry(tools.RegistryParams{Plans: cfg.Quota.PlanNames()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg2, Plans: q})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Params{Config: &cfg, Pool: pool, Verifier: v, Registry: reg, Quota: q, Tools: ex,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)

@@ -22,6 +22,7 @@ func (s *Server) routeTable() []route {
 		{"GET /openapi.json", s.public(s.openapi)},
 
 		{"GET /v1/me", s.user(s.me)},
+		{"GET /v1/tools", s.user(s.tools.HandleList)},
 
 		{"PUT /v1/admin/users/{id}/plan", s.admin(s.quota.SetPlanHandler)},
 	}

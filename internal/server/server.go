@@ -17,6 +17,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/tools"
 )
 
 // Params are the parts a Server needs. New checks them.
@@ -27,6 +28,7 @@ type Params struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	Quota    *quota.Service
+	Tools    *tools.Executor
 }
 
 // Server holds the route table and its dependencies.
@@ -37,6 +39,7 @@ type Server struct {
 	log      *slog.Logger
 	registry *prometheus.Registry
 	quota    *quota.Service
+	tools    *tools.Executor
 	metrics  *httpMetrics
 	draining atomic.Bool
 	idPrefix string
@@ -47,7 +50,7 @@ type Server struct {
 
 // New builds the server and its route table.
 func New(p Params) (*Server, error) {
-	if p.Config == nil || p.Pool == nil || p.Verifier == nil || p.Registry == nil || p.Quota == nil {
+	if p.Config == nil || p.Pool == nil || p.Verifier == nil || p.Registry == nil || p.Quota == nil || p.Tools == nil {
 		return nil, errMissingParams
 	}
 	if p.Logger == nil {
@@ -60,6 +63,7 @@ func New(p Params) (*Server, error) {
 		log:      p.Logger,
 		registry: p.Registry,
 		quota:    p.Quota,
+		tools:    p.Tools,
 		idPrefix: newIDPrefix(),
 	}
 	var err error

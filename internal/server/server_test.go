@@ -20,6 +20,8 @@ import (
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/tools"
+	"github.com/voxgate/voxgate/tools/demo"
 )
 
 var secret = []byte("server-test-secret-of-at-least-32-bytes")
@@ -67,8 +69,20 @@ func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	builtins, err := demo.Tools(demo.Params{DB: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg2, err := tools.NewRegistry(tools.RegistryParams{Builtins: builtins, Plans: cfg.Quota.PlanNames()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg2, Plans: q, Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := New(Params{
-		Config: &cfg, Pool: pool, Verifier: v, Quota: q,
+		Config: &cfg, Pool: pool, Verifier: v, Quota: q, Tools: ex,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: reg,
 	})
 	if err != nil {
