@@ -101,9 +101,8 @@ func (s *Server) Patterns() []string {
 	return out
 }
 
-// Serve runs an http.Server on ln-less addr semantics: the caller owns the
-// listener through srv. Shutdown drains first, then waits for in-flight
-// requests at most timeout.
+// Shutdown marks s as draining, then stops srv: no new connections, and
+// in-flight requests get at most timeout to finish.
 func Shutdown(ctx context.Context, srv *http.Server, s *Server, timeout time.Duration) error {
 	s.Drain()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
