@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pion/webrtc/v4"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -26,6 +27,11 @@ type Config struct {
 	// Script decides replies. Rules are tried in order; when none applies the
 	// built-in default behaviour answers.
 	Script Script `yaml:"script" json:"script"`
+	// Realtime configures the Realtime endpoints (voice turns, audio).
+	Realtime Realtime `yaml:"realtime" json:"realtime"`
+	// WebRTC, when set, replaces the ICE settings of the simulator's peers.
+	// Nil means LoopbackSettingEngine: the simulator is a test tool.
+	WebRTC *webrtc.SettingEngine `yaml:"-" json:"-"`
 	// Faults are installed at start, as if POSTed to /sim/faults.
 	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
 	// MaxBodyBytes caps request bodies (413 beyond). Zero means 8 MiB.
@@ -97,6 +103,9 @@ func (c *Config) validate() error {
 		if k == "" {
 			return fmt.Errorf("keys[%d]: empty key", i)
 		}
+	}
+	if err := c.Realtime.validate(); err != nil {
+		return fmt.Errorf("realtime: %w", err)
 	}
 	for i := range c.Faults {
 		if err := c.Faults[i].validate(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,21 @@ const (
 	// FaultSlowDrip sends each chunk (or piece of a non-streaming body)
 	// Interval apart instead of at the configured speed.
 	FaultSlowDrip FaultKind = "slow_drip"
+
+	// Realtime kinds.
+
+	// FaultSDPReject refuses a call's SDP offer with 400, as when the API
+	// cannot negotiate the offer.
+	FaultSDPReject FaultKind = "sdp_reject"
+	// FaultDataChannelClose closes a call's oai-events data channel after
+	// AfterChunks server events (at least one: session.created); the call
+	// and its audio go on.
+	FaultDataChannelClose FaultKind = "datachannel_close"
+	// FaultSidebandDrop cuts a /v1/realtime WebSocket (sideband or not)
+	// without a close frame after AfterChunks server events (at least one).
+	FaultSidebandDrop FaultKind = "sideband_drop"
+	// FaultNoResponse ignores a response.create: no events, no error.
+	FaultNoResponse FaultKind = "no_response"
 )
 
 // AnyEndpoint scopes a fault to every endpoint that supports its kind.
@@ -179,8 +195,10 @@ func (in *injector) list() []Fault {
 }
 
 // take returns the fault to serve for a request, or nil. Serving consumes
-// one of the fault's Count; an exhausted fault is removed.
-func (in *injector) take(endpoint, model string) *Fault {
+// one of the fault's Count; an exhausted fault is removed. With kinds, only
+// faults of those kinds are considered: a call draws its HTTP faults when it
+// is created and its no_response faults at each response.create.
+func (in *injector) take(endpoint, model string, kinds ...FaultKind) *Fault {
 	if in.active.Load() == 0 {
 		return nil
 	}
@@ -188,7 +206,8 @@ func (in *injector) take(endpoint, model string) *Fault {
 	defer in.mu.Unlock()
 	for i, f := range in.faults {
 		if (f.Endpoint != AnyEndpoint && f.Endpoint != endpoint) ||
-			(f.Model != "" && f.Model != model) || !in.supports(endpoint, f.Kind) {
+			(f.Model != "" && f.Model != model) || !in.supports(endpoint, f.Kind) ||
+			(len(kinds) > 0 && !slices.Contains(kinds, f.Kind)) {
 			continue
 		}
 		if f.Fraction > 0 && in.rng.Float64() >= f.Fraction {

@@ -31,6 +31,7 @@ type Server struct {
 	models   map[string]bool
 	script   *compiledScript
 	faults   *injector
+	rt       *realtimeState
 	stats    *statsBook
 	mux      *http.ServeMux
 	log      *slog.Logger
@@ -48,14 +49,24 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: config: script: %w", err)
 	}
-	kinds := map[string][]FaultKind{EndpointChatCompletions: chatFaultKinds()}
+	kinds := realtimeFaultKinds()
+	kinds[EndpointChatCompletions] = chatFaultKinds()
+	endpoints := make([]string, 0, len(kinds))
+	for ep := range kinds {
+		endpoints = append(endpoints, ep)
+	}
+	rt, err := newRealtimeState(cfg.Realtime, cfg.WebRTC)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
 	s := &Server{
 		latency: cfg.latency(),
 		keys:    set(cfg.Keys),
 		models:  set(cfg.Models),
 		script:  script,
 		faults:  newInjector(kinds, cfg.Seed),
-		stats:   newStatsBook([]string{EndpointChatCompletions}),
+		stats:   newStatsBook(endpoints),
+		rt:      rt,
 		log:     cfg.Logger,
 		maxBody: cfg.MaxBodyBytes,
 		done:    make(chan struct{}),
@@ -79,6 +90,11 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST "+EndpointChatCompletions, s.endpoint(EndpointChatCompletions, s.chatCompletions))
+	mux.Handle("POST "+EndpointRealtimeClientSecrets, s.endpoint(EndpointRealtimeClientSecrets, s.mintSecret))
+	mux.Handle("POST "+EndpointRealtimeCalls, s.endpoint(EndpointRealtimeCalls, s.createCall))
+	mux.Handle("POST "+EndpointRealtimeHangup, s.endpoint(EndpointRealtimeHangup, s.hangup))
+	mux.Handle("GET "+EndpointRealtime, s.endpoint(EndpointRealtime, s.realtimeSocket))
+	mux.HandleFunc("GET /sim/calls", s.getCalls)
 
 	mux.HandleFunc("POST /sim/faults", s.postFaults)
 	mux.HandleFunc("GET /sim/faults", s.getFaults)
@@ -95,10 +111,14 @@ func (s *Server) routes() *http.ServeMux {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Close ends every request still hanging or streaming. It does not close
-// listeners, which belong to the caller's http.Server.
+// Close ends every request still hanging or streaming and hangs up every
+// Realtime call and socket. It does not close listeners, which belong to the
+// caller's http.Server.
 func (s *Server) Close() error {
-	s.closeOne.Do(func() { close(s.done) })
+	s.closeOne.Do(func() {
+		close(s.done)
+		s.rt.closeAll()
+	})
 	return nil
 }
 
@@ -145,25 +165,39 @@ func (s *Server) endpoint(name string, h handler) http.Handler {
 }
 
 // authorize checks the Bearer key: any non-empty key, or one of cfg.Keys.
-func (s *Server) authorize(r *http.Request) error {
-	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	key = strings.TrimSpace(key)
-	if !ok || key == "" {
+func (s *Server) authorize(r *http.Request) error { return s.checkKey(bearer(r)) }
+
+// checkKey checks an API key; ephemeral keys are checked by authorizeRealtime.
+func (s *Server) checkKey(key string) error {
+	if key == "" {
 		return errNoKey()
 	}
-	if len(s.keys) > 0 && !s.keys[key] {
+	if len(s.keys) > 0 && !s.keys[key] || strings.HasPrefix(key, ephemeralPrefix) {
 		return errBadKey()
 	}
 	return nil
 }
 
+// bearer returns the request's Bearer key, or "".
+func bearer(r *http.Request) string {
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(key)
+}
+
 // readBody reads at most maxBody bytes; beyond that the request gets 413.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	return s.readBodyLimit(w, r, s.maxBody)
+}
+
+func (s *Server) readBodyLimit(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, errTooLarge(s.maxBody)
+		return nil, errTooLarge(limit)
 	case err != nil:
 		return nil, errClientGone
 	}

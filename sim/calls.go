@@ -1,0 +1,202 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"time"
+
+	"github.com/pion/sdp/v3"
+)
+
+// Endpoint names of the Realtime routes in faults and stats.
+const (
+	EndpointRealtimeClientSecrets = "/v1/realtime/client_secrets"
+	EndpointRealtimeCalls         = "/v1/realtime/calls"
+	EndpointRealtimeHangup        = "/v1/realtime/calls/{call_id}/hangup"
+	EndpointRealtime              = "/v1/realtime"
+)
+
+// httpFaultKinds replace a whole HTTP answer.
+func httpFaultKinds() []FaultKind {
+	return []FaultKind{FaultRateLimit, FaultServerError, FaultUnavailable, FaultTimeout}
+}
+
+func realtimeFaultKinds() map[string][]FaultKind {
+	return map[string][]FaultKind{
+		EndpointRealtimeClientSecrets: httpFaultKinds(),
+		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse),
+		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultNoResponse),
+		EndpointRealtimeHangup:        {FaultServerError},
+	}
+}
+
+// maxCallBytes caps a call's body (SDP offer plus session): offers are a few
+// KB, so anything near this is a client bug, not an offer.
+const maxCallBytes = 512 << 10
+
+// createCall serves POST /v1/realtime/calls in both of the API's forms: an
+// application/sdp offer authenticated by a client secret (the session comes
+// from the secret), or multipart sdp + session with an API key.
+func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
+	cfg, err := s.authorizeRealtime(bearer(r))
+	if err != nil {
+		return err
+	}
+	body, err := s.readBodyLimit(w, r, min(s.maxBody, maxCallBytes))
+	if err != nil {
+		return err
+	}
+	offer, update, err := parseCallBody(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		cfg = newSessionConfig(&s.rt.cfg)
+	}
+	if update != nil {
+		if err := checkSession(update, "session"); err != nil {
+			return err
+		}
+		cfg.apply(update)
+	}
+	model := cfg.view().model
+	if s.models != nil && !s.models[model] {
+		return errModelNotFound(model)
+	}
+	if err := checkOffer(offer); err != nil {
+		return err
+	}
+	c := &call{id: "rtc_" + randomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
+		ended: make(chan struct{})}
+	if f := s.faults.take(EndpointRealtimeCalls, model, append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose)...); f != nil {
+		s.stats.fault(EndpointRealtimeCalls, f.Kind)
+		switch f.Kind {
+		case FaultSDPReject:
+			return errInvalidSDP("the simulator rejected the offer (sdp_reject fault)")
+		case FaultDataChannelClose:
+			c.dropAfter = max(1, f.AfterChunks)
+		default:
+			_, err := s.responseFault(r.Context(), f, false)
+			return err
+		}
+	}
+	c.sess = s.newRTSession(cfg, EndpointRealtimeCalls, c)
+	now := time.Now()
+	c.sess.stats.update(func(st *CallStats) {
+		st.ID, st.SessionID, st.Model, st.Status, st.CreatedAt = c.id, cfg["id"].(string), model, "active", now
+	})
+	answer, err := c.answer(r.Context(), offer)
+	if err == nil && !s.rt.startCall(c) {
+		err = errServerClosed
+	}
+	if err != nil {
+		c.once.Do(func() {}) // never started: nothing for end to stop
+		if c.pc != nil {
+			_ = c.pc.Close()
+		}
+		if errors.Is(err, errServerClosed) {
+			return err
+		}
+		return errInvalidSDP(err.Error())
+	}
+	w.Header().Set("Location", "/v1/realtime/calls/"+c.id)
+	w.Header().Set("Content-Type", "application/sdp")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = io.WriteString(w, answer)
+	return nil
+}
+
+// parseCallBody returns the SDP offer and, for the multipart form, the
+// session object (nil when absent).
+func parseCallBody(contentType string, body []byte) (string, map[string]any, error) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = contentType
+	}
+	switch mt {
+	case "application/sdp":
+		return string(body), nil, nil
+	case "multipart/form-data":
+	default:
+		return "", nil, errInvalidRequest("", fmt.Sprintf("Unsupported content type: '%s'. This endpoint expects 'application/sdp' or 'multipart/form-data'.", contentType))
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	var offer *string
+	var session map[string]any
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", nil, errInvalidRequest("", "Could not parse the multipart body: "+err.Error())
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			return "", nil, errInvalidRequest("", "Could not parse the multipart body: "+err.Error())
+		}
+		switch name := p.FormName(); name {
+		case "sdp":
+			offer = ptr(string(data))
+		case "session":
+			var apiErr *APIError
+			if session, apiErr = decodeObject(data, "session", true); apiErr != nil {
+				return "", nil, apiErr
+			}
+		default:
+			return "", nil, errInvalidRequest(name, fmt.Sprintf("Unknown parameter: '%s'.", name))
+		}
+	}
+	if offer == nil {
+		return "", nil, errMissingParam("sdp")
+	}
+	return *offer, session, nil
+}
+
+// checkOffer refuses text that is not an SDP offer before pion sees it, so
+// the error names the problem.
+func checkOffer(offer string) error {
+	var sd sdp.SessionDescription
+	if err := sd.UnmarshalString(offer); err != nil {
+		return errInvalidSDP(err.Error())
+	}
+	if len(sd.MediaDescriptions) == 0 {
+		return errInvalidSDP("the offer has no media sections")
+	}
+	return nil
+}
+
+func errInvalidSDP(detail string) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "sdp", Code: "invalid_offer",
+		Message: "Invalid SDP offer: " + detail}
+}
+
+func errCallNotFound(id string) *APIError {
+	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "call_id", Code: "call_not_found",
+		Message: fmt.Sprintf("No active call found with id '%s'.", id)}
+}
+
+// hangup serves POST /v1/realtime/calls/{call_id}/hangup: the data channel
+// and every sideband socket close, then the peer connection.
+func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.authorizeRealtime(bearer(r)); err != nil {
+		return err
+	}
+	id := r.PathValue("call_id")
+	c := s.rt.live(id)
+	if c == nil {
+		return errCallNotFound(id)
+	}
+	if f := s.faults.take(EndpointRealtimeHangup, c.sess.view.model); f != nil {
+		s.stats.fault(EndpointRealtimeHangup, f.Kind)
+		return errServer()
+	}
+	c.end("hangup")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

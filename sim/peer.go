@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
+)
+
+// DataChannelLabel is the label of the Realtime events data channel, which
+// the caller creates.
+const DataChannelLabel = "oai-events"
+
+// call is one WebRTC call: a pion peer with an Opus track and the session
+// its oai-events channel and sideband sockets talk to.
+type call struct {
+	id    string
+	model string
+	rt    *realtimeState
+	sess  *rtSession
+	pc    *webrtc.PeerConnection
+	track *webrtc.TrackLocalStaticRTP
+	echo  bool
+
+	// dropAfter comes from a datachannel_close fault drawn with the call:
+	// the oai-events channel closes after that many events; -1 is never.
+	dropAfter int
+
+	sendMu sync.Mutex // orders writes to track: seq and timestamp are ours
+	seq    uint16
+	ts     uint32
+
+	once  sync.Once
+	ended chan struct{}
+}
+
+// errNoAudio refuses offers the model could not talk to.
+var errNoAudio = errors.New("the offer has no audio media section")
+
+// answer builds the peer for an SDP offer and returns the SDP answer, with
+// every ICE candidate gathered (the API does not trickle).
+func (c *call) answer(ctx context.Context, offer string) (string, error) {
+	pc, err := c.rt.api.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return "", fmt.Errorf("new peer: %w", err)
+	}
+	c.pc = pc
+	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
+		return "", err
+	}
+	hasAudio := false
+	for _, t := range pc.GetTransceivers() {
+		hasAudio = hasAudio || t.Kind() == webrtc.RTPCodecTypeAudio
+	}
+	if !hasAudio {
+		return "", errNoAudio
+	}
+	c.track, err = webrtc.NewTrackLocalStaticRTP(OpusCapability(), "audio", "voxgate-sim")
+	if err != nil {
+		return "", err
+	}
+	if _, err := pc.AddTrack(c.track); err != nil {
+		return "", err
+	}
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go c.readAudio(tr) })
+	pc.OnDataChannel(c.openEvents)
+	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
+			go c.end("peer_" + st.String()) // end closes pc: not from pion's own callback
+		}
+	})
+	ans, err := pc.CreateAnswer(nil)
+	if err != nil {
+		return "", err
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(ans); err != nil {
+		return "", err
+	}
+	select {
+	case <-gathered:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-time.After(5 * time.Second):
+		return "", errors.New("ICE gathering timed out")
+	}
+	return pc.LocalDescription().SDP, nil
+}
+
+// readAudio counts the caller's RTP packets (the session's "audio") and, in
+// echo mode, sends each one straight back.
+func (c *call) readAudio(tr *webrtc.TrackRemote) {
+	buf := make([]byte, 1500)
+	var pkt rtp.Packet
+	for {
+		n, _, err := tr.Read(buf)
+		if err != nil {
+			return
+		}
+		c.sess.stats.packetsIn.Add(1)
+		c.sess.audioArrived()
+		if c.echo && pkt.Unmarshal(buf[:n]) == nil {
+			c.send(pkt.Payload)
+		}
+	}
+}
+
+// send writes one Opus frame with the call's own sequence and timestamp.
+func (c *call) send(payload []byte) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.seq++
+	c.ts += opusTicksPerPkt
+	p := rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: c.seq, Timestamp: c.ts}, Payload: payload}
+	if c.track.WriteRTP(&p) == nil {
+		c.sess.stats.packetsOut.Add(1)
+	}
+}
+
+// speak plays a reply of ms milliseconds. In silence mode that is Opus
+// silence every 20 ms; in echo mode the track carries the echo only. The
+// returned func stops it early.
+func (c *call) speak(ms int) (stop func()) {
+	if c.echo {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(packetMS * time.Millisecond)
+		defer t.Stop()
+		for range ms / packetMS {
+			select {
+			case <-done:
+				return
+			case <-c.ended:
+				return
+			case <-t.C:
+				c.send(OpusSilence())
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
+// openEvents wires the caller's oai-events channel to the session.
+func (c *call) openEvents(dc *webrtc.DataChannel) {
+	if dc.Label() != DataChannelLabel {
+		return
+	}
+	k := newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
+		func() { _ = dc.Close() }, func() { _ = dc.Close() })
+	k.dropAfter = c.dropAfter
+	dc.OnOpen(func() { c.sess.join(k) })
+	dc.OnMessage(func(m webrtc.DataChannelMessage) { c.sess.submit(m.Data, k) })
+	dc.OnClose(func() { c.sess.leave(k) })
+}
+
+// end hangs the call up: the session closes its data channel and sideband
+// sockets, then the peer closes. Only the first call counts.
+func (c *call) end(reason string) {
+	c.once.Do(func() {
+		close(c.ended)
+		c.sess.stop()
+		if c.pc != nil {
+			_ = c.pc.Close()
+		}
+		now := time.Now()
+		c.sess.stats.update(func(s *CallStats) { s.Status, s.EndReason, s.EndedAt = "ended", reason, &now })
+		c.rt.retire(c)
+	})
+}

@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Realtime configures the Realtime API surface: what the simulated voice
+// model hears, how long it speaks and what its audio track sends. Replies
+// themselves come from Config.Script, shared with Chat Completions, so one
+// script drives voice and text alike.
+type Realtime struct {
+	// Audio is what the call's audio track sends: "echo" (default) returns
+	// every RTP packet the caller sends; "silence" sends Opus silence while
+	// the model speaks, and nothing otherwise.
+	Audio string `yaml:"audio" json:"audio,omitempty"`
+	// TurnPackets is how many caller RTP packets (20 ms each) make a user turn
+	// when server VAD is on. Zero means 50, about one second.
+	TurnPackets int `yaml:"turn_packets" json:"turn_packets,omitempty"`
+	// Heard is what the model "hears" in an audio turn: the input
+	// transcription and the user message that scripts match. The simulator
+	// does not decode Opus. Empty means "Find me a pasta recipe".
+	Heard string `yaml:"heard" json:"heard,omitempty"`
+	// ReplyAudioMS is how long each spoken reply lasts. Zero means 1000.
+	ReplyAudioMS int `yaml:"reply_audio_ms" json:"reply_audio_ms,omitempty"`
+	// DeltaBytes is the size of each transcript or arguments delta. Zero
+	// means 16.
+	DeltaBytes int `yaml:"delta_bytes" json:"delta_bytes,omitempty"`
+	// Model is the model of sessions that name none. Empty means gpt-realtime.
+	Model string `yaml:"model" json:"model,omitempty"`
+	// Instructions are the default session instructions.
+	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
+}
+
+// Audio modes of Realtime.Audio.
+const (
+	AudioEcho    = "echo"
+	AudioSilence = "silence"
+)
+
+const (
+	defaultHeard        = "Find me a pasta recipe"
+	defaultRealtimeMdl  = "gpt-realtime"
+	defaultInstructions = "You are a helpful, witty, and friendly AI. You should always call a function if you can."
+	// sessionLifetime is how long a Realtime session may last (the real
+	// API's cap); it only feeds the session's expires_at.
+	sessionLifetime = time.Hour
+)
+
+func (r *Realtime) validate() error {
+	switch r.Audio {
+	case "", AudioEcho, AudioSilence:
+	default:
+		return fmt.Errorf("audio: want %q or %q, got %q", AudioEcho, AudioSilence, r.Audio)
+	}
+	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 {
+		return fmt.Errorf("turn_packets, reply_audio_ms and delta_bytes must not be negative")
+	}
+	return nil
+}
+
+// withDefaults returns r with every zero field set to its default.
+func (r Realtime) withDefaults() Realtime {
+	if r.Audio == "" {
+		r.Audio = AudioEcho
+	}
+	if r.TurnPackets == 0 {
+		r.TurnPackets = 50
+	}
+	if r.Heard == "" {
+		r.Heard = defaultHeard
+	}
+	if r.ReplyAudioMS == 0 {
+		r.ReplyAudioMS = 1000
+	}
+	if r.DeltaBytes == 0 {
+		r.DeltaBytes = 16
+	}
+	if r.Model == "" {
+		r.Model = defaultRealtimeMdl
+	}
+	if r.Instructions == "" {
+		r.Instructions = defaultInstructions
+	}
+	return r
+}

@@ -1,0 +1,346 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// rtSession is one Realtime session: a WebRTC call's, or a WebSocket's. One
+// goroutine (run) owns its state and is the only one to emit events, so every
+// transport sees the same events in the same order; transports talk to it
+// through channels.
+type rtSession struct {
+	srv      *Server
+	rt       *Realtime
+	endpoint string // the endpoint faults are drawn for
+	call     *call  // nil for a WebSocket-only session
+	stats    *callCounters
+	convID   string
+
+	events chan inEvent
+	attach chan *sink
+	detach chan *sink
+	kick   chan struct{} // RTP audio arrived; coalesced
+	ctx    context.Context
+	cancel context.CancelFunc
+	exited chan struct{}
+
+	// Owned by run.
+	cfg         sessionConfig
+	view        sessionView
+	sinks       []*sink
+	items       []convItem
+	active      *activeResponse
+	bufferedMS  int   // input audio not yet committed
+	audioPosMS  int   // input audio committed so far
+	packetsSeen int64 // RTP packets already added to bufferedMS
+	pending     map[string]bool
+	prevInput   tokenCount
+}
+
+// inEvent is a client event and the transport it came by.
+type inEvent struct {
+	data []byte
+	from *sink
+}
+
+func (s *Server) newRTSession(cfg sessionConfig, endpoint string, c *call) *rtSession {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.started(time.Now())
+	ss := &rtSession{srv: s, rt: &s.rt.cfg, endpoint: endpoint, call: c, stats: newCallCounters(),
+		convID: "conv_" + randomID()[:21], events: make(chan inEvent, 64), attach: make(chan *sink),
+		detach: make(chan *sink, 4), kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
+		exited: make(chan struct{}), cfg: cfg, view: cfg.view(), pending: map[string]bool{}}
+	return ss
+}
+
+// submit hands a client event to the session; false once it has ended.
+func (ss *rtSession) submit(data []byte, from *sink) bool {
+	select {
+	case ss.events <- inEvent{data: data, from: from}:
+		return true
+	case <-ss.ctx.Done():
+		return false
+	}
+}
+
+// join attaches a transport; it gets session.created first.
+func (ss *rtSession) join(k *sink) bool {
+	select {
+	case ss.attach <- k:
+		return true
+	case <-ss.ctx.Done():
+		return false
+	}
+}
+
+// leave detaches a transport whose peer went away.
+func (ss *rtSession) leave(k *sink) {
+	select {
+	case ss.detach <- k:
+	case <-ss.ctx.Done():
+	}
+}
+
+// audioArrived is called by the RTP reader for every packet; it never blocks.
+func (ss *rtSession) audioArrived() {
+	select {
+	case ss.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the session and waits until its transports are closed.
+func (ss *rtSession) stop() {
+	ss.cancel()
+	<-ss.exited
+}
+
+func (ss *rtSession) run() {
+	defer close(ss.exited)
+	defer ss.shutdown()
+	for {
+		var speechDone <-chan time.Time
+		if ss.active != nil && ss.active.timer != nil {
+			speechDone = ss.active.timer.C
+		}
+		select {
+		case <-ss.ctx.Done():
+			return
+		case k := <-ss.attach:
+			ss.stats.update(func(s *CallStats) {
+				if k.path == PathSideband {
+					s.Sidebands++
+				}
+			})
+			go k.run()
+			ss.sinks = append(ss.sinks, k)
+			ev := newEvent("session.created")
+			ev.Session = ss.cfg
+			ss.emitTo(k, ev)
+		case k := <-ss.detach:
+			ss.remove(k)
+			if ss.call == nil && len(ss.sinks) == 0 {
+				return // a WebSocket session lives as long as its socket
+			}
+		case in := <-ss.events:
+			ss.stats.update(func(s *CallStats) { s.EventsIn++ })
+			ss.handle(in)
+		case <-ss.kick:
+			ss.takeRTPAudio()
+		case <-speechDone:
+			ss.finishSpeech()
+		}
+	}
+}
+
+func (ss *rtSession) shutdown() {
+	if ss.active != nil {
+		ss.active.stopAudio()
+	}
+	for _, k := range ss.sinks {
+		k.end(opClose)
+	}
+	for _, k := range ss.sinks {
+		<-k.gone
+	}
+	ss.sinks = nil
+}
+
+func (ss *rtSession) remove(k *sink) {
+	for i, have := range ss.sinks {
+		if have == k {
+			ss.sinks = append(ss.sinks[:i], ss.sinks[i+1:]...)
+			k.end(opDrop)
+			return
+		}
+	}
+}
+
+// emit sends ev to every transport.
+func (ss *rtSession) emit(ev *rtEvent) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		ss.srv.log.Error("sim: marshal realtime event", "type", ev.Type, "err", err)
+		return
+	}
+	ss.stats.update(func(s *CallStats) { s.EventsOut++ })
+	kept := ss.sinks[:0]
+	for _, k := range ss.sinks {
+		if k.push(b) {
+			kept = append(kept, k)
+		}
+	}
+	clear(ss.sinks[len(kept):])
+	ss.sinks = kept
+}
+
+// emitTo sends ev to one transport only: its session.created, and errors
+// about the events it sent.
+func (ss *rtSession) emitTo(k *sink, ev *rtEvent) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	ss.stats.update(func(s *CallStats) {
+		s.EventsOut++
+		if ev.Type == "error" {
+			s.Errors++
+		}
+	})
+	if !k.push(b) {
+		ss.remove(k)
+	}
+}
+
+// handle acts on one client event. Refused events get an `error` event on
+// the transport that sent them; the connection stays open, as in the API.
+func (ss *rtSession) handle(in inEvent) {
+	ev, apiErr := decodeClientEvent(in.data)
+	if apiErr == nil {
+		apiErr = ss.apply(ev, in.from)
+	}
+	if apiErr != nil && in.from != nil {
+		ss.emitTo(in.from, errorEvent(apiErr, ev.EventID))
+	}
+}
+
+func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
+	switch ev.Type {
+	case "session.update":
+		ss.cfg.apply(ev.Session)
+		ss.view = ss.cfg.view()
+		out := newEvent("session.updated")
+		out.Session = ss.cfg
+		ss.emit(out)
+	case "conversation.item.create":
+		return ss.createItem(ev, from)
+	case "conversation.item.retrieve":
+		i := ss.find(ev.ItemID)
+		if i < 0 {
+			return errNoItem(ev.ItemID)
+		}
+		out := newEvent("conversation.item.retrieved")
+		out.Item = &ss.items[i].item
+		ss.emitTo(from, out)
+	case "conversation.item.delete":
+		i := ss.find(ev.ItemID)
+		if i < 0 {
+			return errNoItem(ev.ItemID)
+		}
+		ss.items = append(ss.items[:i], ss.items[i+1:]...)
+		out := newEvent("conversation.item.deleted")
+		out.ItemID = ev.ItemID
+		ss.emit(out)
+	case "conversation.item.truncate":
+		return ss.truncate(ev)
+	case "input_audio_buffer.append":
+		ss.bufferedMS += ev.AudioBytes / 48 // PCM16 mono at 24 kHz
+		ss.maybeCommit()
+	case "input_audio_buffer.commit":
+		if ss.bufferedMS < 100 {
+			return &APIError{Type: "invalid_request_error", Code: "input_audio_buffer_commit_empty",
+				Message: "Error committing input audio buffer: buffer too small. Expected at least 100ms of audio."}
+		}
+		ss.commit()
+	case "input_audio_buffer.clear":
+		ss.bufferedMS = 0
+		ss.emit(newEvent("input_audio_buffer.cleared"))
+	case "output_audio_buffer.clear":
+		return ss.clearOutput()
+	case "response.create":
+		return ss.responseCreate()
+	case "response.cancel":
+		if ss.active == nil {
+			return &APIError{Type: "invalid_request_error", Code: "response_cancel_not_active",
+				Message: "Cancellation failed: no active response found."}
+		}
+		ss.cancelResponse("client_cancelled")
+	}
+	return nil
+}
+
+func errNoItem(id string) *APIError {
+	return &APIError{Type: "invalid_request_error", Code: "item_not_found", Param: "item_id",
+		Message: "Item with item_id not found: " + id}
+}
+
+func (ss *rtSession) find(id string) int {
+	for i := range ss.items {
+		if ss.items[i].item.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (ss *rtSession) createItem(ev *clientEvent, from *sink) *APIError {
+	it := *ev.Item
+	if ss.find(it.ID) >= 0 {
+		return errInvalidValue("item.id", "Item with id '"+it.ID+"' already exists.")
+	}
+	ci := convItem{item: it, textBytes: len(ev.ItemText)}
+	switch it.Type {
+	case "message":
+		if it.Role == "user" {
+			ci.userText = ev.ItemText
+		}
+	case "function_call":
+		ci.textBytes = len(it.Name) + len(*it.Arguments)
+	case "function_call_output":
+		ci.textBytes = len(*it.Output)
+		if ss.pending[it.CallID] {
+			delete(ss.pending, it.CallID)
+			path := ""
+			if from != nil {
+				path = from.path
+			}
+			ss.stats.update(func(s *CallStats) { s.ToolOutputs[path]++ })
+		}
+	}
+	prev := ss.lastItemID()
+	at := len(ss.items)
+	if ev.PreviousItemID != "" {
+		if ev.PreviousItemID == "root" {
+			at = 0
+		} else if i := ss.find(ev.PreviousItemID); i >= 0 {
+			at = i + 1
+		} else {
+			return errNoItem(ev.PreviousItemID)
+		}
+		prev = ss.idBefore(at)
+	}
+	ss.items = append(ss.items[:at], append([]convItem{ci}, ss.items[at:]...)...)
+	out := newEvent("conversation.item.created")
+	out.PreviousItemID = prev
+	out.Item = &it
+	ss.emit(out)
+	return nil
+}
+
+func (ss *rtSession) lastItemID() *string { return ss.idBefore(len(ss.items)) }
+
+// idBefore is the id of the item before position at; JSON null at the start.
+func (ss *rtSession) idBefore(at int) *string {
+	if at == 0 {
+		return nil
+	}
+	return ptr(ss.items[at-1].item.ID)
+}
+
+func (ss *rtSession) truncate(ev *clientEvent) *APIError {
+	i := ss.find(ev.ItemID)
+	if i < 0 {
+		return errNoItem(ev.ItemID)
+	}
+	ci := &ss.items[i]
+	if ci.item.Role != "assistant" || ci.audioTok == 0 {
+		return errInvalidValue("item_id", "Only assistant messages with audio can be truncated.")
+	}
+	ci.audioTok = min(ci.audioTok, audioOutTokens(ev.AudioEndMS))
+	out := newEvent("conversation.item.truncated")
+	out.ItemID, out.ContentIndex, out.AudioEndMS = ev.ItemID, ptr(ev.ContentIndex), ptr(ev.AudioEndMS)
+	ss.emit(out)
+	return nil
+}

@@ -1,0 +1,144 @@
+package sim
+
+// Wire shapes of Realtime server events. One flat struct covers every event:
+// each constructor sets exactly the fields its event type requires (pointers
+// where a required value may be zero), and the fidelity test checks every
+// type the simulator emits against the official schema.
+
+// rtEvent is one server event.
+type rtEvent struct {
+	EventID        string         `json:"event_id"`
+	Type           string         `json:"type"`
+	ResponseID     string         `json:"response_id,omitempty"`
+	ItemID         string         `json:"item_id,omitempty"`
+	PreviousItemID *string        `json:"previous_item_id,omitempty"`
+	OutputIndex    *int           `json:"output_index,omitempty"`
+	ContentIndex   *int           `json:"content_index,omitempty"`
+	CallID         string         `json:"call_id,omitempty"`
+	Name           string         `json:"name,omitempty"`
+	Arguments      *string        `json:"arguments,omitempty"`
+	Delta          *string        `json:"delta,omitempty"`
+	Transcript     *string        `json:"transcript,omitempty"`
+	Text           *string        `json:"text,omitempty"`
+	AudioStartMS   *int           `json:"audio_start_ms,omitempty"`
+	AudioEndMS     *int           `json:"audio_end_ms,omitempty"`
+	Part           *rtContent     `json:"part,omitempty"`
+	Item           *rtItem        `json:"item,omitempty"`
+	Response       *rtResponse    `json:"response,omitempty"`
+	Session        sessionConfig  `json:"session,omitempty"`
+	Error          *rtError       `json:"error,omitempty"`
+	Usage          *rtTranscriptU `json:"usage,omitempty"`
+}
+
+// rtItem is a conversation item (message, function_call or
+// function_call_output) as the API renders it.
+type rtItem struct {
+	ID        string      `json:"id"`
+	Object    string      `json:"object"`
+	Type      string      `json:"type"`
+	Status    string      `json:"status,omitempty"`
+	Role      string      `json:"role,omitempty"`
+	Content   []rtContent `json:"content,omitzero"` // [] for messages, absent otherwise
+	CallID    string      `json:"call_id,omitempty"`
+	Name      string      `json:"name,omitempty"`
+	Arguments *string     `json:"arguments,omitempty"`
+	Output    *string     `json:"output,omitempty"`
+}
+
+// rtContent is one content part of a message item, or the part of a
+// response.content_part.* event.
+type rtContent struct {
+	Type       string  `json:"type"`
+	Text       *string `json:"text,omitempty"`
+	Audio      string  `json:"audio,omitempty"`
+	Transcript *string `json:"transcript,omitempty"`
+}
+
+// rtResponse is the response resource of response.created/done.
+type rtResponse struct {
+	Object           string         `json:"object"`
+	ID               string         `json:"id"`
+	Status           string         `json:"status"`
+	StatusDetails    *statusDetails `json:"status_details"` // null unless cancelled, as the API sends it
+	Output           []rtItem       `json:"output"`
+	ConversationID   string         `json:"conversation_id"`
+	OutputModalities []string       `json:"output_modalities"`
+	MaxOutputTokens  any            `json:"max_output_tokens"`
+	Audio            *responseAudio `json:"audio,omitempty"`
+	Usage            *rtUsage       `json:"usage"` // null until response.done
+	Metadata         map[string]any `json:"metadata"`
+}
+
+type statusDetails struct {
+	Type   string `json:"type"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type responseAudio struct {
+	Output struct {
+		Format map[string]any `json:"format"`
+		Voice  string         `json:"voice"`
+	} `json:"output"`
+}
+
+// rtUsage is response.done's usage, with the real field names.
+type rtUsage struct {
+	TotalTokens       int `json:"total_tokens"`
+	InputTokens       int `json:"input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	InputTokenDetails struct {
+		TextTokens          int `json:"text_tokens"`
+		AudioTokens         int `json:"audio_tokens"`
+		ImageTokens         int `json:"image_tokens"`
+		CachedTokens        int `json:"cached_tokens"`
+		CachedTokensDetails struct {
+			TextTokens  int `json:"text_tokens"`
+			AudioTokens int `json:"audio_tokens"`
+			ImageTokens int `json:"image_tokens"`
+		} `json:"cached_tokens_details"`
+	} `json:"input_token_details"`
+	OutputTokenDetails struct {
+		TextTokens  int `json:"text_tokens"`
+		AudioTokens int `json:"audio_tokens"`
+	} `json:"output_token_details"`
+}
+
+// rtTranscriptU is the usage of an input transcription (type "tokens").
+type rtTranscriptU struct {
+	Type              string `json:"type"`
+	TotalTokens       int    `json:"total_tokens"`
+	InputTokens       int    `json:"input_tokens"`
+	InputTokenDetails struct {
+		TextTokens  int `json:"text_tokens"`
+		AudioTokens int `json:"audio_tokens"`
+	} `json:"input_token_details"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// rtError is the body of an `error` event.
+type rtError struct {
+	Type    string  `json:"type"`
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
+	Param   *string `json:"param"`
+	EventID *string `json:"event_id"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func newEvent(typ string) *rtEvent { return &rtEvent{EventID: "event_" + randomID()[:21], Type: typ} }
+
+// optional returns nil for "", so absent values render as null.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func errorEvent(e *APIError, clientEventID string) *rtEvent {
+	ev := newEvent("error")
+	ev.Error = &rtError{Type: e.Type, Code: optional(e.Code), Message: e.Message, Param: optional(e.Param),
+		EventID: optional(clientEventID)}
+	return ev
+}

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// sessionConfig is a Realtime session object kept as decoded JSON, so every
+// field a client sets is echoed back in session.created/updated exactly as
+// the real API does, including fields the simulator does not act on.
+type sessionConfig map[string]any
+
+// newSessionConfig is the default session the real API reports in
+// session.created (see the spec's example), with the simulator's model and
+// instructions.
+func newSessionConfig(rt *Realtime) sessionConfig {
+	pcm := func() map[string]any { return map[string]any{"type": "audio/pcm", "rate": 24000} }
+	return sessionConfig{
+		"type":              "realtime",
+		"object":            "realtime.session",
+		"id":                "sess_" + randomID(),
+		"model":             rt.Model,
+		"output_modalities": []any{"audio"},
+		"instructions":      rt.Instructions,
+		"tools":             []any{},
+		"tool_choice":       "auto",
+		"max_output_tokens": "inf",
+		"tracing":           nil,
+		"truncation":        "auto",
+		"prompt":            nil,
+		"expires_at":        0,
+		"audio": map[string]any{
+			"input": map[string]any{
+				"format":          pcm(),
+				"transcription":   nil,
+				"noise_reduction": nil,
+				"turn_detection": map[string]any{
+					"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300,
+					"silence_duration_ms": 200, "idle_timeout_ms": nil,
+					"create_response": true, "interrupt_response": true,
+				},
+			},
+			"output": map[string]any{"format": pcm(), "voice": "alloy", "speed": 1},
+		},
+		"include": nil,
+	}
+}
+
+// apply merges a client's (already checked) session object into c: objects
+// merge key by key, anything else replaces, as session.update does.
+func (c sessionConfig) apply(update map[string]any) {
+	u := maps.Clone(update)
+	for _, k := range []string{"object", "id", "expires_at"} { // the server's to set
+		delete(u, k)
+	}
+	mergeJSON(c, u)
+}
+
+func mergeJSON(dst, src map[string]any) {
+	for k, v := range src {
+		if sub, ok := v.(map[string]any); ok {
+			if have, ok := dst[k].(map[string]any); ok {
+				have = maps.Clone(have)
+				mergeJSON(have, sub)
+				dst[k] = have
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// clone copies c deeply enough that later merges do not alias it.
+func (c sessionConfig) clone() sessionConfig {
+	b, _ := json.Marshal(c) // decoded JSON always re-encodes
+	var out sessionConfig
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// started stamps a session that a connection is about to use.
+func (c sessionConfig) started(now time.Time) {
+	c["id"] = "sess_" + randomID()
+	c["expires_at"] = now.Add(sessionLifetime).Unix()
+}
+
+// sessionView is what the simulator acts on, read out of a sessionConfig.
+type sessionView struct {
+	model, instructions, voice string
+	tools                      []chatTool
+	choice                     toolChoice
+	textOnly                   bool
+	transcribe                 bool
+	vad, createResponse        bool
+	interrupt                  bool
+}
+
+func (c sessionConfig) view() sessionView {
+	v := sessionView{choice: toolChoice{mode: "auto"}}
+	v.model, _ = c["model"].(string)
+	v.instructions, _ = c["instructions"].(string)
+	if mods, ok := c["output_modalities"].([]any); ok && len(mods) == 1 && mods[0] == "text" {
+		v.textOnly = true
+	}
+	v.tools = sessionTools(c["tools"])
+	if raw, err := json.Marshal(c["tool_choice"]); err == nil {
+		if ch, err := parseRealtimeToolChoice(raw); err == nil && ch.mode != "" {
+			v.choice = ch
+		}
+	}
+	if len(v.tools) == 0 {
+		v.choice = toolChoice{mode: "none"}
+	}
+	audio, _ := c["audio"].(map[string]any)
+	in, _ := audio["input"].(map[string]any)
+	out, _ := audio["output"].(map[string]any)
+	v.voice, _ = out["voice"].(string)
+	if tr, ok := in["transcription"].(map[string]any); ok && tr != nil {
+		v.transcribe = true
+	}
+	if td, ok := in["turn_detection"].(map[string]any); ok {
+		v.vad = true
+		v.createResponse = td["create_response"] != false
+		v.interrupt = td["interrupt_response"] != false
+	}
+	return v
+}
+
+// sessionTools converts the session's function tools to the chat shape the
+// script understands; the realtime shape is flat ({type, name, ...}).
+func sessionTools(raw any) []chatTool {
+	list, _ := raw.([]any)
+	var out []chatTool
+	for _, t := range list {
+		m, _ := t.(map[string]any)
+		if m["type"] != "function" {
+			continue
+		}
+		var ct chatTool
+		ct.Type = "function"
+		ct.Function.Name, _ = m["name"].(string)
+		ct.Function.Description, _ = m["description"].(string)
+		if p, ok := m["parameters"]; ok && p != nil {
+			ct.Function.Parameters, _ = json.Marshal(p)
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+// parseRealtimeToolChoice reads "auto"/"none"/"required" or the realtime
+// {"type":"function","name":…} form (flat, unlike chat's).
+func parseRealtimeToolChoice(raw json.RawMessage) (toolChoice, error) {
+	var named struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &named); err != nil {
+			return toolChoice{}, err
+		}
+		if named.Type != "function" || named.Name == "" {
+			return toolChoice{}, fmt.Errorf("want {\"type\":\"function\",\"name\":…}")
+		}
+		return toolChoice{mode: "function", name: named.Name}, nil
+	}
+	return parseToolChoice(raw)
+}

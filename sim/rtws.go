@@ -1,0 +1,126 @@
+package sim
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// socketWriteTimeout bounds one event write; a socket stalled that long is
+// cut, as the real API cuts stalled clients.
+const socketWriteTimeout = 10 * time.Second
+
+// insecureKeyProtocol is how browsers, which cannot set headers on a
+// WebSocket, pass a key: as a subprotocol "openai-insecure-api-key.<key>".
+const insecureKeyProtocol = "openai-insecure-api-key."
+
+// realtimeSocket serves GET /v1/realtime: with ?call_id=rtc_… a sideband
+// socket on an existing call, which sees the call's events and may send
+// client events; with ?model=… a session of its own, events only.
+func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
+	key := bearer(r)
+	if key == "" {
+		key = protocolKey(r)
+	}
+	cfg, err := s.authorizeRealtime(key)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var c *call
+	var model string
+	if id := q.Get("call_id"); id != "" {
+		if c = s.rt.live(id); c == nil {
+			return errCallNotFound(id)
+		}
+		model = c.model
+	} else {
+		if cfg == nil {
+			if q.Get("model") == "" {
+				return errMissingParam("model")
+			}
+			cfg = newSessionConfig(&s.rt.cfg)
+		}
+		if m := q.Get("model"); m != "" {
+			cfg["model"] = m
+		}
+		model = cfg.view().model
+		if s.models != nil && !s.models[model] {
+			return errModelNotFound(model)
+		}
+	}
+	dropAfter := -1
+	if f := s.faults.take(EndpointRealtime, model, append(httpFaultKinds(), FaultSidebandDrop)...); f != nil {
+		s.stats.fault(EndpointRealtime, f.Kind)
+		if f.Kind != FaultSidebandDrop {
+			_, err := s.responseFault(r.Context(), f, false)
+			return err
+		}
+		dropAfter = max(1, f.AfterChunks)
+	}
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{"realtime"}}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return nil // Upgrade has answered the client
+	}
+	conn.SetReadLimit(s.maxBody)
+	k := socketSink(conn, c != nil)
+	k.dropAfter = dropAfter
+
+	var ss *rtSession
+	if c != nil {
+		ss = c.sess
+	} else {
+		ss = s.newRTSession(cfg, EndpointRealtime, nil)
+		if !s.rt.startSocket(ss) {
+			_ = conn.Close()
+			return nil
+		}
+	}
+	if !ss.join(k) {
+		_ = conn.Close()
+		return nil
+	}
+	for {
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			ss.leave(k)
+			return nil
+		}
+		if !ss.submit(data, k) {
+			return nil
+		}
+	}
+}
+
+func socketSink(conn *websocket.Conn, sideband bool) *sink {
+	path := PathWebSocket
+	if sideband {
+		path = PathSideband
+	}
+	write := func(b []byte) error {
+		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
+		return conn.WriteMessage(websocket.TextMessage, b)
+	}
+	graceful := func() {
+		msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "session ended")
+		_ = conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+		_ = conn.Close()
+	}
+	// gorilla's Close drops the TCP connection without a close frame: the
+	// sideband_drop fault, and what a stalled socket gets.
+	abrupt := func() { _ = conn.Close() }
+	return newSink(path, write, graceful, abrupt)
+}
+
+// protocolKey reads a key passed as an "openai-insecure-api-key." subprotocol.
+func protocolKey(r *http.Request) string {
+	for _, p := range websocket.Subprotocols(r) {
+		if k, ok := strings.CutPrefix(p, insecureKeyProtocol); ok {
+			return k
+		}
+	}
+	return ""
+}

@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/pion/ice/v4"
+	"github.com/pion/webrtc/v4"
+)
+
+// LoopbackSettingEngine returns pion settings that keep every ICE candidate
+// on 127.0.0.1 over UDP4 with multicast DNS off and no STUN/TURN: tests
+// (the simulator's peers, their callers and the gateway's peers in test
+// configs) must never send a packet off the machine (DESIGN §15).
+func LoopbackSettingEngine() webrtc.SettingEngine {
+	var se webrtc.SettingEngine
+	se.SetIncludeLoopbackCandidate(true)
+	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() && ip.To4() != nil })
+	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	return se
+}
+
+// NewOpusAPI builds a pion API that negotiates Opus audio only, with the
+// given settings. It registers no interceptors (NACK, RTCP reports, TWCC):
+// the simulator does not adapt its bitrate, and skipping them roughly halves
+// the CPU cost of a call, which is what lets one machine hold 100+ calls.
+func NewOpusAPI(se webrtc.SettingEngine) (*webrtc.API, error) {
+	m := &webrtc.MediaEngine{}
+	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: OpusCapability(), PayloadType: 111},
+		webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, fmt.Errorf("sim: register opus: %w", err)
+	}
+	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)), nil
+}
+
+// OpusCapability is the codec the Realtime API negotiates: Opus at 48 kHz,
+// stereo signalling, 20 ms frames.
+func OpusCapability() webrtc.RTPCodecCapability {
+	return webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2,
+		SDPFmtpLine: "minptime=10;useinbandfec=1"}
+}
+
+// OpusSilence returns one 20 ms Opus frame of silence (TOC 0xf8: CELT
+// fullband 20 ms, mono, one frame; then the two-byte silent payload). A fresh
+// slice each call, so callers may hand it to pion, which keeps it.
+func OpusSilence() []byte { return []byte{0xf8, 0xff, 0xfe} }
+
+// Audio timing shared by the peer and the token counts: Opus frames of 20 ms,
+// so 50 RTP packets are one second of audio.
+const (
+	packetMS        = 20
+	opusTicksPerPkt = 48000 * packetMS / 1000
+)
