@@ -1,0 +1,122 @@
+package sim_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/realtime"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// TestOpenAIClientSecret: openai-go mints a client secret against the
+// simulator, decodes it, and the secret opens a call carrying its session.
+func TestOpenAIClientSecret(t *testing.T) {
+	t.Parallel()
+	_, base := newRealtimeSim(t, sim.Realtime{})
+	ctx := testCtx(t)
+	client := simtest.Client(base)
+	before := time.Now()
+	res, err := client.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
+		ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(60)},
+		Session: realtime.ClientSecretNewParamsSessionUnion{OfRealtime: &realtime.RealtimeSessionCreateRequestParam{
+			Model:        "gpt-realtime",
+			Instructions: openai.String(testInstructions),
+			Tools: realtime.RealtimeToolsConfigParam{{OfFunction: &realtime.RealtimeFunctionToolParam{
+				Type: "function", Name: openai.String("search_recipes"), Description: openai.String("Search recipes by keyword"),
+				Parameters: map[string]any{"type": "object", "properties": map[string]any{"query": map[string]any{"type": "string"}}},
+			}}},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Value, "ek_") {
+		t.Errorf("value = %q, want ek_…", res.Value)
+	}
+	if exp := time.Unix(res.ExpiresAt, 0); exp.Before(before.Add(59*time.Second)) || exp.After(time.Now().Add(61*time.Second)) {
+		t.Errorf("expires_at = %v, want about 60 s from now", exp)
+	}
+	sess := res.Session.AsRealtime()
+	if sess.Instructions != testInstructions || !strings.HasPrefix(sess.ID, "sess_") || len(sess.Tools) != 1 ||
+		sess.Tools[0].Name != "search_recipes" || sess.Model != "gpt-realtime" {
+		t.Errorf("session = %+v, want the requested config", sess)
+	}
+
+	c := simtest.NewCaller(t)
+	if _, err := c.Dial(ctx, base, res.Value); err != nil {
+		t.Fatal(err)
+	}
+	created := expectEvent(t, ctx, c, "session.created")
+	if !strings.Contains(string(created.Raw), `"search_recipes"`) {
+		t.Errorf("session.created does not carry the secret's session: %s", created.Raw)
+	}
+}
+
+// TestOpenAIMintFaults: mint failures reach openai-go as *openai.Error.
+func TestOpenAIMintFaults(t *testing.T) {
+	t.Parallel()
+	s, base := newRealtimeSim(t, sim.Realtime{})
+	client := simtest.Client(base)
+	for _, tc := range []struct {
+		kind   sim.FaultKind
+		status int
+	}{{sim.FaultRateLimit, 429}, {sim.FaultServerError, 500}} {
+		if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointRealtimeClientSecrets, Kind: tc.kind}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := client.Realtime.ClientSecrets.New(t.Context(), realtime.ClientSecretNewParams{})
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != tc.status {
+			t.Errorf("%s: err = %v, want *openai.Error %d", tc.kind, err, tc.status)
+		}
+	}
+}
+
+// TestOpenAIRealtimeSocket: openai-go's Realtime WebSocket client connects
+// to ?model= and decodes every event of a scripted turn with its types.
+func TestOpenAIRealtimeSocket(t *testing.T) {
+	t.Parallel()
+	_, base := newRealtimeSim(t, sim.Realtime{})
+	ctx := testCtx(t)
+	client := simtest.Client(base)
+	conn, err := client.Realtime.Connect(ctx, realtime.RealtimeConnectionOptions{}, option.WithQuery("model", "gpt-realtime"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ev, err := conn.Recv(ctx)
+	if err != nil || ev.Type != "session.created" {
+		t.Fatalf("first event = %q, %v; want session.created", ev.Type, err)
+	}
+	if err := conn.SendRaw(ctx, []byte(`{"type":"session.update","session":`+recipeSession+`}`)); err != nil {
+		t.Fatal(err)
+	}
+	pcm := base64.StdEncoding.EncodeToString(make([]byte, 48000))
+	if err := conn.SendRaw(ctx, []byte(`{"type":"input_audio_buffer.append","audio":"`+pcm+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := conn.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != "response.done" {
+			continue
+		}
+		done := ev.AsResponseDoneEvent()
+		u := done.Response.Usage
+		if len(done.Response.Output) != 1 || done.Response.Output[0].AsRealtimeConversationItemFunctionCall().Name != "search_recipes" ||
+			u.InputTokenDetails.AudioTokens != 10 || u.TotalTokens != u.InputTokens+u.OutputTokens {
+			t.Fatalf("response.done decoded as %+v", done.Response)
+		}
+		return
+	}
+}
+
+
