@@ -240,4 +240,3 @@ func callScenario(t *testing.T, ctx context.Context, base string) []simtest.Even
 	until("response.done")
 	return got
 }
-

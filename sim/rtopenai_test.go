@@ -118,5 +118,3 @@ func TestOpenAIRealtimeSocket(t *testing.T) {
 		return
 	}
 }
-
-

@@ -67,7 +67,7 @@ func (st *secretStore) session(value string, now time.Time) (sessionConfig, erro
 // client secret (returning a copy of its session config).
 func (s *Server) authorizeRealtime(key string) (sessionConfig, error) {
 	if strings.HasPrefix(key, ephemeralPrefix) {
-		return s.rt.secrets.session(key, time.Now())
+		return s.rt.secrets.session(key, s.now())
 	}
 	return nil, s.checkKey(key)
 }
@@ -106,7 +106,7 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	now := time.Now()
+	now := s.now()
 	value := ephemeralPrefix + randomID() + randomID()[:8]
 	expires := now.Add(time.Duration(ttl) * time.Second)
 	s.rt.secrets.put(value, mintedSecret{session: cfg.clone(), expires: expires}, now)
@@ -153,4 +153,11 @@ func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	}
 	cfg.apply(update)
 	return ttl, cfg, nil
+}
+
+func (s *Server) now() time.Time {
+	if s.clock != nil {
+		return s.clock()
+	}
+	return time.Now()
 }

@@ -32,6 +32,7 @@ type Server struct {
 	script   *compiledScript
 	faults   *injector
 	rt       *realtimeState
+	clock    func() time.Time
 	stats    *statsBook
 	mux      *http.ServeMux
 	log      *slog.Logger
@@ -67,6 +68,7 @@ func New(cfg Config) (*Server, error) {
 		faults:  newInjector(kinds, cfg.Seed),
 		stats:   newStatsBook(endpoints),
 		rt:      rt,
+		clock:   cfg.Now,
 		log:     cfg.Logger,
 		maxBody: cfg.MaxBodyBytes,
 		done:    make(chan struct{}),
