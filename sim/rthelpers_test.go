@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +193,14 @@ func recipeBaseBytes() int {
 	var b bytes.Buffer
 	_ = json.Compact(&b, tool.Parameters)
 	return len(testInstructions) + len(tool.Name) + len(tool.Description) + b.Len()
+}
+
+// newHTTPServer serves s on loopback without closing s at cleanup, for
+// tests that close the simulator themselves.
+func newHTTPServer(t *testing.T, s *sim.Server) string {
+	t.Helper()
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { _ = s.Close() })
+	return ts.URL
 }
