@@ -74,7 +74,8 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Registry = prometheus.NewRegistry()
-	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		database.NewPoolCollector(m.Pool))
 	if m.Quota, err = quota.New(quota.Params{Pool: m.Pool, Config: cfg.Quota, Registerer: m.Registry, Logger: log}); err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if _, ok := cfg.Quota.Plans["bench"]; !ok {
 		cfg.Quota.Plans["bench"] = config.BenchPlan()
 	}
-	m := &Main{Config: cfg, Logger: newLogger(stderr)}
+	m := &Main{Config: cfg, Logger: newLevelLogger(stderr, cfg.Log.SlogLevel())}
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close(ctx)
 		return err

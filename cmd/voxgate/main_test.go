@@ -108,6 +108,9 @@ func TestEndToEnd(t *testing.T) {
 	if want := `voxgate_http_requests_total{code="200",route="GET /v1/me"} 1`; status != 200 || !strings.Contains(body, want) {
 		t.Fatalf("/metrics lacks %q", want)
 	}
+	if !strings.Contains(body, "voxgate_db_pool_max_connections 4") {
+		t.Fatal("/metrics lacks the database pool gauges")
+	}
 	if strings.Contains(body, "/v1/me\"") && !strings.Contains(body, "GET /v1/me") {
 		t.Fatal("metrics are labelled by path, not by route pattern")
 	}

@@ -14,7 +14,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	m := &Main{Config: cfg, Logger: newLogger(stderr)}
+	m := &Main{Config: cfg, Logger: newLevelLogger(stderr, cfg.Log.SlogLevel())}
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close(ctx)
 		return err
@@ -42,6 +42,8 @@ func serveUntilDone(ctx context.Context, m *Main) error {
 	return err
 }
 
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+func newLogger(w io.Writer) *slog.Logger { return newLevelLogger(w, slog.LevelInfo) }
+
+func newLevelLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }

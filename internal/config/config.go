@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 // down by value or pointer; nothing reads it from a global.
 type Config struct {
 	Server   Server   `yaml:"server"`
+	Log      Log      `yaml:"log"`
 	Database Database `yaml:"database"`
 	Auth     Auth     `yaml:"auth"`
 	Quota    Quota    `yaml:"quota"`
@@ -47,6 +49,19 @@ type Server struct {
 	// stops accepting connections.
 	DrainDelay  time.Duration `yaml:"drain_delay"`
 	ReadTimeout time.Duration `yaml:"read_header_timeout"`
+}
+
+// Log configures the JSON log on stderr.
+type Log struct {
+	// Level is debug, info, warn or error (VOXGATE_LOG_LEVEL overrides).
+	Level string `yaml:"level"`
+}
+
+// SlogLevel is Level as a slog level; Validate has checked it.
+func (l Log) SlogLevel() slog.Level {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(l.Level))
+	return lv
 }
 
 // Database is the PostgreSQL pool.
@@ -88,6 +103,7 @@ func Default() Config {
 			ShutdownTimeout: 25 * time.Second,
 			ReadTimeout:     10 * time.Second,
 		},
+		Log:       Log{Level: "info"},
 		Database:  Database{MaxConns: 20, MinConns: 0},
 		Auth:      Auth{CacheSize: 10000},
 		Quota:     DefaultQuota(),
@@ -151,6 +167,9 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	if v := getenv("VOXGATE_ADDR"); v != "" {
 		cfg.Server.Addr = v
 	}
+	if v := getenv("VOXGATE_LOG_LEVEL"); v != "" {
+		cfg.Log.Level = v
+	}
 	if v := getenv("VOXGATE_JWKS_URL"); v != "" {
 		cfg.Auth.JWKSURL = v
 	}
@@ -209,6 +228,10 @@ func (c *Config) Validate() error {
 		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
 			bad(fmt.Sprintf("server.cors_origins[%d]", i), "%q must be \"*\" or start with http:// or https://", o)
 		}
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		bad("log.level", "must be debug, info, warn or error, got %q", c.Log.Level)
 	}
 	if c.Database.MaxConns < 1 || c.Database.MaxConns > 1000 {
 		bad("database.max_conns", "must be between 1 and 1000, got %d", c.Database.MaxConns)

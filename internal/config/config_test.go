@@ -31,6 +31,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"wrong type", "server:\n  max_body_bytes: lots\n", "max_body_bytes"},
 		{"bad duration", "server:\n  shutdown_timeout: soon\n", "soon"},
 		{"impossible value", "server:\n  max_body_bytes: -1\n", "server.max_body_bytes"},
+		{"bad log level", "log:\n  level: loud\n", "log.level"},
 		{"zero pool", "database:\n  max_conns: 0\n", "database.max_conns"},
 		{"min above max", "database:\n  max_conns: 2\n  min_conns: 3\n", "database.min_conns"},
 		{"bad cors origin", "server:\n  cors_origins: [example.com]\n", "server.cors_origins[0]"},
