@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -92,15 +91,15 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	})
 	answer, err := c.answer(r.Context(), offer)
 	if err == nil && !s.rt.startCall(c) {
-		err = errServerClosed
+		err = errUnavailable(1) // the simulator is shutting down
 	}
 	if err != nil {
 		c.once.Do(func() {}) // never started: nothing for end to stop
 		if c.pc != nil {
 			_ = c.pc.Close()
 		}
-		if errors.Is(err, errServerClosed) {
-			return err
+		if apiErr, ok := err.(*APIError); ok {
+			return apiErr
 		}
 		return errInvalidSDP(err.Error())
 	}
@@ -192,7 +191,7 @@ func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
 	if c == nil {
 		return errCallNotFound(id)
 	}
-	if f := s.faults.take(EndpointRealtimeHangup, c.sess.view.model); f != nil {
+	if f := s.faults.take(EndpointRealtimeHangup, c.model); f != nil {
 		s.stats.fault(EndpointRealtimeHangup, f.Kind)
 		return errServer()
 	}

@@ -212,3 +212,28 @@ func TestSideband(t *testing.T) {
 		t.Errorf("second hangup: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestRealtimeSilence: in silence mode the track echoes nothing and sends
+// exactly reply_audio_ms of Opus silence (one packet per 20 ms) per reply.
+func TestRealtimeSilence(t *testing.T) {
+	t.Parallel()
+	s, base := newRealtimeSim(t, sim.Realtime{Audio: sim.AudioSilence, ReplyAudioMS: 200, TurnPackets: 10})
+	ctx := testCtx(t)
+	c, id := dialCall(t, ctx, base, "multipart+apikey")
+	if err := c.SendAudio(ctx, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := decodeDone(t, expectEvent(t, ctx, c, "response.done"))
+	if got := c.PacketsReceived(); got != 0 {
+		t.Errorf("caller received %d packets before the model spoke, want 0 (no echo)", got)
+	}
+	answer(t, c, done.Response.Output[0].CallID, "ok")
+	expect(t, ctx, c, "output_audio_buffer.stopped")
+	time.Sleep(100 * time.Millisecond) // the last packet's flight
+	if got := c.PacketsReceived(); got != 10 {
+		t.Errorf("caller received %d packets, want 10 (200 ms of silence)", got)
+	}
+	if st, _ := s.Call(id); st.PacketsOut != 10 || st.PacketsIn != 10 {
+		t.Errorf("stats packets in/out = %d/%d, want 10/10", st.PacketsIn, st.PacketsOut)
+	}
+}
