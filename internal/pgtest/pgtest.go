@@ -23,6 +23,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,8 +184,12 @@ func ensureTemplate(ctx context.Context, admin string) (string, error) {
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
 		return "", err
 	}
+	// The comment records when a test binary last used the template, so
+	// another checkout's cleanup (below) leaves it alone while it is in use.
+	touch := "COMMENT ON DATABASE " + pgx.Identifier{name}.Sanitize() + " IS " + quoteLiteral(strconv.FormatInt(time.Now().Unix(), 10))
 	if exists {
-		return name, nil
+		_, err := conn.Exec(ctx, touch)
+		return name, err
 	}
 	// Build under a temporary name and rename, so a crash never leaves a
 	// half-migrated template behind under the real name.
@@ -204,14 +210,21 @@ func ensureTemplate(ctx context.Context, admin string) (string, error) {
 	if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{tmp}.Sanitize()+" RENAME TO "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", err
 	}
+	if _, err := conn.Exec(ctx, touch); err != nil {
+		return "", err
+	}
 	dropStaleTemplates(ctx, conn, name)
 	return name, nil
 }
 
-// dropStaleTemplates removes templates of older migration sets; one in use
-// by another run is left alone.
+// dropStaleTemplates removes templates of other migration sets that no test
+// binary has used for an hour. Another checkout (say, a colleague's branch
+// or a CI clone) may be cloning from a newer one right now.
 func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, keep string) {
-	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'voxgate\\_tpl\\_%' AND datname <> $1", keep)
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database
+		WHERE datname LIKE 'voxgate\_tpl\_%' AND datname <> $1
+		  AND coalesce(substring(shobj_description(oid, 'pg_database') FROM '^[0-9]+$')::bigint, 0) < $2`,
+		keep, time.Now().Add(-time.Hour).Unix())
 	if err != nil {
 		return
 	}
@@ -220,6 +233,9 @@ func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, keep string) {
 		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{n}.Sanitize())
 	}
 }
+
+// quoteLiteral quotes s for SQL (COMMENT takes no parameters).
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func randomHex(n int) string {
 	b := make([]byte, n)
