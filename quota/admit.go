@@ -2,7 +2,10 @@ package quota
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
@@ -35,10 +38,9 @@ type Daily struct {
 	ReservedCost   int64
 }
 
-// admitSQL is one admission: one statement, one round trip.
-const admitSQL = `SELECT plan, reasons, ticket_id, day_requests, day_calls, day_tokens, day_cost,
-	res_calls, res_tokens, res_cost
-FROM quota_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+// maxUserIDBytes bounds a user id: ids are index keys, and one that
+// PostgreSQL refuses would fail the whole batch it travels in.
+const maxUserIDBytes = 1024
 
 // Admit admits one chat turn for p, or refuses it with a DESIGN §5 error:
 // RATE_LIMITED (a request window), CONCURRENT_LIMIT (turns in flight),
@@ -46,36 +48,51 @@ FROM quota_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
 // cap), each with RetryAfter. A refusal counts nothing. The returned ticket
 // holds a concurrency lease and the reservation of est: keep it alive with
 // KeepAlive and end it with Settle (or Release).
+//
+// Concurrent calls share one statement (see batch.go); each is decided on
+// its own, in one round trip's time.
 func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate) (*Ticket, error) {
 	if p.UserID == "" {
 		return nil, apierr.New(apierr.Unauthorized, "")
 	}
+	if err := checkUserID(p.UserID); err != nil {
+		return nil, err
+	}
 	if err := checkAmounts("estimate", est.Tokens, est.CostMicros, est.Calls); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	w := windowsAt(s.now())
-	t := &Ticket{svc: s, UserID: p.UserID, Reserved: est, expiresAt: w.now.Add(LeaseTTL)}
-	var reasons []string
-	var id *int64
-	d := &t.Daily
-	err := s.pool.QueryRow(ctx, admitSQL,
-		p.UserID, s.fallbackPlan(p), s.names, s.limits,
-		w.now, w.minute, w.hour, w.day, w.month,
-		t.expiresAt, est.Calls, est.Tokens, est.CostMicros, s.cfg.GlobalRequestsPerMinute,
-	).Scan(&t.Plan, &reasons, &id, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
-		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)
-	s.metrics.latency.WithLabelValues("chat").Observe(time.Since(start).Seconds())
-	if err != nil {
+	if err := ctx.Err(); err != nil { // gone already: do not start a batch for it
 		s.metrics.admissions.WithLabelValues("chat", "error").Inc()
 		return nil, dbError("admit", err)
 	}
-	if len(reasons) > 0 || id == nil {
+	start := time.Now()
+	c := &admitCall{userID: p.UserID, fallback: s.fallbackPlan(p), est: est}
+	ok := s.admits.admit(ctx, c)
+	s.metrics.latency.WithLabelValues("chat").Observe(time.Since(start).Seconds())
+	if !ok {
+		s.metrics.admissions.WithLabelValues("chat", "error").Inc()
+		return nil, dbError("admit", ctx.Err())
+	}
+	if c.err != nil {
+		s.metrics.admissions.WithLabelValues("chat", "error").Inc()
+		return nil, dbError("admit", c.err)
+	}
+	if len(c.reasons) > 0 || c.ticketID == 0 {
 		s.metrics.admissions.WithLabelValues("chat", "denied").Inc()
-		return nil, s.refuse(w, "chat", reasons)
+		return nil, s.refuse(c.w, "chat", c.reasons)
 	}
 	s.metrics.admissions.WithLabelValues("chat", "admitted").Inc()
-	t.ID = *id
-	t.Limits = s.cfg.Plans[t.Plan]
-	return t, nil
+	return &Ticket{
+		svc: s, ID: c.ticketID, UserID: p.UserID, Plan: c.plan, Limits: s.cfg.Plans[c.plan],
+		Reserved: est, Daily: c.daily, expiresAt: c.w.now.Add(LeaseTTL),
+	}, nil
+}
+
+// checkUserID refuses an id PostgreSQL could not store as a key: not UTF-8,
+// holding NUL, or longer than maxUserIDBytes. Such an id is a caller's bug.
+func checkUserID(id string) error {
+	if len(id) > maxUserIDBytes || !utf8.ValidString(id) || strings.IndexByte(id, 0) >= 0 {
+		return apierr.Wrap(apierr.Internal, "", fmt.Errorf("quota: user id of %d bytes is not a usable key", len(id)))
+	}
+	return nil
 }

@@ -28,7 +28,8 @@ var benchPlan = config.Plan{
 // BenchmarkAdmission measures admissions at 64 concurrent callers (each its
 // own user, as real traffic is spread over users) beside a baseline of one
 // trivial statement per call on the same pool, in the same run. It reports
-// both rates, their ratio, and admission p50/p99.
+// both rates, their ratio, and admission p50/p99. The concurrent Admit calls
+// share statements (batch.go); docs/quota.md has the figures.
 //
 //	go test -run '^$' -bench Admission -benchtime 20000x ./quota/
 func BenchmarkAdmission(b *testing.B) {

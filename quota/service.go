@@ -45,6 +45,7 @@ type Service struct {
 	now     func() time.Time
 	log     *slog.Logger
 	metrics *metrics
+	admits  *admitBatcher
 
 	// names and limits are the plans in the layout the SQL functions take
 	// (quota_plan): 10 limits per plan, in names order.
@@ -79,6 +80,7 @@ func New(p Params) (*Service, error) {
 		pool: p.Pool, cfg: p.Config, now: p.Now, log: p.Logger, metrics: m,
 		renewEvery: RenewEvery, sweepEvery: 30 * time.Second,
 	}
+	s.admits = newAdmitBatcher(s)
 	for _, name := range p.Config.PlanNames() {
 		s.names = append(s.names, name)
 		s.limits = append(s.limits, planLimits(p.Config.Plans[name])...)
