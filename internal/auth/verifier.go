@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
@@ -166,8 +168,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFor(ctx)); err != nil {
 		return Principal{}, unauthorized("", err)
 	}
-	if c.Subject == "" {
-		return Principal{}, unauthorized("", errors.New("token has no sub"))
+	if !validSubject(c.Subject) {
+		return Principal{}, unauthorized("", errors.New("token sub is empty, too long or not plain text"))
 	}
 	p := Principal{UserID: c.Subject, Plan: c.Plan}
 	if c.Role == RoleAdmin || c.Role == RoleFinance {
@@ -205,6 +207,23 @@ func (v *Verifier) keyFor(ctx context.Context) jwt.Keyfunc {
 		}
 		return nil, fmt.Errorf("algorithm %v is not accepted", t.Header["alg"])
 	}
+}
+
+// maxSubjectBytes bounds a user id: it keys rows and appears in URLs.
+const maxSubjectBytes = 256
+
+// validSubject accepts a user id that is plain text: valid UTF-8, no
+// control characters (NUL would fail every database write), bounded.
+func validSubject(sub string) bool {
+	if sub == "" || len(sub) > maxSubjectBytes || !utf8.ValidString(sub) {
+		return false
+	}
+	for _, r := range sub {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func unauthorized(msg string, cause error) error {
