@@ -32,29 +32,39 @@ type Range struct {
 	Max     float64
 }
 
-// The measures of DESIGN §12.
+// The measures of DESIGN §12, and MealCalories.
 const (
-	WeightKg  = "weight_kg"
-	HeightCm  = "height_cm"
-	Calories  = "calories"
-	ProteinG  = "protein_g"
-	SleepH    = "sleep_h"
-	Stress    = "stress"
-	VO2Max    = "vo2max"
-	HeartRate = "heart_rate"
+	WeightKg = "weight_kg"
+	HeightCm = "height_cm"
+	// Calories is a day's energy: a daily intake or a daily calorie goal,
+	// such as a profile's goals.daily_calories. DESIGN §12's 500–10,000
+	// kcal is a range for a whole day.
+	Calories = "calories"
+	// MealCalories is the energy of one meal or snack. A day's minimum
+	// does not apply to a part of the day (a 300 kcal snack is ordinary),
+	// so a meal may be anything from 0 (black coffee, water) up to the
+	// day's maximum: nothing negative, nothing no day could hold.
+	MealCalories = "meal_calories"
+	ProteinG     = "protein_g"
+	SleepH       = "sleep_h"
+	Stress       = "stress"
+	VO2Max       = "vo2max"
+	HeartRate    = "heart_rate"
 )
 
-// ranges is DESIGN §12's table. It is unexported so nothing can widen a
-// range at run time; Ranges returns a copy.
+// ranges is DESIGN §12's table plus MealCalories, derived from it. It is
+// unexported so nothing can widen a range at run time; Ranges returns a
+// copy.
 var ranges = map[string]Range{
-	WeightKg:  {WeightKg, "kg", 20, 500},
-	HeightCm:  {HeightCm, "cm", 50, 300},
-	Calories:  {Calories, "kcal", 500, 10_000},
-	ProteinG:  {ProteinG, "g", 0, 500},
-	SleepH:    {SleepH, "h", 0, 24},
-	Stress:    {Stress, "", 0, 100},
-	VO2Max:    {VO2Max, "ml/kg/min", 10, 100},
-	HeartRate: {HeartRate, "bpm", 30, 220},
+	WeightKg:     {WeightKg, "kg", 20, 500},
+	HeightCm:     {HeightCm, "cm", 50, 300},
+	Calories:     {Calories, "kcal", 500, 10_000},
+	MealCalories: {MealCalories, "kcal", 0, 10_000},
+	ProteinG:     {ProteinG, "g", 0, 500},
+	SleepH:       {SleepH, "h", 0, 24},
+	Stress:       {Stress, "", 0, 100},
+	VO2Max:       {VO2Max, "ml/kg/min", 10, 100},
+	HeartRate:    {HeartRate, "bpm", 30, 220},
 }
 
 // Lookup returns the range for measure.

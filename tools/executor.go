@@ -143,6 +143,18 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 		return Result{}, err
 	}
 
+	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
+		CallID: c.CallID, Plan: plan, Args: args}
+	if t.SQL != nil {
+		return e.executeSQL(ctx, t, c, args, inv)
+	}
+	return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return e.run(ctx, t, inv) })
+}
+
+// claimAndRun is the general path: commit the running row, run body with
+// no database connection held, then store its result. Only the replica
+// whose claim inserted the row calls body.
+func (e *Executor) claimAndRun(ctx context.Context, t *Tool, c *Call, args []byte, body func() (Result, string)) (Result, error) {
 	id, owned, err := e.store.claim(ctx, c, args, t.Timeout+e.graceful)
 	if err != nil {
 		return Result{}, err
@@ -150,10 +162,8 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 	if !owned {
 		return e.duplicate(ctx, t, c, args)
 	}
-	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
-		CallID: c.CallID, Plan: plan, Args: args}
 	start := time.Now()
-	res, outcome := e.run(ctx, t, inv)
+	res, outcome := body()
 	took := time.Since(start)
 	res.CallID = c.CallID
 	done, err := e.store.finish(ctx, id, &res, took)
@@ -165,9 +175,13 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 		// stalled; the stored answer is the one every caller must see.
 		return e.duplicate(ctx, t, c, args)
 	}
+	e.observe(t, outcome, took)
+	return res, nil
+}
+
+func (e *Executor) observe(t *Tool, outcome string, took time.Duration) {
 	e.metrics.duration.WithLabelValues(t.Name).Observe(took.Seconds())
 	e.count(t.Name, outcome)
-	return res, nil
 }
 
 // checkCall validates the envelope that the caller, not the model, fills.
@@ -184,9 +198,9 @@ func checkCall(c *Call) error {
 	if c.CallID == "" {
 		c.CallID = generatedID()
 	}
-	for field, v := range map[string]string{"session_id": c.SessionID, "call_id": c.CallID, "source": c.Source} {
-		if v == "" || len(v) > 200 || !utf8.ValidString(v) || containsNUL(v) {
-			return apierr.Errorf(apierr.InvalidRequest, "%s must be 1–200 characters of text.", field)
+	for _, f := range [...]struct{ name, v string }{{"session_id", c.SessionID}, {"call_id", c.CallID}, {"source", c.Source}} {
+		if f.v == "" || len(f.v) > 200 || !utf8.ValidString(f.v) || containsNUL(f.v) {
+			return apierr.Errorf(apierr.InvalidRequest, "%s must be 1–200 characters of text.", f.name)
 		}
 	}
 	return nil

@@ -31,8 +31,7 @@ func (e *Executor) run(ctx context.Context, t *Tool, inv Invocation) (Result, st
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				e.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "call_id", inv.CallID,
-					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				e.logPanic(ctx, t, inv, p)
 				ch <- ran{panicked: true}
 			}
 		}()
@@ -47,11 +46,24 @@ func (e *Executor) run(ctx context.Context, t *Tool, inv Invocation) (Result, st
 		// The body ignored its context; it is abandoned, not waited for.
 		return timeoutResult(t), outcomeTimeout
 	}
+	if r.err != nil && rctx.Err() != nil && errors.Is(r.err, context.DeadlineExceeded) {
+		return timeoutResult(t), outcomeTimeout
+	}
+	return e.settle(ctx, t, inv, r)
+}
+
+func (e *Executor) logPanic(ctx context.Context, t *Tool, inv Invocation, p any) {
+	e.log.ErrorContext(ctx, "tool panicked", "tool", t.Name, "call_id", inv.CallID,
+		"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+}
+
+// settle turns what a body returned into the Result to store: a tool error
+// the model can read, an output checked against the tool's schema, or the
+// shaped outcome.
+func (e *Executor) settle(ctx context.Context, t *Tool, inv Invocation, r ran) (Result, string) {
 	switch {
 	case r.panicked:
 		return shapeError(t, &ToolError{Code: ErrCodePanic, Message: "The tool hit an internal error. Please try something else."}), outcomePanic
-	case r.err != nil && rctx.Err() != nil && errors.Is(r.err, context.DeadlineExceeded):
-		return timeoutResult(t), outcomeTimeout
 	case r.err != nil:
 		var te *ToolError
 		if errors.As(r.err, &te) {

@@ -53,6 +53,20 @@ func shape(t *Tool, o Outcome) (Result, error) {
 	if modelView == nil {
 		modelView = o.Data
 	}
+	// Cards and writes are raw JSON from the tool; check them here, once,
+	// so storing and sending the result can copy them as they are.
+	for _, c := range [][]Card{o.Cards, o.Partials} {
+		for _, card := range c {
+			if !json.Valid(card.Data) {
+				return Result{}, fmt.Errorf("tools: %s: card %q: data is not JSON", t.Name, card.Kind)
+			}
+		}
+	}
+	for _, w := range o.Writes {
+		if !json.Valid(w.Data) {
+			return Result{}, fmt.Errorf("tools: %s: db write to %s: data is not JSON", t.Name, w.Table)
+		}
+	}
 	mb := data
 	if o.Model != nil {
 		if mb, err = json.Marshal(modelView); err != nil {
@@ -61,7 +75,7 @@ func shape(t *Tool, o Outcome) (Result, error) {
 	}
 	return Result{
 		Name:        t.Name,
-		Output:      boundOutput(mb, t.MaxTokens*tokenBytes),
+		Output:      boundCompact(mb, t.MaxTokens*tokenBytes),
 		Result:      data,
 		Cards:       o.Cards,
 		Partials:    o.Partials,
@@ -98,6 +112,12 @@ func boundOutput(b []byte, limit int) string {
 	if err := json.Compact(&buf, b); err == nil {
 		b = buf.Bytes()
 	}
+	return boundCompact(b, limit)
+}
+
+// boundCompact is boundOutput for b that is already compact, as
+// json.Marshal's output is.
+func boundCompact(b []byte, limit int) string {
 	if len(b) <= limit {
 		return string(b)
 	}

@@ -75,13 +75,9 @@ func (s store) claim(ctx context.Context, c *Call, args []byte, deadline time.Du
 // finish stores the result. done is false when the row had already been
 // declared interrupted.
 func (s store) finish(ctx context.Context, id int64, res *Result, took time.Duration) (done bool, err error) {
-	resp, err := json.Marshal(res)
+	resp, status, code, err := encodeResult(res)
 	if err != nil {
-		return false, apierr.Wrap(apierr.Internal, "", fmt.Errorf("tools: encode response: %w", err))
-	}
-	status, code := "succeeded", (*string)(nil)
-	if res.Error != nil {
-		status, code = "failed", &res.Error.Code
+		return false, err
 	}
 	// The caller may have gone; the row must still leave running.
 	ctx = context.WithoutCancel(ctx)
@@ -90,6 +86,101 @@ func (s store) finish(ctx context.Context, id int64, res *Result, took time.Dura
 		return false, classify("store the result", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// encodeResult is a result as finishSQL stores it: Result's JSON encoding.
+// The raw JSON fields (result, card and write data) are copied as they are,
+// not re-validated and compacted as encoding/json would: shape produced or
+// checked every one of them. A replay decodes these bytes into a Result.
+func encodeResult(res *Result) (resp []byte, status string, code *string, err error) {
+	resp, err = appendResult(make([]byte, 0, resultSize(res)), res)
+	if err != nil {
+		return nil, "", nil, apierr.Wrap(apierr.Internal, "", fmt.Errorf("tools: encode response: %w", err))
+	}
+	status = "succeeded"
+	if res.Error != nil {
+		status, code = "failed", &res.Error.Code
+	}
+	return resp, status, code, nil
+}
+
+func resultSize(r *Result) int {
+	n := 256 + len(r.CallID) + len(r.Name) + len(r.Output)*5/4 + len(r.Result)
+	for _, c := range r.Cards {
+		n += 32 + len(c.Kind) + len(c.Data)
+	}
+	for _, c := range r.Partials {
+		n += 32 + len(c.Kind) + len(c.Data)
+	}
+	return n
+}
+
+// appendResult appends r as encoding/json would encode it, field for
+// field, omitempty included.
+func appendResult(b []byte, r *Result) ([]byte, error) {
+	var err error
+	b = append(b, `{"call_id":`...)
+	b = appendJSON(b, r.CallID, &err)
+	b = append(b, `,"name":`...)
+	b = appendJSON(b, r.Name, &err)
+	b = append(b, `,"output":`...)
+	b = appendJSON(b, r.Output, &err)
+	b = append(b, `,"result":`...)
+	if len(r.Result) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, r.Result...)
+	}
+	for _, f := range []struct {
+		key   string
+		cards []Card
+	}{{`,"cards":`, r.Cards}, {`,"partials":`, r.Partials}} {
+		if len(f.cards) == 0 {
+			continue
+		}
+		b = append(b, f.key...)
+		for i, c := range f.cards {
+			if i == 0 {
+				b = append(b, '[')
+			} else {
+				b = append(b, ',')
+			}
+			b = append(b, `{"kind":`...)
+			b = appendJSON(b, c.Kind, &err)
+			b = append(b, `,"data":`...)
+			if len(c.Data) == 0 {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, c.Data...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"safety_flags":`...)
+	b = appendJSON(b, r.SafetyFlags, &err)
+	if len(r.DBWrites) > 0 {
+		b = append(b, `,"db_writes":`...)
+		b = appendJSON(b, r.DBWrites, &err)
+	}
+	if r.Error != nil {
+		b = append(b, `,"error":`...)
+		b = appendJSON(b, r.Error, &err)
+	}
+	if r.Replayed {
+		b = append(b, `,"replayed":true}`...)
+	} else {
+		b = append(b, `,"replayed":false}`...)
+	}
+	return b, err
+}
+
+func appendJSON(b []byte, v any, errp *error) []byte {
+	j, err := json.Marshal(v)
+	if err != nil && *errp == nil {
+		*errp = err
+	}
+	return append(b, j...)
 }
 
 func (s store) peek(ctx context.Context, c *Call, args []byte) (callRow, error) {

@@ -85,8 +85,10 @@ func (d *app) logMeal(ctx context.Context, inv tools.Invocation) (tools.Outcome,
 	}
 
 	// DESIGN §12: ranges are checked before any write, dry run or not.
+	// §12's 500–10,000 kcal is a day's range; one meal is checked against
+	// the per-meal range, 0 to a day's maximum.
 	if flags := safety.Check(
-		safety.Value{Field: "calories", Measure: safety.Calories, V: a.Calories},
+		safety.Value{Field: "calories", Measure: safety.MealCalories, V: a.Calories},
 		safety.Value{Field: "protein_g", Measure: safety.ProteinG, V: a.ProteinG},
 	); len(flags) > 0 {
 		return tools.Outcome{

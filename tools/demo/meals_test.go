@@ -29,9 +29,13 @@ func TestLogMealRanges(t *testing.T) {
 		logged   bool
 		field    string
 	}{
-		{"calories at min", 500, 30, true, ""},
+		// A meal is checked per meal (0 to a day's maximum), not against
+		// DESIGN §12's daily 500–10,000.
+		{"calories at min", 0, 0, true, ""},
+		{"a 300 kcal snack", 300, 5, true, ""},
+		{"below the daily floor", 499.9, 30, true, ""},
 		{"calories at max", 10000, 30, true, ""},
-		{"calories below min", 499.9, 30, false, "calories"},
+		{"calories below min", -0.1, 30, false, "calories"},
 		{"calories above max", 10000.1, 30, false, "calories"},
 		{"protein at min", 800, 0, true, ""},
 		{"protein at max", 800, 500, true, ""},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
@@ -79,6 +81,89 @@ LIMIT ` + arg(f.limit))
 	return b.String(), args
 }
 
+// searchStatement is search_recipes as one statement, for the executor's
+// fast path (tools.SQLBody): it reads the profile, resolves the allergy
+// terms through the allergen map and searches, so a call costs one
+// statement beside the tool_calls row instead of a profile read, a
+// possible map read and the search. Its first columns repeat on every row
+// and say what was applied; a search with no match returns one row with
+// found = false, so those columns arrive anyway.
+//
+// It answers exactly as searchRecipes (the tool's Run) does:
+//   - The diet argument, else the profile's diet unless it is "none".
+//   - Terms are the profile's allergies, trimmed and lowercased, then the
+//     argument's (normalised by mergeTerms in Go), first occurrence first.
+//     Groups are what the map gives for them; unknown terms exclude
+//     recipes with an ingredient name containing them.
+//   - Fail closed: with any term and an empty map, blocked is true and no
+//     recipe is returned. A missing map table or profiles table fails the
+//     statement, and the executor then answers with Run, which fails
+//     closed the same way.
+//   - plain is false when a profile term is not ASCII. PostgreSQL's lower()
+//     and Go's strings.ToLower agree on ASCII only, so such a call is
+//     answered by Run (tools.ErrUseRun) rather than risk a term that
+//     normalises differently and matches no ingredient.
+//
+// Filters on time and cuisine are added only when set, as in searchQuery.
+func searchStatement(userID string, a searchArgs, cuisine string, terms []string) (string, []any) {
+	args := []any{a.Query, userID, terms, a.Diet, a.Limit}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var b strings.Builder
+	b.WriteString(`WITH c AS MATERIALIZED (
+	SELECT w.all_q,
+		CASE WHEN numnode(w.all_q) = 0 THEN NULL
+			ELSE replace(w.all_q::text, ' & ', ' | ')::tsquery END AS any_q,
+		coalesce(nullif($4::text, ''), nullif(p.diet, 'none')) AS diet,
+		p.terms, p.plain
+	FROM (SELECT plainto_tsquery('english', $1) AS all_q) w,
+		(SELECT coalesce(max(pr.diet), 'none') AS diet,
+			coalesce((SELECT array_agg(term ORDER BY ord) FROM (
+				SELECT term, min(ord) AS ord
+				FROM (SELECT lower(btrim(x, E' \t\n\r\v\f')) AS term, ord
+					FROM unnest(coalesce(max(pr.allergies), '{}') || $3::text[]) WITH ORDINALITY u (x, ord)) s
+				WHERE term <> ''
+				GROUP BY term) d), '{}') AS terms,
+			coalesce(bool_and(octet_length(array_to_string(pr.allergies, ''))
+				= char_length(array_to_string(pr.allergies, ''))), true) AS plain
+		FROM profiles pr WHERE pr.user_id = $2) p),
+m AS MATERIALIZED (
+	SELECT c.*,
+		ARRAY(SELECT DISTINCT g.allergen FROM allergen_groups g WHERE g.term = ANY (c.terms)) AS groups,
+		ARRAY(SELECT u FROM unnest(c.terms) u WHERE NOT EXISTS (SELECT 1 FROM allergen_groups g WHERE g.term = u)) AS unknown,
+		cardinality(c.terms) > 0 AND NOT EXISTS (SELECT 1 FROM allergen_groups) AS blocked
+	FROM c)
+SELECT coalesce(m.diet, ''), m.terms, m.plain, m.blocked, r.id IS NOT NULL,
+	coalesce(r.id, 0), coalesce(r.title, ''), coalesce(r.cuisine, ''), coalesce(r.total_minutes, 0),
+	coalesce(r.difficulty, ''), coalesce(r.kcal, 0), coalesce(r.protein_g, 0)::float8,
+	coalesce(r.nutrition_score, 0), coalesce(r.diets, '{}'), coalesce(r.allergens, '{}')
+FROM m LEFT JOIN LATERAL (
+	SELECT r.id, r.title, r.cuisine, r.total_minutes, r.difficulty, r.kcal, r.protein_g,
+		r.nutrition_score, r.diets, r.allergens,
+		(m.any_q IS NOT NULL AND r.search @@ m.all_q) AS all_words,
+		coalesce(ts_rank(r.search, m.any_q), 0) AS rank
+	FROM recipes r
+	WHERE m.plain AND NOT m.blocked
+		AND (m.any_q IS NULL OR r.search @@ m.any_q)
+		AND (m.diet IS NULL OR m.diet = ANY (r.diets))
+		AND NOT (r.allergens && m.groups)
+		AND (cardinality(m.unknown) = 0 OR NOT EXISTS (
+			SELECT 1 FROM unnest(r.ingredient_names) n, unnest(m.unknown) u WHERE strpos(n, u) > 0))`)
+	if a.MaxMinutes > 0 {
+		b.WriteString("\n\t\tAND r.total_minutes <= " + arg(a.MaxMinutes))
+	}
+	if cuisine != "" {
+		b.WriteString("\n\t\tAND r.cuisine = " + arg(cuisine))
+	}
+	b.WriteString(`
+	ORDER BY all_words DESC, rank DESC, r.nutrition_score DESC, r.id
+	LIMIT $5) r ON true
+ORDER BY r.all_words DESC, r.rank DESC, r.nutrition_score DESC, r.id`)
+	return b.String(), args
+}
+
 type searchFilter struct {
 	query, diet, cuisine string
 	maxMinutes, limit    int
@@ -100,16 +185,74 @@ func (d *app) searchRecipesTool() *tools.Tool {
 "additionalProperties":false}`),
 		Voice: true, MaxTokens: 700,
 		Run: d.searchRecipes,
+		SQL: &tools.SQLBody{Build: buildSearch, Collect: collectSearch},
 	}
 }
 
-func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Outcome, error) {
+// searchArgsOf decodes and defaults search_recipes' arguments.
+func searchArgsOf(inv tools.Invocation) (searchArgs, error) {
 	var a searchArgs
 	if err := inv.Decode(&a); err != nil {
-		return tools.Outcome{}, err
+		return a, err
 	}
 	if a.Limit == 0 {
 		a.Limit = 5
+	}
+	return a, nil
+}
+
+func normCuisine(c string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(c)), " ", "_")
+}
+
+// buildSearch is the fast path's Build: searchStatement for a call.
+func buildSearch(inv tools.Invocation) (string, []any, error) {
+	a, err := searchArgsOf(inv)
+	if err != nil {
+		return "", nil, err
+	}
+	sql, args := searchStatement(inv.UserID, a, normCuisine(a.Cuisine), mergeTerms(a.ExcludeAllergens))
+	return sql, args, nil
+}
+
+// collectSearch is the fast path's Collect: searchStatement's rows into the
+// same outcome searchRecipes returns.
+func collectSearch(rows pgx.Rows, _ tools.Invocation) (tools.Outcome, error) {
+	cards := []RecipeCard{}
+	var diet string
+	var terms []string
+	var plain, blocked bool
+	for rows.Next() {
+		var c RecipeCard
+		var found bool
+		if err := rows.Scan(&diet, &terms, &plain, &blocked, &found, &c.ID, &c.Title, &c.Cuisine, &c.TotalMinutes,
+			&c.Difficulty, &c.Kcal, &c.ProteinG, &c.NutritionScore, &c.Diets, &c.Allergens); err != nil {
+			return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
+		}
+		if found {
+			cards = append(cards, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
+	}
+	if !plain {
+		return tools.Outcome{}, tools.ErrUseRun
+	}
+	if terms == nil {
+		terms = []string{}
+	}
+	applied := map[string]any{"diet": diet, "allergies": terms}
+	if blocked {
+		return failClosed(applied), nil
+	}
+	return recipeOutcome(cards, applied)
+}
+
+func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Outcome, error) {
+	a, err := searchArgsOf(inv)
+	if err != nil {
+		return tools.Outcome{}, err
 	}
 	p, err := d.profile(ctx, inv.UserID)
 	if err != nil {
@@ -126,7 +269,7 @@ func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Ou
 	if err != nil {
 		return failClosed(applied), nil
 	}
-	cuisine := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(a.Cuisine)), " ", "_")
+	cuisine := normCuisine(a.Cuisine)
 	sql, args := searchQuery(searchFilter{query: a.Query, diet: a.Diet, cuisine: cuisine,
 		maxMinutes: a.MaxMinutes, limit: a.Limit, groups: ex.groups, unknown: ex.unknown})
 	rows, err := d.db.Query(ctx, sql, args...)
@@ -163,25 +306,34 @@ func failClosed(applied map[string]any) tools.Outcome {
 func recipeOutcome(cards []RecipeCard, applied map[string]any) (tools.Outcome, error) {
 	// The model gets only what it needs to talk about the results.
 	short := make([]map[string]any, len(cards))
-	out := tools.Outcome{}
+	out := tools.Outcome{Cards: make([]tools.Card, 0, len(cards))}
+	// Each card is encoded once; the result and the partial reuse the
+	// bytes, which are what encoding the cards again would produce.
+	list := make([]byte, 0, 256*len(cards)+2)
+	list = append(list, '[')
 	for i, c := range cards {
 		short[i] = map[string]any{"id": c.ID, "title": c.Title, "minutes": c.TotalMinutes,
 			"difficulty": c.Difficulty, "kcal": c.Kcal, "score": c.NutritionScore}
-		card, err := tools.NewCard("recipe", c)
+		b, err := json.Marshal(c)
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("demo: recipe card: %w", err)
 		}
-		out.Cards = append(out.Cards, card)
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, b...)
+		out.Cards = append(out.Cards, tools.Card{Kind: "recipe", Data: b})
 	}
-	data := map[string]any{"recipes": cards, "count": len(cards), "applied": applied}
+	list = append(list, ']')
+	if len(cards) == 0 {
+		out.Cards = nil
+	}
+	data := map[string]any{"recipes": json.RawMessage(list), "count": len(cards), "applied": applied}
 	model := map[string]any{"recipes": short, "applied": applied}
 	if len(cards) == 0 {
 		model["note"] = "No recipes matched. Suggest loosening a filter."
 	}
-	partial, err := tools.NewCard("recipes", map[string]any{"recipes": cards})
-	if err != nil {
-		return out, err
-	}
+	partial := tools.Card{Kind: "recipes", Data: append(append([]byte(`{"recipes":`), list...), '}')}
 	out.Data, out.Model, out.Partials = data, model, []tools.Card{partial}
 	return out, nil
 }

@@ -1,0 +1,213 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// SQLBody is the fast path of a built-in whose work is one SQL statement
+// against the gateway's own database, such as a search. The executor then
+// records the call, runs the statement and stores the result in a single
+// transaction and two round trips, instead of committing a running row,
+// running the body and committing the result (see executeSQL). The tool's
+// Run stays required: it answers whenever the fast path cannot.
+//
+// Webhook tools and slow bodies must not use it: the fast path holds a
+// database connection, and the call's row lock, while the statement runs.
+type SQLBody struct {
+	// Build returns the statement and its arguments for a validated call.
+	// It must not block. An error is recorded as the call's failure, as if
+	// Run had returned it.
+	Build func(inv Invocation) (sql string, args []any, err error)
+	// Collect reads the statement's rows into the tool's outcome. It runs
+	// inside the open transaction, so it must only read rows, never block.
+	// Returning ErrUseRun hands the call to Run instead.
+	Collect func(rows pgx.Rows, inv Invocation) (Outcome, error)
+}
+
+// ErrUseRun, returned by SQLBody.Collect, says the statement cannot answer
+// this call; the executor rolls back and answers it with the tool's Run.
+var ErrUseRun = errors.New("tools: the statement cannot answer this call; use Run")
+
+// claimTxSQL is claimSQL for the fast path. Once the row is claimed it also
+// bounds how long the transaction may then sit idle (see executeSQL), local
+// to the transaction; it rides on the claim to save a statement.
+const claimTxSQL = claimSQL + `, set_config('idle_in_transaction_session_timeout', $9, true)`
+
+// executeSQL runs a call of a tool with an SQLBody in one transaction:
+//
+//	round trip 1: BEGIN; set the idle bound; claim (INSERT … ON CONFLICT DO
+//	              NOTHING RETURNING id); the tool's statement
+//	Go:           Collect the rows, check and shape the outcome
+//	round trip 2: finish (UPDATE the row with the result); COMMIT
+//
+// against four round trips and two commits on the general path (claim,
+// the body's own statements, finish).
+//
+// Why this keeps every guarantee of the general path:
+//
+//   - Exactly once. The claim is the same INSERT on the unique (session_id,
+//     call_id) key. A concurrent duplicate's INSERT, on either path, waits
+//     on the uncommitted key until this transaction ends. If it commits,
+//     the duplicate sees the conflict and replays the finished row (it
+//     never sees it running); if it rolls back, the statement's work is
+//     undone with it, no result was ever stored or returned, and the
+//     duplicate claims and runs the call as its first and only run. A
+//     body's effects and its result commit together or not at all, which
+//     is stronger than the general path, where a crash between body and
+//     finish leaves an interrupted row.
+//   - Replay and 409. A claim that conflicts with a committed row takes
+//     the same duplicate path as always: replay, wait, CONFLICT or
+//     NOT_FOUND. Its statement still ran in the pipeline, read-only work
+//     that is rolled back and thrown away; duplicates are rare.
+//   - Bounded waits, no stale rows. The fast path never commits a running
+//     row, so it leaves nothing to interrupt. A duplicate waits on the row
+//     lock instead, for at most the transaction's life: the statement runs
+//     under the tool's timeout plus the grace second (the deadline the
+//     general path gives the running row), and the server ends the session
+//     if the transaction sits idle for more than the grace second, so a
+//     replica that stalls or dies between the two round trips releases
+//     the lock within a second and its result is never stored.
+//   - Failures are recorded. A tool error or panic in Collect is stored as
+//     the call's failed result in the same transaction. If the statement
+//     itself fails (a missing table, say) or Collect returns ErrUseRun,
+//     the transaction is rolled back, which undoes the claim, and the call
+//     goes down the general path with Run; a statement that timed out is
+//     recorded as a timeout without running again.
+//   - No connection is held while a slow body runs: only SQL bodies take
+//     this path, and Run on the general path still runs with none held.
+func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte, inv Invocation) (Result, error) {
+	query, qargs, err := t.SQL.Build(inv)
+	if err != nil {
+		return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return e.settle(ctx, t, inv, ran{err: err}) })
+	}
+	conn, err := e.store.db.Acquire(ctx)
+	if err != nil {
+		return Result{}, classify("record the call", err)
+	}
+	// A connection still inside a transaction is destroyed, not reused.
+	defer conn.Release()
+
+	limit := t.Timeout + e.graceful
+	// Like Run, the transaction is detached from the caller: once sent, it
+	// runs to its result or its deadline.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
+	start := time.Now()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(claimTxSQL, c.SessionID, c.CallID, c.Principal.UserID, string(c.SessionKind), c.Source, c.Name, args,
+		limit.Seconds(), strconv.FormatInt(e.graceful.Milliseconds(), 10))
+	b.Queue(query, qargs...)
+	br := conn.SendBatch(tctx, b)
+
+	var id int64
+	var idle string
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&id, &idle)
+	}
+	if err != nil {
+		_ = br.Close()
+		// Everything below takes its own connections: release this one
+		// first, or callers waiting on each other could drain the pool.
+		end(ctx, conn)
+		var pre pgx.ErrPreprocessingBatch
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return e.duplicate(ctx, t, c, args)
+		case errors.As(err, &pre) && pre.SQL() == query:
+			// The tool's statement could not be prepared (a missing table,
+			// say), so nothing in the batch ran.
+			e.log.WarnContext(ctx, "tool statement failed; answering with the tool body", "tool", t.Name, "err", err)
+			return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return e.run(ctx, t, inv) })
+		case tctx.Err() != nil:
+			// The server sends a pipeline's results when it reaches the end,
+			// so a deadline here may be the statement's or a wait on another
+			// replica's claim. Nothing was stored: claim again on the general
+			// path, which records the timeout or finds the other's answer.
+			return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return timeoutResult(t), outcomeTimeout })
+		}
+		return Result{}, classify("record the call", err)
+	}
+
+	rows, err := br.Query()
+	var r ran
+	useRun := false
+	if err == nil {
+		r, useRun = e.collect(ctx, t, inv, rows)
+		rows.Close()
+		err = rows.Err()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || useRun {
+		end(ctx, conn)
+		switch {
+		case tctx.Err() != nil:
+			return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return timeoutResult(t), outcomeTimeout })
+		case err != nil:
+			e.log.WarnContext(ctx, "tool statement failed; answering with the tool body", "tool", t.Name, "err", err)
+		}
+		return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return e.run(ctx, t, inv) })
+	}
+
+	res, outcome := e.settle(ctx, t, inv, r)
+	took := time.Since(start)
+	res.CallID = c.CallID
+	resp, status, code, err := encodeResult(&res)
+	if err != nil {
+		end(ctx, conn)
+		return Result{}, err
+	}
+	b = &pgx.Batch{}
+	b.Queue(finishSQL, id, status, resp, code, took.Milliseconds())
+	b.Queue("COMMIT")
+	// The caller may have gone; the result must still be stored.
+	br = conn.SendBatch(context.WithoutCancel(ctx), b)
+	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The commit may or may not have happened (or the server ended an
+		// idle transaction): whatever is stored now is the answer.
+		e.log.WarnContext(ctx, "storing a tool result failed", "tool", t.Name, "err", err)
+		end(ctx, conn)
+		return e.duplicate(ctx, t, c, args)
+	}
+	e.observe(t, outcome, took)
+	return res, nil
+}
+
+// collect runs the tool's Collect with panic recovery.
+func (e *Executor) collect(ctx context.Context, t *Tool, inv Invocation, rows pgx.Rows) (r ran, useRun bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logPanic(ctx, t, inv, p)
+			r, useRun = ran{panicked: true}, false
+		}
+	}()
+	o, err := t.SQL.Collect(rows, inv)
+	if errors.Is(err, ErrUseRun) {
+		return ran{}, true
+	}
+	return ran{o: o, err: err}, false
+}
+
+// end rolls the fast path's transaction back and returns the connection to
+// the pool. When the rollback fails the connection is still inside the
+// transaction, and Release destroys it.
+func end(ctx context.Context, conn *pgxpool.Conn) {
+	_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	conn.Release()
+}
