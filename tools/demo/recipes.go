@@ -107,9 +107,32 @@ LIMIT ` + arg(f.limit))
 // Filters on time and cuisine are added only when set, as in searchQuery.
 func searchStatement(userID string, a searchArgs, cuisine string, terms []string) (string, []any) {
 	args := []any{a.Query, userID, terms, a.Diet, a.Limit}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
+	withMax, withCuisine := 0, 0
+	if a.MaxMinutes > 0 {
+		args, withMax = append(args, a.MaxMinutes), 1
+	}
+	if cuisine != "" {
+		args, withCuisine = append(args, cuisine), 1
+	}
+	return searchStatements[withMax][withCuisine], args
+}
+
+// searchStatements holds searchStatement's SQL for each set of filters,
+// [max_minutes set][cuisine set], built once.
+var searchStatements = func() (s [2][2]string) {
+	for m := range 2 {
+		for c := range 2 {
+			s[m][c] = searchStatementSQL(m == 1, c == 1)
+		}
+	}
+	return s
+}()
+
+func searchStatementSQL(withMax, withCuisine bool) string {
+	n := 5
+	arg := func() string {
+		n++
+		return fmt.Sprintf("$%d", n)
 	}
 	var b strings.Builder
 	b.WriteString(`WITH c AS MATERIALIZED (
@@ -151,17 +174,17 @@ FROM m LEFT JOIN LATERAL (
 		AND NOT (r.allergens && m.groups)
 		AND (cardinality(m.unknown) = 0 OR NOT EXISTS (
 			SELECT 1 FROM unnest(r.ingredient_names) n, unnest(m.unknown) u WHERE strpos(n, u) > 0))`)
-	if a.MaxMinutes > 0 {
-		b.WriteString("\n\t\tAND r.total_minutes <= " + arg(a.MaxMinutes))
+	if withMax {
+		b.WriteString("\n\t\tAND r.total_minutes <= " + arg())
 	}
-	if cuisine != "" {
-		b.WriteString("\n\t\tAND r.cuisine = " + arg(cuisine))
+	if withCuisine {
+		b.WriteString("\n\t\tAND r.cuisine = " + arg())
 	}
 	b.WriteString(`
 	ORDER BY all_words DESC, rank DESC, r.nutrition_score DESC, r.id
 	LIMIT $5) r ON true
 ORDER BY r.all_words DESC, r.rank DESC, r.nutrition_score DESC, r.id`)
-	return b.String(), args
+	return b.String()
 }
 
 type searchFilter struct {

@@ -238,6 +238,7 @@ func TestSearchStatementMatchesRun(t *testing.T) {
 		{"anon", map[string]any{"query": "the and of"}},
 		{"anon", map[string]any{"query": "pasta", "diet": "vegetarian", "max_minutes": 30, "limit": 10}},
 		{"anon", map[string]any{"cuisine": " Middle Eastern ", "limit": 10}},
+		{"anon", map[string]any{"query": "rice", "cuisine": "indian", "max_minutes": 60, "limit": 10}},
 		{"anon", map[string]any{"query": "prawns noodles", "exclude_allergens": []string{"Shellfish", " egg", "shellfish", "banana"}}},
 		{"vegan", map[string]any{"query": "curry", "limit": 10}},
 		{"vegan", map[string]any{"query": "curry", "diet": "pescatarian"}},
