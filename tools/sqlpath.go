@@ -41,8 +41,8 @@ const claimTxSQL = claimSQL + `, set_config('idle_in_transaction_session_timeout
 
 // executeSQL runs a call of a tool with an SQLBody in one transaction:
 //
-//	round trip 1: BEGIN; set the idle bound; claim (INSERT … ON CONFLICT DO
-//	              NOTHING RETURNING id); the tool's statement
+//	round trip 1: BEGIN; claim (INSERT … ON CONFLICT DO NOTHING RETURNING
+//	              id, which also sets the idle bound); the tool's statement
 //	Go:           Collect the rows, check and shape the outcome
 //	round trip 2: finish (UPDATE the row with the result); COMMIT
 //
@@ -67,12 +67,15 @@ const claimTxSQL = claimSQL + `, set_config('idle_in_transaction_session_timeout
 //     that is rolled back and thrown away; duplicates are rare.
 //   - Bounded waits, no stale rows. The fast path never commits a running
 //     row, so it leaves nothing to interrupt. A duplicate waits on the row
-//     lock instead, for at most the transaction's life: the statement runs
-//     under the tool's timeout plus the grace second (the deadline the
-//     general path gives the running row), and the server ends the session
-//     if the transaction sits idle for more than the grace second, so a
-//     replica that stalls or dies between the two round trips releases
-//     the lock within a second and its result is never stored.
+//     lock instead, for at most its own deadline: the tool's timeout plus
+//     the grace second, the deadline the general path gives a running row.
+//     Then it claims again on the general path, which records a timeout or
+//     replays what the owner stored. The owner's statement runs under the
+//     same deadline, and the server ends the owner's session if its
+//     transaction then sits idle as long again
+//     (idle_in_transaction_session_timeout, for this transaction only). So
+//     a replica that stalls or dies between the two round trips releases
+//     the lock, and its result is never stored.
 //   - Failures are recorded. A tool error or panic in Collect is stored as
 //     the call's failed result in the same transaction. If the statement
 //     itself fails (a missing table, say) or Collect returns ErrUseRun,
@@ -102,7 +105,7 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(claimTxSQL, c.SessionID, c.CallID, c.Principal.UserID, string(c.SessionKind), c.Source, c.Name, args,
-		limit.Seconds(), strconv.FormatInt(e.graceful.Milliseconds(), 10))
+		limit.Seconds(), strconv.FormatInt(limit.Milliseconds(), 10))
 	b.Queue(query, qargs...)
 	br := conn.SendBatch(tctx, b)
 

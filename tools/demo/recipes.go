@@ -245,13 +245,16 @@ func collectSearch(rows pgx.Rows, _ tools.Invocation) (tools.Outcome, error) {
 	var diet string
 	var terms []string
 	var plain, blocked bool
+	// The first four columns repeat on every row: read them once.
+	meta, skip := []any{&diet, &terms, &plain, &blocked}, []any{nil, nil, nil, nil}
 	for rows.Next() {
 		var c RecipeCard
 		var found bool
-		if err := rows.Scan(&diet, &terms, &plain, &blocked, &found, &c.ID, &c.Title, &c.Cuisine, &c.TotalMinutes,
+		if err := rows.Scan(meta[0], meta[1], meta[2], meta[3], &found, &c.ID, &c.Title, &c.Cuisine, &c.TotalMinutes,
 			&c.Difficulty, &c.Kcal, &c.ProteinG, &c.NutritionScore, &c.Diets, &c.Allergens); err != nil {
 			return tools.Outcome{}, fmt.Errorf("demo: search recipes: %w", err)
 		}
+		meta = skip
 		if found {
 			cards = append(cards, c)
 		}
@@ -265,7 +268,7 @@ func collectSearch(rows pgx.Rows, _ tools.Invocation) (tools.Outcome, error) {
 	if terms == nil {
 		terms = []string{}
 	}
-	applied := map[string]any{"diet": diet, "allergies": terms}
+	applied := appliedFilters{Diet: diet, Allergies: terms}
 	if blocked {
 		return failClosed(applied), nil
 	}
@@ -287,7 +290,7 @@ func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Ou
 	if a.Diet == "" && p.Diet != "none" {
 		a.Diet = p.Diet
 	}
-	applied := map[string]any{"diet": a.Diet, "allergies": mergeTerms(p.Allergies, a.ExcludeAllergens)}
+	applied := appliedFilters{Diet: a.Diet, Allergies: mergeTerms(p.Allergies, a.ExcludeAllergens)}
 	ex, err := d.exclusionsFor(ctx, p.Allergies, a.ExcludeAllergens)
 	if err != nil {
 		return failClosed(applied), nil
@@ -317,7 +320,7 @@ func (d *app) searchRecipes(ctx context.Context, inv tools.Invocation) (tools.Ou
 
 // failClosed is the answer when the allergen map cannot be read for a user
 // with restrictions: no recipes at all, and a flag saying why.
-func failClosed(applied map[string]any) tools.Outcome {
+func failClosed(applied appliedFilters) tools.Outcome {
 	msg := "I can't check allergens right now, so I won't suggest recipes. Please try again shortly."
 	return tools.Outcome{
 		Data:  map[string]any{"recipes": []RecipeCard{}, "count": 0, "applied": applied, "note": msg},
@@ -326,17 +329,34 @@ func failClosed(applied map[string]any) tools.Outcome {
 	}
 }
 
-func recipeOutcome(cards []RecipeCard, applied map[string]any) (tools.Outcome, error) {
+// appliedFilters says which of the user's restrictions a search applied.
+// Fields are in key order, so the JSON is what a map would give.
+type appliedFilters struct {
+	Allergies []string `json:"allergies"`
+	Diet      string   `json:"diet"`
+}
+
+// recipeBrief is a recipe as the model reads it, fields in key order.
+type recipeBrief struct {
+	Difficulty string `json:"difficulty"`
+	ID         int    `json:"id"`
+	Kcal       int    `json:"kcal"`
+	Minutes    int    `json:"minutes"`
+	Score      int    `json:"score"`
+	Title      string `json:"title"`
+}
+
+func recipeOutcome(cards []RecipeCard, applied appliedFilters) (tools.Outcome, error) {
 	// The model gets only what it needs to talk about the results.
-	short := make([]map[string]any, len(cards))
+	short := make([]recipeBrief, len(cards))
 	out := tools.Outcome{Cards: make([]tools.Card, 0, len(cards))}
 	// Each card is encoded once; the result and the partial reuse the
 	// bytes, which are what encoding the cards again would produce.
 	list := make([]byte, 0, 256*len(cards)+2)
 	list = append(list, '[')
 	for i, c := range cards {
-		short[i] = map[string]any{"id": c.ID, "title": c.Title, "minutes": c.TotalMinutes,
-			"difficulty": c.Difficulty, "kcal": c.Kcal, "score": c.NutritionScore}
+		short[i] = recipeBrief{ID: c.ID, Title: c.Title, Minutes: c.TotalMinutes,
+			Difficulty: c.Difficulty, Kcal: c.Kcal, Score: c.NutritionScore}
 		b, err := json.Marshal(c)
 		if err != nil {
 			return out, fmt.Errorf("demo: recipe card: %w", err)
