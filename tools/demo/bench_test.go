@@ -23,7 +23,7 @@ const benchCallers = 32
 // baseline that runs the search query with the exclusions already resolved
 // and one tool_calls insert directly on the same pool in the same run.
 //
-//	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x
+//	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
 func BenchmarkSearchRecipes(b *testing.B) {
 	pool := pgtest.NewPool(b, pgtest.URL(b), 10)
 	f := newFixture(b, pool, false)
