@@ -18,7 +18,7 @@ import (
 // Run stays required: it answers whenever the fast path cannot.
 //
 // Webhook tools and slow bodies must not use it: the fast path holds a
-// database connection, and the call's row lock, while the statement runs.
+// database connection, and the call's lock, while the statement runs.
 type SQLBody struct {
 	// Build returns the statement and its arguments for a validated call.
 	// It must not block. An error is recorded as the call's failure, as if
@@ -34,41 +34,45 @@ type SQLBody struct {
 // this call; the executor rolls back and answers it with the tool's Run.
 var ErrUseRun = errors.New("tools: the statement cannot answer this call; use Run")
 
-// claimTxSQL is claimSQL for the fast path. Once the row is claimed it also
-// bounds how long the transaction may then sit idle (see executeSQL), local
-// to the transaction; it rides on the claim to save a statement.
-const claimTxSQL = claimSQL + `, set_config('idle_in_transaction_session_timeout', $9, true)`
+// beginSQL opens a fast-path call: the idle bound, the call's lock, and a
+// VXD01 failure when the call already has a row (migration 0024).
+const beginSQL = `SELECT tool_call_begin($1, $2, $3)`
+
+// sqlstateCallExists is tool_call_begin's failure for a call already
+// recorded.
+const sqlstateCallExists = "VXD01"
 
 // executeSQL runs a call of a tool with an SQLBody in one transaction:
 //
-//	round trip 1: BEGIN; claim (INSERT … ON CONFLICT DO NOTHING RETURNING
-//	              id, which also sets the idle bound); the tool's statement
+//	round trip 1: BEGIN; tool_call_begin (the idle bound, the call's lock,
+//	              fail if the call has a row); the tool's statement
 //	Go:           Collect the rows, check and shape the outcome
-//	round trip 2: finish (UPDATE the row with the result); COMMIT
+//	round trip 2: INSERT the finished row; COMMIT
 //
 // against four round trips and two commits on the general path (claim,
-// the body's own statements, finish).
+// the body's own statements, finish). The row is written once, finished:
+// a running row that is then updated with a 4 KiB result costs the server
+// a second heap tuple, its index entries and its WAL on every call.
 //
 // Why this keeps every guarantee of the general path:
 //
-//   - Exactly once. The claim is the same INSERT on the unique (session_id,
-//     call_id) key. A concurrent duplicate's INSERT, on either path, waits
-//     on the uncommitted key until this transaction ends. If it commits,
-//     the duplicate sees the conflict and replays the finished row (it
-//     never sees it running); if it rolls back, the statement's work is
-//     undone with it, no result was ever stored or returned, and the
-//     duplicate claims and runs the call as its first and only run. A
-//     body's effects and its result commit together or not at all, which
-//     is stronger than the general path, where a crash between body and
-//     finish leaves an interrupted row.
-//   - Replay and 409. A claim that conflicts with a committed row takes
-//     the same duplicate path as always: replay, wait, CONFLICT or
-//     NOT_FOUND. Its statement still ran in the pipeline, read-only work
-//     that is rolled back and thrown away; duplicates are rare.
+//   - Exactly once. Every writer of a tool_calls row, the general path's
+//     claim included, first takes the call's advisory lock, held until its
+//     transaction ends. The owner holds it from tool_call_begin to COMMIT,
+//     so a concurrent duplicate, on either path, waits. When it gets the
+//     lock it sees the owner's committed row and replays it (it never sees
+//     it running), and its pipeline stops before its own statement runs.
+//     If the owner rolled back instead, its statement's work is undone, no
+//     result was stored or returned, and the duplicate runs the call as its
+//     first and only run. A body's effects and its result commit together
+//     or not at all, which is stronger than the general path, where a
+//     crash between body and finish leaves an interrupted row.
+//   - Replay and 409. A call that already has a row takes the same
+//     duplicate path as always: replay, wait, CONFLICT or NOT_FOUND.
 //   - Bounded waits, no stale rows. The fast path never commits a running
-//     row, so it leaves nothing to interrupt. A duplicate waits on the row
-//     lock instead, for at most its own deadline: the tool's timeout plus
-//     the grace second, the deadline the general path gives a running row.
+//     row, so it leaves nothing to interrupt. A duplicate waits on the lock
+//     instead, for at most its own deadline: the tool's timeout plus the
+//     grace second, the deadline the general path gives a running row.
 //     Then it claims again on the general path, which records a timeout or
 //     replays what the owner stored. The owner's statement runs under the
 //     same deadline, and the server ends the owner's session if its
@@ -79,9 +83,10 @@ const claimTxSQL = claimSQL + `, set_config('idle_in_transaction_session_timeout
 //   - Failures are recorded. A tool error or panic in Collect is stored as
 //     the call's failed result in the same transaction. If the statement
 //     itself fails (a missing table, say) or Collect returns ErrUseRun,
-//     the transaction is rolled back, which undoes the claim, and the call
-//     goes down the general path with Run; a statement that timed out is
-//     recorded as a timeout without running again.
+//     the transaction is rolled back and the call goes down the general
+//     path with Run; a statement that timed out is recorded as a timeout
+//     without running again. Arguments the database cannot store are a
+//     TOOL_VALIDATION_ERROR with nothing recorded, as on the general path.
 //   - No connection is held while a slow body runs: only SQL bodies take
 //     this path, and Run on the general path still runs with none held.
 func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte, inv Invocation) (Result, error) {
@@ -104,16 +109,13 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 	start := time.Now()
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(claimTxSQL, c.SessionID, c.CallID, c.Principal.UserID, string(c.SessionKind), c.Source, c.Name, args,
-		limit.Seconds(), strconv.FormatInt(limit.Milliseconds(), 10))
+	b.Queue(beginSQL, c.SessionID, c.CallID, strconv.FormatInt(limit.Milliseconds(), 10))
 	b.Queue(query, qargs...)
 	br := conn.SendBatch(tctx, b)
 
-	var id int64
-	var idle string
 	_, err = br.Exec()
 	if err == nil {
-		err = br.QueryRow().Scan(&id, &idle)
+		_, err = br.Exec()
 	}
 	if err != nil {
 		_ = br.Close()
@@ -122,7 +124,7 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 		end(ctx, conn)
 		var pre pgx.ErrPreprocessingBatch
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		case sqlstate(err) == sqlstateCallExists:
 			return e.duplicate(ctx, t, c, args)
 		case errors.As(err, &pre) && pre.SQL() == query:
 			// The tool's statement could not be prepared (a missing table,
@@ -132,7 +134,7 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 		case tctx.Err() != nil:
 			// The server sends a pipeline's results when it reaches the end,
 			// so a deadline here may be the statement's or a wait on another
-			// replica's claim. Nothing was stored: claim again on the general
+			// replica's lock. Nothing was stored: claim again on the general
 			// path, which records the timeout or finds the other's answer.
 			return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return timeoutResult(t), outcomeTimeout })
 		}
@@ -170,7 +172,8 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 		return Result{}, err
 	}
 	b = &pgx.Batch{}
-	b.Queue(finishSQL, id, status, resp, code, took.Milliseconds())
+	b.Queue(recordSQL, c.SessionID, c.CallID, c.Principal.UserID, string(c.SessionKind), c.Source, c.Name, args,
+		status, resp, code, limit.Seconds(), took.Milliseconds())
 	b.Queue("COMMIT")
 	// The caller may have gone; the result must still be stored.
 	br = conn.SendBatch(context.WithoutCancel(ctx), b)
@@ -182,10 +185,14 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 		err = cerr
 	}
 	if err != nil {
-		// The commit may or may not have happened (or the server ended an
-		// idle transaction): whatever is stored now is the answer.
-		e.log.WarnContext(ctx, "storing a tool result failed", "tool", t.Name, "err", err)
 		end(ctx, conn)
+		if isDataException(err) {
+			return Result{}, classify("record the call", err)
+		}
+		// The commit may or may not have happened (or the server ended an
+		// idle transaction, or a writer that takes no lock got there
+		// first): whatever is stored now is the answer.
+		e.log.WarnContext(ctx, "storing a tool result failed", "tool", t.Name, "err", err)
 		return e.duplicate(ctx, t, c, args)
 	}
 	e.observe(t, outcome, took)

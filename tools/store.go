@@ -18,12 +18,23 @@ import (
 // with skewed clocks agree on when a running row is stale.
 const (
 	// claimSQL inserts the running row; the replica that gets a row back
-	// owns the call and runs it.
+	// owns the call and runs it. It first takes the call's lock
+	// (migration 0024), so it waits for a fast-path owner to commit or
+	// roll back rather than slip a row in beside it.
 	claimSQL = `INSERT INTO tool_calls
 	(session_id, call_id, user_id, session_kind, source, tool, arguments, deadline)
-VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))
+SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, now() + make_interval(secs => $8::float8)
+FROM tool_call_lock($1, $2)
 ON CONFLICT (session_id, call_id) DO NOTHING
 RETURNING id`
+
+	// recordSQL inserts a finished call in one go: the fast path's only
+	// write to tool_calls (see executeSQL). finished_at is the clock, not
+	// now(), which is when the transaction began.
+	recordSQL = `INSERT INTO tool_calls
+	(session_id, call_id, user_id, session_kind, source, tool, arguments,
+	 status, response, error_code, deadline, finished_at, duration_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11), clock_timestamp(), $12)`
 
 	// finishSQL only touches a row still running, so a result that comes
 	// back after the row was declared interrupted does not overwrite it.
@@ -219,20 +230,32 @@ const (
 	sqlstateQueryCanceled   = "57014"
 )
 
+// sqlstate is err's SQLSTATE, or "" when the server did not send one.
+func sqlstate(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// isDataException reports a value the database refused to store.
+func isDataException(err error) bool {
+	code := sqlstate(err)
+	return len(code) == 5 && code[:2] == sqlstateDataException
+}
+
 // classify maps a database error to the client-safe error type. Bad
 // argument values that only the database notices (numbers beyond numeric's
 // range, say) are the caller's fault, not ours.
 func classify(doing string, err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch {
-		case len(pgErr.Code) == 5 && pgErr.Code[:2] == sqlstateDataException:
-			return apierr.Wrap(apierr.ToolValidation, "The arguments contain a value that cannot be stored.", err)
-		case pgErr.Code == sqlstateUniqueViolation:
-			return apierr.Wrap(apierr.Conflict, "", err)
-		case pgErr.Code == sqlstateQueryCanceled:
-			return apierr.Wrap(apierr.Unavailable, "", err).WithRetry(1)
-		}
+	switch code := sqlstate(err); {
+	case isDataException(err):
+		return apierr.Wrap(apierr.ToolValidation, "The arguments contain a value that cannot be stored.", err)
+	case code == sqlstateUniqueViolation:
+		return apierr.Wrap(apierr.Conflict, "", err)
+	case code == sqlstateQueryCanceled:
+		return apierr.Wrap(apierr.Unavailable, "", err).WithRetry(1)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
