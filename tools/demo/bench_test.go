@@ -27,12 +27,13 @@ const benchCallers = 32
 //     allergies itself), then one tool_calls insert. This is the yardstick
 //     of the targets: the statement and the insert are the work
 //     the executor cannot skip; the rest is its overhead.
+//
 //   - preresolved: the search with the exclusions already resolved before
 //     the run (searchQuery), then the same insert. It skips the profile
 //     read and the allergen map, so it is a lower bound on any caller's
 //     cost, not a like-for-like one; it is reported for comparison.
 //
-//	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
+//     go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
 func BenchmarkSearchRecipes(b *testing.B) {
 	pool := pgtest.NewPool(b, pgtest.URL(b), 10)
 	f := newFixture(b, pool, false)
