@@ -68,6 +68,8 @@ type Executor struct {
 	log      *slog.Logger
 	maxArgs  int
 	graceful time.Duration // added to a tool's timeout to form its deadline
+	// batchers batch the fast-path calls of each tool with an SQLBody.
+	batchers map[*Tool]*sqlBatcher
 }
 
 // NewExecutor checks p and builds an Executor.
@@ -92,8 +94,14 @@ func NewExecutor(p ExecutorParams) (*Executor, error) {
 	if p.MaxArgumentBytes == 0 {
 		p.MaxArgumentBytes = 16 << 10
 	}
-	return &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
-		log: p.Logger, maxArgs: p.MaxArgumentBytes, graceful: time.Second}, nil
+	e := &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
+		log: p.Logger, maxArgs: p.MaxArgumentBytes, graceful: time.Second, batchers: make(map[*Tool]*sqlBatcher)}
+	for _, name := range p.Registry.Names() {
+		if t, _ := p.Registry.Lookup(name); t.SQL != nil {
+			e.batchers[t] = newSQLBatcher(e)
+		}
+	}
+	return e, nil
 }
 
 // Registry is the executor's registry.

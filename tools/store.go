@@ -28,13 +28,15 @@ FROM tool_call_lock($1, $2)
 ON CONFLICT (session_id, call_id) DO NOTHING
 RETURNING id`
 
-	// recordSQL inserts a finished call in one go: the fast path's only
-	// write to tool_calls (see executeSQL). finished_at is the clock, not
-	// now(), which is when the transaction began.
+	// recordSQL inserts a batch of finished calls, one array element each:
+	// the fast path's only write to tool_calls (see runBatch). finished_at
+	// is the clock, not now(), which is when the transaction began.
 	recordSQL = `INSERT INTO tool_calls
 	(session_id, call_id, user_id, session_kind, source, tool, arguments,
 	 status, response, error_code, deadline, finished_at, duration_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11), clock_timestamp(), $12)`
+SELECT s, c, u, k, src, tool, a::jsonb, st, r::json, ec, now() + make_interval(secs => $12::float8), clock_timestamp(), d
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	$8::text[], $9::text[], $10::text[], $11::int[]) AS t(s, c, u, k, src, tool, a, st, r, ec, d)`
 
 	// finishSQL only touches a row still running, so a result that comes
 	// back after the row was declared interrupted does not overwrite it.

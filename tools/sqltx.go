@@ -1,0 +1,282 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+)
+
+// beginSQL opens a batch: the idle bound, the calls' locks, and a VXD01
+// failure when any call already has a row (migration 0024).
+const beginSQL = `SELECT tool_call_begin($1::text[], $2::text[], $3)`
+
+// sqlstateCallExists is tool_call_begin's failure for a call already
+// recorded.
+const sqlstateCallExists = "VXD01"
+
+// runBatch runs jobs, calls of one tool, in one transaction:
+//
+//	round trip 1: BEGIN; tool_call_begin (the idle bound, the calls' locks,
+//	              fail if any call has a row); each call's statement
+//	Go:           Collect each call's rows, check and shape its outcome
+//	round trip 2: INSERT the finished rows; COMMIT
+//
+// against four round trips and two commits per call on the general path
+// (claim, the body's own statements, finish). Each row is written once,
+// finished: a running row that is then updated with a 4 KiB result costs
+// the server a second heap tuple, its index entries and its WAL.
+//
+// Why this keeps every guarantee of the general path:
+//
+//   - Exactly once. Every writer of a tool_calls row, the general path's
+//     claim included, first takes the call's advisory lock, held until its
+//     transaction ends. A batch holds its calls' locks from tool_call_begin
+//     to COMMIT, so a concurrent duplicate, on either path, waits. When it
+//     gets the lock it sees the committed row and replays it (it never
+//     sees it running), and its pipeline stops before its statement runs.
+//     If the batch rolled back instead, no result was stored or returned,
+//     and the duplicate runs the call as its first and only answered run.
+//   - Replay and 409. A call that already has a row takes the same
+//     duplicate path as always: replay, wait, CONFLICT or NOT_FOUND.
+//   - One call cannot fail another. When a batch of several fails (a
+//     duplicate among them, a statement error, the deadline, the insert),
+//     nothing of it was stored or returned, and each call runs again in a
+//     batch of its own, whose failures are handled as below. Statements
+//     only read, so running one again changes nothing.
+//   - Bounded waits, no stale rows. The fast path never commits a running
+//     row, so it leaves nothing to interrupt. A duplicate waits on the lock
+//     instead, for at most its own deadline: the tool's timeout plus the
+//     grace second, the deadline the general path gives a running row.
+//     Then it claims on the general path, which records a timeout or
+//     replays what the owner stored. The batch's statements run under the
+//     same deadline, and the server ends the batch's session if its
+//     transaction then sits idle as long again
+//     (idle_in_transaction_session_timeout, for this transaction only). So
+//     a replica that stalls or dies between the two round trips releases
+//     the locks, and its results are never stored.
+//   - Failures are recorded. A tool error or panic in Collect is stored as
+//     the call's failed result in the same transaction. If a lone call's
+//     statement fails (a missing table, say) or Collect returns ErrUseRun,
+//     the call goes down the general path with Run; a statement that timed
+//     out is recorded as a timeout without running again. Arguments the
+//     database cannot store are a TOOL_VALIDATION_ERROR with nothing
+//     recorded, as on the general path.
+//   - No connection is held while a slow body runs: only SQL bodies take
+//     this path, and Run on the general path still runs with none held.
+func (e *Executor) runBatch(jobs []*sqlJob) {
+	t := jobs[0].t
+	limit := t.Timeout + e.graceful
+	// Detached from every caller: once sent, a batch runs to its end or
+	// its deadline, and one caller going away cannot cancel the others.
+	tctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	conn, err := e.store.db.Acquire(tctx)
+	if err != nil {
+		if tctx.Err() != nil {
+			err = apierr.Wrap(apierr.Unavailable, "", err).WithRetry(1)
+		}
+		fail(jobs, classify("record the call", err))
+		return
+	}
+	// A connection still inside a transaction is destroyed, not reused.
+	defer conn.Release()
+
+	sessions, calls := make([]string, len(jobs)), make([]string, len(jobs))
+	for i, j := range jobs {
+		sessions[i], calls[i] = j.c.SessionID, j.c.CallID
+	}
+	start := time.Now()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(beginSQL, sessions, calls, strconv.FormatInt(limit.Milliseconds(), 10))
+	for _, j := range jobs {
+		b.Queue(j.query, j.qargs...)
+	}
+	br := conn.SendBatch(tctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if err != nil {
+		_ = br.Close()
+		end(conn)
+		e.beginFailed(jobs, tctx, err)
+		return
+	}
+	for _, j := range jobs {
+		rows, err := br.Query()
+		if err == nil {
+			r, useRun := e.collect(j.ctx, t, j.inv, rows)
+			rows.Close()
+			if err = rows.Err(); err == nil {
+				e.settleJob(j, r, useRun, start)
+			}
+		}
+		if err != nil {
+			_ = br.Close()
+			end(conn)
+			e.statementFailed(jobs, tctx, err)
+			return
+		}
+	}
+	if err := br.Close(); err != nil {
+		end(conn)
+		e.statementFailed(jobs, tctx, err)
+		return
+	}
+	e.record(conn, jobs, limit)
+}
+
+// settleJob turns what a call's Collect gave into its answer, to be stored.
+func (e *Executor) settleJob(j *sqlJob, r ran, useRun bool, start time.Time) {
+	if useRun {
+		j.next = nextRun
+		return
+	}
+	res, outcome := e.settle(j.ctx, j.t, j.inv, r)
+	res.CallID = j.c.CallID
+	j.took = time.Since(start)
+	resp, status, code, err := encodeResult(&res)
+	if err != nil {
+		j.next, j.err = nextFailed, err
+		return
+	}
+	j.next, j.res, j.outcome, j.resp, j.status, j.code = nextAnswered, res, outcome, resp, status, code
+}
+
+// record stores the answered calls of a batch and commits; the others
+// (ErrUseRun, an unencodable result) are left out and go on as they are.
+func (e *Executor) record(conn *pgxpool.Conn, jobs []*sqlJob, limit time.Duration) {
+	var stored []*sqlJob
+	for _, j := range jobs {
+		if j.next == nextAnswered {
+			stored = append(stored, j)
+		}
+	}
+	if len(stored) == 0 {
+		end(conn)
+		return
+	}
+	n := len(stored)
+	cols := make([][]string, 10)
+	for i := range cols {
+		cols[i] = make([]string, n)
+	}
+	codes, took := make([]*string, n), make([]int32, n)
+	for i, j := range stored {
+		c := j.c
+		for k, v := range [...]string{c.SessionID, c.CallID, c.Principal.UserID, string(c.SessionKind), c.Source,
+			c.Name, string(j.args), j.status, string(j.resp)} {
+			cols[k][i] = v
+		}
+		codes[i], took[i] = j.code, int32(min(j.took.Milliseconds(), 1<<31-1))
+	}
+	b := &pgx.Batch{}
+	b.Queue(recordSQL, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], codes, took,
+		limit.Seconds())
+	b.Queue("COMMIT")
+	// The callers may have gone; the results must still be stored.
+	sctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	br := conn.SendBatch(sctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		end(conn)
+		switch {
+		case n > 1:
+			// Committed or not, running alone finds out: a stored call
+			// replays.
+			for _, j := range stored {
+				j.next = nextAlone
+			}
+		case isDataException(err):
+			stored[0].next, stored[0].err = nextFailed, classify("record the call", err)
+		default:
+			// The commit may or may not have happened (or the server ended
+			// an idle transaction, or a writer that takes no lock got there
+			// first): whatever is stored now is the answer.
+			e.log.WarnContext(stored[0].ctx, "storing a tool result failed", "tool", stored[0].t.Name, "err", err)
+			stored[0].next = nextDuplicate
+		}
+		return
+	}
+	for _, j := range stored {
+		e.observe(j.t, j.outcome, j.took)
+	}
+}
+
+// beginFailed sorts out a batch whose BEGIN or tool_call_begin failed:
+// nothing in it ran.
+func (e *Executor) beginFailed(jobs []*sqlJob, tctx context.Context, err error) {
+	if len(jobs) > 1 {
+		alone(jobs)
+		return
+	}
+	j := jobs[0]
+	var pre pgx.ErrPreprocessingBatch
+	switch {
+	case sqlstate(err) == sqlstateCallExists:
+		j.next = nextDuplicate
+	case errors.As(err, &pre) && pre.SQL() == j.query:
+		// The tool's statement could not be prepared (a missing table,
+		// say), so nothing in the batch ran.
+		e.log.WarnContext(j.ctx, "tool statement failed; answering with the tool body", "tool", j.t.Name, "err", err)
+		j.next = nextRun
+	case tctx.Err() != nil:
+		// The server sends a pipeline's results when it reaches the end,
+		// so a deadline here may be the statement's or a wait on another
+		// replica's lock.
+		j.next = nextTimeout
+	default:
+		j.next, j.err = nextFailed, classify("record the call", err)
+	}
+}
+
+// statementFailed sorts out a batch whose statements failed or overran.
+func (e *Executor) statementFailed(jobs []*sqlJob, tctx context.Context, err error) {
+	if len(jobs) > 1 {
+		alone(jobs)
+		return
+	}
+	j := jobs[0]
+	if tctx.Err() != nil {
+		j.next = nextTimeout
+		return
+	}
+	e.log.WarnContext(j.ctx, "tool statement failed; answering with the tool body", "tool", j.t.Name, "err", err)
+	j.next = nextRun
+}
+
+func alone(jobs []*sqlJob) {
+	for _, j := range jobs {
+		j.next = nextAlone
+	}
+}
+
+func fail(jobs []*sqlJob, err error) {
+	for _, j := range jobs {
+		j.next, j.err = nextFailed, err
+	}
+}
+
+// end rolls a batch's transaction back and returns the connection to the
+// pool. When the rollback fails the connection is still inside the
+// transaction, and Release destroys it.
+func end(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = conn.Exec(ctx, "ROLLBACK")
+	conn.Release()
+}
