@@ -21,7 +21,8 @@ import (
 // it runs alone on its caller's goroutine, where it waits on the owner's
 // lock and then replays, without holding up a batch.
 type sqlBatcher struct {
-	e *Executor
+	e           *Executor
+	maxInFlight int // sqlMaxInFlight; tests lower it
 
 	mu       sync.Mutex
 	queue    []*sqlJob
@@ -75,7 +76,7 @@ type sqlJob struct {
 }
 
 func newSQLBatcher(e *Executor) *sqlBatcher {
-	return &sqlBatcher{e: e, busy: make(map[callKey]struct{})}
+	return &sqlBatcher{e: e, maxInFlight: sqlMaxInFlight, busy: make(map[callKey]struct{})}
 }
 
 // do runs j in a batch and returns when its batch has ended.
@@ -91,7 +92,7 @@ func (b *sqlBatcher) do(j *sqlJob) {
 	b.busy[key] = struct{}{}
 	b.queue = append(b.queue, j)
 	var batch []*sqlJob
-	if b.inFlight < sqlMaxInFlight {
+	if b.inFlight < b.maxInFlight {
 		batch = b.takeLocked()
 		b.inFlight++
 	}

@@ -87,6 +87,7 @@ func (e *Executor) runBatch(jobs []*sqlJob) {
 	// A connection still inside a transaction is destroyed, not reused.
 	defer conn.Release()
 
+	e.metrics.batches.WithLabelValues(t.Name).Observe(float64(len(jobs)))
 	sessions, calls := make([]string, len(jobs)), make([]string, len(jobs))
 	for i, j := range jobs {
 		sessions[i], calls[i] = j.c.SessionID, j.c.CallID

@@ -1,0 +1,227 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/voxgate/voxgate/internal/pgtest"
+)
+
+// slowSQL sleeps for arguments starting "slow", and fails with a division
+// by zero for "boom".
+const slowSQL = `SELECT md5(random()::text), (CASE WHEN $1 = 'boom' THEN 1 / 0 ELSE 1 END)::text || $1
+FROM pg_sleep(CASE WHEN $1 LIKE 'slow%' THEN 0.4 ELSE 0 END)`
+
+// batchStats is what the executor's batch histogram saw for tool: the
+// number of transactions and the calls in them.
+func batchStats(t *testing.T, e *Executor, tool string) (batches uint64, calls float64) {
+	t.Helper()
+	var m dto.Metric
+	if err := e.metrics.batches.WithLabelValues(tool).(interface{ Write(*dto.Metric) error }).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
+
+func nonceOf(t *testing.T, r Result) string {
+	t.Helper()
+	var out map[string]string
+	if err := json.Unmarshal(r.Result, &out); err != nil || out["nonce"] == "" {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+	return out["nonce"]
+}
+
+// TestSQLBatchAcrossReplicas: 100 calls, each sent at once to three
+// replicas, are answered in shared transactions; every call is collected
+// once, stored once, and its three callers get the same answer.
+func TestSQLBatchAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	var n sqlCounts
+	var replicas []*Executor
+	for range 3 {
+		reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{
+			sqlTool("fast", `SELECT md5(random()::text), $1::text FROM pg_sleep(0.005)`, &n, nil)}})
+		replicas = append(replicas, mustExecutor(t, pgtest.NewPool(t, url, 4), reg))
+	}
+	const calls = 100
+	results := make([][3]Result, calls)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range calls {
+		for r := range 3 {
+			wg.Go(func() {
+				<-start
+				res, err := replicas[r].Execute(context.Background(),
+					chatCall("s", fmt.Sprint("c", i), "fast", fmt.Sprintf(`{"text":"t%d"}`, i)))
+				if err != nil || res.Error != nil {
+					t.Errorf("call %d on replica %d: %+v %v", i, r, res, err)
+				}
+				results[i][r] = res
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	seen := map[string]bool{}
+	for i, rs := range results {
+		fresh := 0
+		for _, r := range rs {
+			if r.Output != rs[0].Output {
+				t.Fatalf("call %d: replicas answered %s and %s", i, rs[0].Output, r.Output)
+			}
+			if !r.Replayed {
+				fresh++
+			}
+		}
+		nonce := nonceOf(t, rs[0])
+		if fresh != 1 || seen[nonce] {
+			t.Fatalf("call %d: %d fresh answers (nonce %s seen before: %v)", i, fresh, nonce, seen[nonce])
+		}
+		seen[nonce] = true
+	}
+	if got := n.collected.Load(); got != calls {
+		t.Fatalf("collected %d times, want %d", got, calls)
+	}
+	var batches uint64
+	var batched float64
+	for _, e := range replicas {
+		b, c := batchStats(t, e, "fast")
+		batches, batched = batches+b, batched+c
+	}
+	if batched <= float64(batches) {
+		t.Fatalf("%v calls in %d transactions: no batch held more than one call", batched, batches)
+	}
+	var rows int
+	if err := pgtest.NewPool(t, url, 1).QueryRow(context.Background(),
+		`SELECT count(*) FROM tool_calls WHERE session_id = 's' AND status = 'succeeded'`).Scan(&rows); err != nil || rows != calls {
+		t.Fatalf("%d stored rows (%v), want %d", rows, err, calls)
+	}
+}
+
+// queueBehind makes the next calls on e queue as one batch: it lowers the
+// batches in flight to one and sends a slow call first. It returns when
+// that call has been answered.
+func queueBehind(t *testing.T, e *Executor, tool string) (wait func()) {
+	t.Helper()
+	for tt, b := range e.batchers {
+		if tt.Name == tool {
+			b.maxInFlight = 1
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if r, err := e.Execute(context.Background(), chatCall("s", "blocker", tool, `{"text":"slow blocker"}`)); err != nil || r.Error != nil {
+			t.Errorf("blocker: %+v %v", r, err)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the blocker is in flight
+	return func() { <-done }
+}
+
+// TestSQLBatchOneCallCannotFailAnother: a batch that holds a duplicate of a
+// call another replica is running, and a call whose statement fails, is
+// retried call by call: the duplicate replays, the failing call is
+// answered by Run, and the others are answered as if alone, each
+// collected once.
+func TestSQLBatchOneCallCannotFailAnother(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	var n sqlCounts
+	var answered atomic.Int64 // collects that read a row
+	collect := func(rows pgx.Rows) (Outcome, error) {
+		var nonce, text string
+		for rows.Next() {
+			if err := rows.Scan(&nonce, &text); err != nil {
+				return Outcome{}, err
+			}
+			answered.Add(1)
+		}
+		return Outcome{Data: map[string]string{"nonce": nonce, "text": text}}, rows.Err()
+	}
+	mk := func() *Executor {
+		tool := sqlTool("fast", slowSQL, &n, collect)
+		tool.Timeout = 3 * time.Second
+		return mustExecutor(t, pgtest.NewPool(t, url, 3), mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	}
+	a, b := mk(), mk()
+	ctx := context.Background()
+
+	// Replica a runs "dup" slowly; replica b queues a batch behind its own
+	// blocker that holds dup, a failing call and two plain ones.
+	var owner Result
+	ownerDone := make(chan struct{})
+	go func() {
+		defer close(ownerDone)
+		var err error
+		if owner, err = a.Execute(ctx, chatCall("s", "dup", "fast", `{"text":"slow dup"}`)); err != nil || owner.Error != nil {
+			t.Errorf("owner: %+v %v", owner, err)
+		}
+	}()
+	wait := queueBehind(t, b, "fast")
+	type answer struct {
+		r   Result
+		err error
+	}
+	calls := map[string]string{"dup": "slow dup", "boom": "boom", "p1": "plain 1", "p2": "plain 2"}
+	answers := make(map[string]answer)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for id, text := range calls {
+		wg.Go(func() {
+			r, err := b.Execute(ctx, chatCall("s", id, "fast", fmt.Sprintf(`{"text":%q}`, text)))
+			mu.Lock()
+			answers[id] = answer{r, err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	wait()
+	<-ownerDone
+	if t.Failed() {
+		return
+	}
+	for id, ans := range answers {
+		if ans.err != nil || ans.r.Error != nil {
+			t.Fatalf("%s: %+v %v", id, ans.r, ans.err)
+		}
+	}
+	if d := answers["dup"].r; !d.Replayed || d.Output != owner.Output {
+		t.Fatalf("dup: %+v, want a replay of %s", d, owner.Output)
+	}
+	if r := answers["boom"].r; string(r.Result) != `{"by":"run"}` || n.ran.Load() != 1 {
+		t.Fatalf("boom: %+v (ran %d), want Run's answer", r, n.ran.Load())
+	}
+	for _, id := range []string{"p1", "p2"} {
+		if r := answers[id].r; r.Replayed || nonceOf(t, r) == "" {
+			t.Fatalf("%s: %+v", id, r)
+		}
+	}
+	// dup (on a), the blocker, p1 and p2: each statement answered once.
+	// The batch failed at dup's lock, before any statement of it ran.
+	if got := answered.Load(); got != 4 {
+		t.Fatalf("%d statements answered, want 4", got)
+	}
+	if batches, calls := batchStats(t, b, "fast"); calls <= float64(batches) {
+		t.Fatalf("replica b: %v calls in %d transactions, want a batch of several", calls, batches)
+	}
+	pool := pgtest.NewPool(t, url, 1)
+	for id := range calls {
+		if s := callRowState(t, pool, "s", id); s.Count != 1 || s.Status != "succeeded" {
+			t.Fatalf("%s: row %+v", id, s)
+		}
+	}
+}
