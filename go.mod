@@ -17,13 +17,12 @@ require (
 	// github.com/pion/transport/v5 >= 5.1, which the module proxy refuses.
 	github.com/pion/webrtc/v4 v4.2.20
 	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_model v0.6.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/text v0.42.0
 	golang.org/x/time v0.16.0
 )
-
-require github.com/prometheus/client_model v0.6.3
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
