@@ -79,7 +79,11 @@ func newSQLBatcher(e *Executor) *sqlBatcher {
 	return &sqlBatcher{e: e, maxInFlight: sqlMaxInFlight, busy: make(map[callKey]struct{})}
 }
 
-// do runs j in a batch and returns when its batch has ended.
+// do runs j in a batch and returns when its batch has ended. A caller that
+// goes away while j still waits in the queue takes it out: nothing of it
+// was sent, and it ends with the caller's error. Once sent, it runs to the
+// end of its batch, as a claimed call on the general path runs to its
+// result.
 func (b *sqlBatcher) do(j *sqlJob) {
 	key := callKey{j.c.SessionID, j.c.CallID}
 	b.mu.Lock()
@@ -100,7 +104,23 @@ func (b *sqlBatcher) do(j *sqlJob) {
 	if batch != nil {
 		go b.run(batch)
 	}
-	<-j.done
+	select {
+	case <-j.done:
+		return
+	case <-j.ctx.Done():
+	}
+	b.mu.Lock()
+	i := slices.Index(b.queue, j)
+	if i >= 0 {
+		b.queue = slices.Delete(b.queue, i, i+1)
+		delete(b.busy, key)
+	}
+	b.mu.Unlock()
+	if i < 0 {
+		<-j.done // in flight: it ends with its batch
+		return
+	}
+	j.next, j.err = nextFailed, j.ctx.Err()
 }
 
 // takeLocked removes the next batch from the queue. b.mu is held.

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -223,5 +224,37 @@ func TestSQLBatchOneCallCannotFailAnother(t *testing.T) {
 		if s := callRowState(t, pool, "s", id); s.Count != 1 || s.Status != "succeeded" {
 			t.Fatalf("%s: row %+v", id, s)
 		}
+	}
+}
+
+// TestSQLBatchCallerGoneWhileQueued: a call whose caller goes away while
+// it waits for a batch is never sent; one already sent is stored.
+func TestSQLBatchCallerGoneWhileQueued(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var n sqlCounts
+	tool := sqlTool("fast", slowSQL, &n, nil)
+	tool.Timeout = 3 * time.Second
+	e := mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	wait := queueBehind(t, e, "fast")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := e.Execute(ctx, chatCall("s", "gone", "fast", `{"text":"plain"}`))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 250*time.Millisecond {
+		t.Fatalf("got %v after %v, want the caller's deadline at once", err, time.Since(start))
+	}
+	wait()
+	var stored int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM tool_calls WHERE call_id = 'gone'`).Scan(&stored); err != nil || stored != 0 {
+		t.Fatalf("the abandoned call was stored (%d rows, %v)", stored, err)
+	}
+	if s := callRowState(t, pool, "s", "blocker"); s.Count != 1 || s.Status != "succeeded" {
+		t.Fatalf("blocker: %+v", s)
+	}
+	// The key is free again: the same call runs normally.
+	r, err := e.Execute(context.Background(), chatCall("s", "gone", "fast", `{"text":"plain"}`))
+	if err != nil || r.Error != nil || r.Replayed || n.collected.Load() != 2 {
+		t.Fatalf("retry: %+v %v (collected %d)", r, err, n.collected.Load())
 	}
 }
