@@ -24,19 +24,23 @@ $$;
 -- VOLATILE PL/pgSQL function each statement takes a fresh one; a plain
 -- SELECT would judge by the snapshot taken before it waited. Failing,
 -- rather than returning a flag, ends the caller's pipeline, so a duplicate
--- never runs the tool's statement.
+-- never runs the tool's statement. Each call is looked up on its own, by
+-- the unique key: PL/pgSQL caches a generic plan, and a join to the
+-- unnested arrays may be planned as a scan of tool_calls, which grows.
 CREATE FUNCTION tool_call_begin(p_sessions text[], p_calls text[], p_idle_ms text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     k integer;
+    i integer;
 BEGIN
     PERFORM set_config('idle_in_transaction_session_timeout', p_idle_ms, true);
     FOR k IN SELECT DISTINCT tool_call_key(s, c) FROM unnest(p_sessions, p_calls) AS t(s, c) ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock(1953460076, k);
     END LOOP;
-    IF EXISTS (SELECT 1 FROM unnest(p_sessions, p_calls) AS t(s, c)
-               JOIN tool_calls tc ON tc.session_id = t.s AND tc.call_id = t.c) THEN
-        RAISE EXCEPTION 'tool call already recorded' USING ERRCODE = 'VXD01';
-    END IF;
+    FOR i IN 1 .. cardinality(p_calls) LOOP
+        IF EXISTS (SELECT 1 FROM tool_calls WHERE session_id = p_sessions[i] AND call_id = p_calls[i]) THEN
+            RAISE EXCEPTION 'tool call already recorded' USING ERRCODE = 'VXD01';
+        END IF;
+    END LOOP;
 END
 $$;

@@ -258,3 +258,83 @@ func TestSQLBatchCallerGoneWhileQueued(t *testing.T) {
 		t.Fatalf("retry: %+v %v (collected %d)", r, err, n.collected.Load())
 	}
 }
+
+type panicky struct{}
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("boom") }
+
+// TestSQLBatchShapingPanic: a panic while shaping a fast-path outcome, on
+// the batch's goroutine, is the call's stored panic result, not a crash.
+func TestSQLBatchShapingPanic(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var n sqlCounts
+	tool := sqlTool("fast", nonceSQL, &n, func(rows pgx.Rows) (Outcome, error) {
+		for rows.Next() {
+		}
+		return Outcome{Data: panicky{}}, rows.Err()
+	})
+	e := mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	r, err := e.Execute(context.Background(), chatCall("s", "p", "fast", `{"text":"a"}`))
+	if err != nil || r.Error == nil || r.Error.Code != ErrCodePanic {
+		t.Fatalf("got %+v %v, want a stored panic", r, err)
+	}
+	if s := callRowState(t, pool, "s", "p"); s.Count != 1 || s.Status != "failed" || *s.ErrorCode != ErrCodePanic {
+		t.Fatalf("row: %+v", s)
+	}
+}
+
+// TestToolCallBeginUsesUniqueKey: tool_call_begin looks calls up by the
+// unique key even with a plan cached while tool_calls was empty, so its
+// cost does not grow with the table (a join to the unnested arrays once
+// kept a scan of the whole table as its cached plan).
+func TestToolCallBeginUsesUniqueKey(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	begin := func(i int) {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		calls := []string{fmt.Sprint("a", i), fmt.Sprint("b", i), fmt.Sprint("c", i)}
+		if _, err := tx.Exec(ctx, beginSQL, []string{"s", "s", "s"}, calls, "5000"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 { // past PL/pgSQL's switch to a cached generic plan
+		begin(i)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO tool_calls (session_id, call_id, user_id, session_kind, source, tool,
+			arguments, status, response, deadline, finished_at)
+		SELECT 's', 'old' || i, 'u', 'chat', 'chat', 't', '{}', 'succeeded', '{}', now(), now()
+		FROM generate_series(1, 20000) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	seqScans := func() int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, `SELECT pg_stat_force_next_flush()`).Scan(new(any)); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, `SELECT pg_stat_clear_snapshot(), seq_scan FROM pg_stat_user_tables WHERE relname = 'tool_calls'`).
+			Scan(new(any), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := seqScans()
+	for i := range 5 {
+		begin(100 + i)
+	}
+	if after := seqScans(); after != before {
+		t.Fatalf("tool_call_begin scanned tool_calls %d times, want lookups by key", after-before)
+	}
+}

@@ -140,7 +140,7 @@ func (e *Executor) settleJob(j *sqlJob, r ran, useRun bool, start time.Time) {
 		j.next = nextRun
 		return
 	}
-	res, outcome := e.settle(j.ctx, j.t, j.inv, r)
+	res, outcome := e.settleSafe(j, r)
 	res.CallID = j.c.CallID
 	j.took = time.Since(start)
 	resp, status, code, err := encodeResult(&res)
@@ -149,6 +149,19 @@ func (e *Executor) settleJob(j *sqlJob, r ran, useRun bool, start time.Time) {
 		return
 	}
 	j.next, j.res, j.outcome, j.resp, j.status, j.code = nextAnswered, res, outcome, resp, status, code
+}
+
+// settleSafe is settle with panic recovery. Shaping runs tool code (a
+// MarshalJSON method, say), here on a batch's goroutine, where a panic
+// would end the process rather than one request.
+func (e *Executor) settleSafe(j *sqlJob, r ran) (res Result, outcome string) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logPanic(j.ctx, j.t, j.inv, p)
+			res, outcome = e.settle(j.ctx, j.t, j.inv, ran{panicked: true})
+		}
+	}()
+	return e.settle(j.ctx, j.t, j.inv, r)
 }
 
 // record stores the answered calls of a batch and commits; the others

@@ -33,12 +33,23 @@ const benchCallers = 32
 //     read and the allergen map, so it is a lower bound on any caller's
 //     cost, not a like-for-like one; it is reported for comparison.
 //
+// tool_calls starts with 100,000 rows.
+//
 //     go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
 func BenchmarkSearchRecipes(b *testing.B) {
 	pool := pgtest.NewPool(b, pgtest.URL(b), 10)
 	f := newFixture(b, pool, false)
 	f.profile(b, "bench", "none", "peanuts", "shellfish")
 	ctx := context.Background()
+	// A table in use: the executor's lookups in it must not grow with it.
+	if _, err := pool.Exec(ctx, `INSERT INTO tool_calls (session_id, call_id, user_id, session_kind, source, tool,
+			arguments, status, response, deadline, finished_at, duration_ms)
+		SELECT 'old' || i / 20, 'call' || i, 'user' || i / 100, 'chat', 'chat', 'search_recipes',
+			'{"query":"soup"}', 'succeeded', '{}', now(), now(), 3
+		FROM generate_series(1, 100000) AS i;
+		ANALYZE tool_calls`); err != nil {
+		b.Fatal(err)
+	}
 	queries := []string{"chicken curry", "quick pasta", "vegan soup", "salmon", "lentils", "spicy noodles", "breakfast eggs", "tacos"}
 	ex, err := (&app{db: pool, now: time.Now, maps: &allergenCache{ttl: time.Minute}}).exclusionsFor(ctx, []string{"peanuts", "shellfish"})
 	if err != nil {
