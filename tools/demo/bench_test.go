@@ -35,7 +35,7 @@ const benchCallers = 32
 //
 // tool_calls starts with 100,000 rows.
 //
-//     go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
+//	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
 func BenchmarkSearchRecipes(b *testing.B) {
 	pool := pgtest.NewPool(b, pgtest.URL(b), 10)
 	f := newFixture(b, pool, false)
