@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,9 +24,9 @@ import (
 
 const hookSecret = "whsec_test_0123456789abcdef"
 
-// verifySignature is the receiver-side check exactly as docs/tools.md
-// prints it; the test proves the documented procedure accepts what the
-// gateway sends.
+// verifySignature is the receiver-side check exactly as the README prints
+// it (TestReadmeSignatureSnippet); the tests prove the documented
+// procedure accepts what the gateway sends and refuses what it must.
 func verifySignature(secret []byte, header string, body []byte, now time.Time) error {
 	var ts, sig string
 	for _, part := range strings.Split(header, ",") {
@@ -46,7 +47,7 @@ func verifySignature(secret []byte, header string, body []byte, now time.Time) e
 	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte(ts + "."))
-	mac.Write(body)
+	mac.Write(body) // the raw body bytes, before any JSON parsing
 	want := hex.EncodeToString(mac.Sum(nil))
 	if !hmac.Equal([]byte(sig), []byte(want)) {
 		return errors.New("signature mismatch")
@@ -190,5 +191,29 @@ func TestWebhookFailures(t *testing.T) {
 	}
 	if n := redirected.Load(); n != 0 {
 		t.Fatalf("the redirect target was called %d times, want 0", n)
+	}
+}
+
+// TestReadmeSignatureSnippet keeps the README's receiver snippet identical
+// to verifySignature above, so the documented procedure is the tested one.
+func TestReadmeSignatureSnippet(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### Webhook tools: verifying a call")
+	_, snippet, ok2 := strings.Cut(section, "```go\n")
+	snippet, _, ok3 := strings.Cut(snippet, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README: no Go snippet under \"Webhook tools: verifying a call\"")
+	}
+	src, err := os.ReadFile("webhook_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fn, _ := strings.Cut(string(src), "\nfunc verifySignature(")
+	fn, _, _ = strings.Cut(fn, "\n}\n")
+	if tested := "func verifySignature(" + fn + "\n}\n"; snippet != tested {
+		t.Fatalf("the README snippet differs from the tested verifySignature:\n%s\nwant:\n%s", snippet, tested)
 	}
 }
