@@ -45,8 +45,9 @@ type callKey struct{ session, call string }
 type nextStep int
 
 const (
-	nextAnswered  nextStep = iota // res is the answer
-	nextAlone                     // the batch failed: run again in a batch of one
+	nextPending   nextStep = iota // not worked out yet
+	nextAnswered                  // res is the answer (once stored)
+	nextAlone                     // the batch failed first: run again in a batch of one
 	nextDuplicate                 // the call has a row: replay or wait
 	nextRun                       // the general path, with the tool's Run
 	nextTimeout                   // the general path, recording a timeout

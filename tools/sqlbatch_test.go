@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -336,5 +337,73 @@ func TestToolCallBeginUsesUniqueKey(t *testing.T) {
 	}
 	if after := seqScans(); after != before {
 		t.Fatalf("tool_call_begin scanned tool_calls %d times, want lookups by key", after-before)
+	}
+}
+
+// TestSQLBatchKeepsCollectedAnswers: when a statement fails in the middle
+// of a batch, the calls before it keep the answers already collected (they
+// are stored, not run again), and the calls after it run alone.
+func TestSQLBatchKeepsCollectedAnswers(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var n sqlCounts
+	var read atomic.Int64 // statements that returned a row
+	tool := sqlTool("fast", slowSQL, &n, func(rows pgx.Rows) (Outcome, error) {
+		var nonce, text string
+		for rows.Next() {
+			if err := rows.Scan(&nonce, &text); err != nil {
+				return Outcome{}, err
+			}
+			read.Add(1)
+		}
+		return Outcome{Data: map[string]string{"nonce": nonce, "text": text}}, rows.Err()
+	})
+	tool.Timeout = 3 * time.Second
+	e := mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	wait := queueBehind(t, e, "fast")
+	results := make(map[string]Result)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, id := range []string{"first", "boom", "last"} { // queued in this order
+		text := id
+		if id != "boom" {
+			text = "plain " + id
+		}
+		wg.Go(func() {
+			r, err := e.Execute(context.Background(), chatCall("s", id, "fast", fmt.Sprintf(`{"text":%q}`, text)))
+			if err != nil || r.Error != nil {
+				t.Errorf("%s: %+v %v", id, r, err)
+			}
+			mu.Lock()
+			results[id] = r
+			mu.Unlock()
+		})
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	wait()
+	if t.Failed() {
+		return
+	}
+	if string(results["boom"].Result) != `{"by":"run"}` || n.ran.Load() != 1 {
+		t.Fatalf("boom: %+v (ran %d), want Run's answer", results["boom"], n.ran.Load())
+	}
+	// The blocker, first and last, each read once: first's answer from the
+	// failed batch was kept.
+	if got := read.Load(); got != 3 {
+		t.Fatalf("%d statements returned rows, want 3", got)
+	}
+	if batches, calls := batchStats(t, e, "fast"); calls <= float64(batches) {
+		t.Fatalf("%v calls in %d transactions, want a batch of several", calls, batches)
+	}
+	for _, id := range []string{"first", "boom", "last"} {
+		if s := callRowState(t, pool, "s", id); s.Count != 1 || s.Status != "succeeded" {
+			t.Fatalf("%s: row %+v", id, s)
+		}
+		_, err := e.Execute(context.Background(), chatCall("s", id, "fast", `{"text":"x"}`))
+		wantCode(t, err, apierr.Conflict) // other arguments: the stored call stands
+	}
+	if r := results["first"]; nonceOf(t, r) == "" || r.Replayed {
+		t.Fatalf("first: %+v", r)
 	}
 }

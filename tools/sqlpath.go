@@ -17,8 +17,8 @@ import (
 //
 // Webhook tools and slow bodies must not use it: the fast path holds a
 // database connection, and the calls' locks, while the statement runs.
-// The statement must not write: a batch that fails is retried call by
-// call, and each call's statement runs again.
+// The statement must only read: when a batch fails, the calls whose rows
+// were not yet collected run again alone, and their statements with them.
 type SQLBody struct {
 	// Build returns the statement and its arguments for a validated call.
 	// It must not block. An error is recorded as the call's failure, as if

@@ -44,11 +44,13 @@ const sqlstateCallExists = "VXD01"
 //     and the duplicate runs the call as its first and only answered run.
 //   - Replay and 409. A call that already has a row takes the same
 //     duplicate path as always: replay, wait, CONFLICT or NOT_FOUND.
-//   - One call cannot fail another. When a batch of several fails (a
-//     duplicate among them, a statement error, the deadline, the insert),
-//     nothing of it was stored or returned, and each call runs again in a
-//     batch of its own, whose failures are handled as below. Statements
-//     only read, so running one again changes nothing.
+//   - One call cannot fail another, and none runs twice. When a batch of
+//     several fails (a duplicate among them, a statement error, the
+//     deadline, the insert), nothing of it was stored or returned. Calls
+//     whose rows were already collected keep their answers, which are
+//     locked, checked and stored in a transaction of their own
+//     (storeAnswered); the others run again in a batch of their own, whose
+//     failures are handled as below.
 //   - Bounded waits, no stale rows. The fast path never commits a running
 //     row, so it leaves nothing to interrupt. A duplicate waits on the lock
 //     instead, for at most its own deadline: the tool's timeout plus the
@@ -88,10 +90,7 @@ func (e *Executor) runBatch(jobs []*sqlJob) {
 	defer conn.Release()
 
 	e.metrics.batches.WithLabelValues(t.Name).Observe(float64(len(jobs)))
-	sessions, calls := make([]string, len(jobs)), make([]string, len(jobs))
-	for i, j := range jobs {
-		sessions[i], calls[i] = j.c.SessionID, j.c.CallID
-	}
+	sessions, calls := keys(jobs)
 	start := time.Now()
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
@@ -122,13 +121,13 @@ func (e *Executor) runBatch(jobs []*sqlJob) {
 		if err != nil {
 			_ = br.Close()
 			end(conn)
-			e.statementFailed(jobs, tctx, err)
+			e.statementFailed(jobs, tctx, err, limit)
 			return
 		}
 	}
 	if err := br.Close(); err != nil {
 		end(conn)
-		e.statementFailed(jobs, tctx, err)
+		e.statementFailed(jobs, tctx, err, limit)
 		return
 	}
 	e.record(conn, jobs, limit)
@@ -167,23 +166,92 @@ func (e *Executor) settleSafe(j *sqlJob, r ran) (res Result, outcome string) {
 // record stores the answered calls of a batch and commits; the others
 // (ErrUseRun, an unencodable result) are left out and go on as they are.
 func (e *Executor) record(conn *pgxpool.Conn, jobs []*sqlJob, limit time.Duration) {
-	var stored []*sqlJob
-	for _, j := range jobs {
-		if j.next == nextAnswered {
-			stored = append(stored, j)
-		}
-	}
+	stored := answered(jobs)
 	if len(stored) == 0 {
 		end(conn)
 		return
 	}
-	n := len(stored)
-	cols := make([][]string, 10)
+	b := &pgx.Batch{}
+	queueRecord(b, stored, limit)
+	b.Queue("COMMIT")
+	if err := e.sendStore(conn, b, limit); err != nil {
+		end(conn)
+		// Committed or not, storing again finds out.
+		e.storeAnswered(stored, limit)
+		return
+	}
+	e.stored(stored)
+}
+
+// storeAnswered stores answers a failed transaction had already worked
+// out, in a transaction of their own, so their calls are not run again:
+// it locks and checks them as tool_call_begin always does, then inserts.
+// When several fail together, each is stored on its own; a lone one that
+// fails is a duplicate (its row is there, or the commit's fate is unknown
+// and whatever is stored is the answer) or arguments the database refused.
+func (e *Executor) storeAnswered(jobs []*sqlJob, limit time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	conn, err := e.store.db.Acquire(ctx)
+	if err == nil {
+		defer conn.Release()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		sessions, calls := keys(jobs)
+		b.Queue(beginSQL, sessions, calls, strconv.FormatInt(limit.Milliseconds(), 10))
+		queueRecord(b, jobs, limit)
+		b.Queue("COMMIT")
+		if err = e.sendStore(conn, b, limit); err == nil {
+			e.stored(jobs)
+			return
+		}
+		end(conn)
+	}
+	if len(jobs) > 1 {
+		for _, j := range jobs {
+			e.storeAnswered([]*sqlJob{j}, limit)
+		}
+		return
+	}
+	j := jobs[0]
+	if isDataException(err) {
+		j.next, j.err = nextFailed, classify("record the call", err)
+		return
+	}
+	if sqlstate(err) != sqlstateCallExists {
+		e.log.WarnContext(j.ctx, "storing a tool result failed", "tool", j.t.Name, "err", err)
+	}
+	j.next = nextDuplicate
+}
+
+// sendStore sends b, whose statements return no rows, and reads every
+// result. The callers may have gone; the results must still be stored.
+func (e *Executor) sendStore(conn *pgxpool.Conn, b *pgx.Batch, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	br := conn.SendBatch(ctx, b)
+	var err error
+	for range b.Len() {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// queueRecord queues recordSQL for jobs: one statement, one array element
+// per call.
+func queueRecord(b *pgx.Batch, jobs []*sqlJob, limit time.Duration) {
+	n := len(jobs)
+	cols := make([][]string, 9)
 	for i := range cols {
 		cols[i] = make([]string, n)
 	}
 	codes, took := make([]*string, n), make([]int32, n)
-	for i, j := range stored {
+	for i, j := range jobs {
 		c := j.c
 		for k, v := range [...]string{c.SessionID, c.CallID, c.Principal.UserID, string(c.SessionKind), c.Source,
 			c.Name, string(j.args), j.status, string(j.resp)} {
@@ -191,44 +259,32 @@ func (e *Executor) record(conn *pgxpool.Conn, jobs []*sqlJob, limit time.Duratio
 		}
 		codes[i], took[i] = j.code, int32(min(j.took.Milliseconds(), 1<<31-1))
 	}
-	b := &pgx.Batch{}
 	b.Queue(recordSQL, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], codes, took,
 		limit.Seconds())
-	b.Queue("COMMIT")
-	// The callers may have gone; the results must still be stored.
-	sctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	br := conn.SendBatch(sctx, b)
-	_, err := br.Exec()
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		end(conn)
-		switch {
-		case n > 1:
-			// Committed or not, running alone finds out: a stored call
-			// replays.
-			for _, j := range stored {
-				j.next = nextAlone
-			}
-		case isDataException(err):
-			stored[0].next, stored[0].err = nextFailed, classify("record the call", err)
-		default:
-			// The commit may or may not have happened (or the server ended
-			// an idle transaction, or a writer that takes no lock got there
-			// first): whatever is stored now is the answer.
-			e.log.WarnContext(stored[0].ctx, "storing a tool result failed", "tool", stored[0].t.Name, "err", err)
-			stored[0].next = nextDuplicate
-		}
-		return
-	}
-	for _, j := range stored {
+}
+
+func (e *Executor) stored(jobs []*sqlJob) {
+	for _, j := range jobs {
 		e.observe(j.t, j.outcome, j.took)
 	}
+}
+
+func answered(jobs []*sqlJob) []*sqlJob {
+	var out []*sqlJob
+	for _, j := range jobs {
+		if j.next == nextAnswered {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func keys(jobs []*sqlJob) (sessions, calls []string) {
+	sessions, calls = make([]string, len(jobs)), make([]string, len(jobs))
+	for i, j := range jobs {
+		sessions[i], calls[i] = j.c.SessionID, j.c.CallID
+	}
+	return sessions, calls
 }
 
 // beginFailed sorts out a batch whose BEGIN or tool_call_begin failed:
@@ -259,9 +315,19 @@ func (e *Executor) beginFailed(jobs []*sqlJob, tctx context.Context, err error) 
 }
 
 // statementFailed sorts out a batch whose statements failed or overran.
-func (e *Executor) statementFailed(jobs []*sqlJob, tctx context.Context, err error) {
+// In a batch of several, the calls whose rows were already collected keep
+// their answers, stored in a transaction of their own; the others run
+// again alone.
+func (e *Executor) statementFailed(jobs []*sqlJob, tctx context.Context, err error, limit time.Duration) {
 	if len(jobs) > 1 {
-		alone(jobs)
+		for _, j := range jobs {
+			if j.next == nextPending {
+				j.next = nextAlone
+			}
+		}
+		if done := answered(jobs); len(done) > 0 {
+			e.storeAnswered(done, limit)
+		}
 		return
 	}
 	j := jobs[0]
