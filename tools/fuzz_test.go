@@ -58,3 +58,56 @@ func FuzzExecuteArguments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExecuteSQLArguments is FuzzExecuteArguments for a tool on the SQL
+// fast path, whose arguments reach the database as statement parameters.
+//
+//	go test ./tools -run '^$' -fuzz FuzzExecuteSQLArguments -fuzztime 60s
+func FuzzExecuteSQLArguments(f *testing.F) {
+	var n sqlCounts
+	tool := sqlTool("fast", nonceSQL, &n, nil)
+	tool.Parameters = json.RawMessage(`{"type":"object","properties":{
+		"text":{"type":"string","maxLength":200},
+		"tags":{"type":"array","items":{"type":"string"},"maxItems":10},
+		"max":{"type":"number","minimum":-1e6,"maximum":1e6}},
+		"additionalProperties":false}`)
+	tool.SQL.Build = func(inv Invocation) (string, []any, error) {
+		var a struct {
+			Text string
+			Tags []string
+			Max  float64
+		}
+		if err := inv.Decode(&a); err != nil {
+			return "", nil, err
+		}
+		return `SELECT md5(random()::text), $1::text || array_to_string($2::text[], ',') || $3::float8::text`,
+			[]any{a.Text, a.Tags, a.Max}, nil
+	}
+	e := mustExecutor(f, pgtest.Pool(f), mustRegistry(f, RegistryParams{Builtins: []*Tool{tool}}))
+	for _, s := range []string{
+		`{"text":"hi"}`, `"{\"text\":\"hi\"}"`, ``, `{}`, `{"tags":["a","b,c","\"q\""],"max":-0.5}`,
+		`{"text":"\u0000"}`, `{"text":"\ud800"}`, `{"tags":[null]}`, `{"max":1e400}`, `{"text":"` + "\xff" + `"}`,
+		`{"text":"'; DROP TABLE tool_calls; --"}`, `{"tags":["{","}"]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		c := chatCall("fuzz", hex.EncodeToString(b), "fast", string(args))
+		r, err := e.Execute(context.Background(), c)
+		if err != nil {
+			if code := apierr.CodeOf(err); code != apierr.ToolValidation {
+				t.Fatalf("args %q: got %v, want success or TOOL_VALIDATION_ERROR", args, err)
+			}
+			return
+		}
+		if !json.Valid([]byte(r.Output)) || !json.Valid(r.Result) {
+			t.Fatalf("args %q: got %+v", args, r)
+		}
+		again, err := e.Execute(context.Background(), c)
+		if err != nil || !again.Replayed || again.Output != r.Output {
+			t.Fatalf("args %q: replay got %+v, %v; first %s", args, again, err, r.Output)
+		}
+	})
+}
