@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -21,6 +21,15 @@ import (
 // by zero for "boom".
 const slowSQL = `SELECT md5(random()::text), (CASE WHEN $1 = 'boom' THEN 1 / 0 ELSE 1 END)::text || $1
 FROM pg_sleep(CASE WHEN $1 LIKE 'slow%' THEN 0.4 ELSE 0 END)`
+
+// slowExecutor is an executor with the tool "fast": slowSQL, and a
+// timeout that its slow calls stay well within.
+func slowExecutor(t *testing.T, pool *pgxpool.Pool, n *sqlCounts) *Executor {
+	t.Helper()
+	tool := sqlTool("fast", slowSQL, n, nil)
+	tool.Timeout = 3 * time.Second
+	return mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+}
 
 // batchStats is what the executor's batch histogram saw for tool: the
 // number of transactions and the calls in them.
@@ -49,12 +58,7 @@ func TestSQLBatchAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	var n sqlCounts
-	var replicas []*Executor
-	for range 3 {
-		reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{
-			sqlTool("fast", `SELECT md5(random()::text), $1::text FROM pg_sleep(0.005)`, &n, nil)}})
-		replicas = append(replicas, mustExecutor(t, pgtest.NewPool(t, url, 4), reg))
-	}
+	replicas := sqlReplicas(t, url, `SELECT md5(random()::text), $1::text FROM pg_sleep(0.005)`, &n, 4)
 	const calls = 100
 	results := make([][3]Result, calls)
 	start := make(chan struct{})
@@ -143,23 +147,7 @@ func TestSQLBatchOneCallCannotFailAnother(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	var n sqlCounts
-	var answered atomic.Int64 // collects that read a row
-	collect := func(rows pgx.Rows) (Outcome, error) {
-		var nonce, text string
-		for rows.Next() {
-			if err := rows.Scan(&nonce, &text); err != nil {
-				return Outcome{}, err
-			}
-			answered.Add(1)
-		}
-		return Outcome{Data: map[string]string{"nonce": nonce, "text": text}}, rows.Err()
-	}
-	mk := func() *Executor {
-		tool := sqlTool("fast", slowSQL, &n, collect)
-		tool.Timeout = 3 * time.Second
-		return mustExecutor(t, pgtest.NewPool(t, url, 3), mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
-	}
-	a, b := mk(), mk()
+	a, b := slowExecutor(t, pgtest.NewPool(t, url, 3), &n), slowExecutor(t, pgtest.NewPool(t, url, 3), &n)
 	ctx := context.Background()
 
 	// Replica a runs "dup" slowly; replica b queues a batch behind its own
@@ -214,7 +202,7 @@ func TestSQLBatchOneCallCannotFailAnother(t *testing.T) {
 	}
 	// dup (on a), the blocker, p1 and p2: each statement answered once.
 	// The batch failed at dup's lock, before any statement of it ran.
-	if got := answered.Load(); got != 4 {
+	if got := n.read.Load(); got != 4 {
 		t.Fatalf("%d statements answered, want 4", got)
 	}
 	if batches, calls := batchStats(t, b, "fast"); calls <= float64(batches) {
@@ -234,9 +222,7 @@ func TestSQLBatchCallerGoneWhileQueued(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Pool(t)
 	var n sqlCounts
-	tool := sqlTool("fast", slowSQL, &n, nil)
-	tool.Timeout = 3 * time.Second
-	e := mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	e := slowExecutor(t, pool, &n)
 	wait := queueBehind(t, e, "fast")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -347,19 +333,7 @@ func TestSQLBatchKeepsCollectedAnswers(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Pool(t)
 	var n sqlCounts
-	var read atomic.Int64 // statements that returned a row
-	tool := sqlTool("fast", slowSQL, &n, func(rows pgx.Rows) (Outcome, error) {
-		var nonce, text string
-		for rows.Next() {
-			if err := rows.Scan(&nonce, &text); err != nil {
-				return Outcome{}, err
-			}
-			read.Add(1)
-		}
-		return Outcome{Data: map[string]string{"nonce": nonce, "text": text}}, rows.Err()
-	})
-	tool.Timeout = 3 * time.Second
-	e := mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	e := slowExecutor(t, pool, &n)
 	wait := queueBehind(t, e, "fast")
 	results := make(map[string]Result)
 	var mu sync.Mutex
@@ -390,7 +364,7 @@ func TestSQLBatchKeepsCollectedAnswers(t *testing.T) {
 	}
 	// The blocker, first and last, each read once: first's answer from the
 	// failed batch was kept.
-	if got := read.Load(); got != 3 {
+	if got := n.read.Load(); got != 3 {
 		t.Fatalf("%d statements returned rows, want 3", got)
 	}
 	if batches, calls := batchStats(t, e, "fast"); calls <= float64(batches) {

@@ -17,9 +17,10 @@ import (
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
-// sqlCounts counts what an SQL tool did: statements collected, and calls
-// answered by Run instead.
-type sqlCounts struct{ collected, ran atomic.Int64 }
+// sqlCounts counts what an SQL tool did: statements collected, statements
+// whose rows the default collect read (one row each), and calls answered
+// by Run instead.
+type sqlCounts struct{ collected, read, ran atomic.Int64 }
 
 // sqlTool answers with a nonce the database makes, so callers can prove
 // they got one statement's answer. stmt gets the text argument as $1.
@@ -37,6 +38,7 @@ func sqlTool(name, stmt string, n *sqlCounts, collect func(pgx.Rows) (Outcome, e
 				if err := rows.Scan(&nonce, &text); err != nil {
 					return Outcome{}, err
 				}
+				n.read.Add(1)
 			}
 			return Outcome{Data: map[string]string{"nonce": nonce, "text": text}}, rows.Err()
 		}
@@ -59,16 +61,23 @@ func sqlTool(name, stmt string, n *sqlCounts, collect func(pgx.Rows) (Outcome, e
 
 const nonceSQL = `SELECT md5(random()::text), $1::text`
 
+// sqlReplicas is three executors on their own pools of conns connections,
+// each with the tool sqlTool("fast", stmt, n, nil).
+func sqlReplicas(t *testing.T, url, stmt string, n *sqlCounts, conns int32) []*Executor {
+	t.Helper()
+	var replicas []*Executor
+	for range 3 {
+		reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{sqlTool("fast", stmt, n, nil)}})
+		replicas = append(replicas, mustExecutor(t, pgtest.NewPool(t, url, conns), reg))
+	}
+	return replicas
+}
+
 func TestSQLBodyExactlyOnceAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	var n sqlCounts
-	var replicas []*Executor
-	for range 3 {
-		reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{
-			sqlTool("fast", `SELECT md5(random()::text), $1::text FROM pg_sleep(0.1)`, &n, nil)}})
-		replicas = append(replicas, mustExecutor(t, pgtest.NewPool(t, url, 5), reg))
-	}
+	replicas := sqlReplicas(t, url, `SELECT md5(random()::text), $1::text FROM pg_sleep(0.1)`, &n, 5)
 	const callers = 100
 	results := make([]Result, callers)
 	errs := make([]error, callers)
