@@ -45,11 +45,7 @@ func (e *Executor) executeSQL(ctx context.Context, t *Tool, c *Call, args []byte
 		return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return e.settle(ctx, t, inv, ran{err: err}) })
 	}
 	j := &sqlJob{ctx: ctx, t: t, c: c, args: args, inv: inv, query: query, qargs: qargs}
-	if b := e.batchers[t]; b != nil {
-		b.do(j)
-	} else {
-		e.runBatch([]*sqlJob{j})
-	}
+	e.batchers[t].do(j) // NewExecutor made one for every tool with an SQLBody
 	if j.next == nextAlone {
 		*j = sqlJob{ctx: ctx, t: t, c: c, args: args, inv: inv, query: query, qargs: qargs}
 		e.runBatch([]*sqlJob{j})

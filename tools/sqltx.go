@@ -180,7 +180,7 @@ func (e *Executor) record(conn *pgxpool.Conn, jobs []*sqlJob, limit time.Duratio
 		e.storeAnswered(stored, limit)
 		return
 	}
-	e.stored(stored)
+	e.observeStored(stored)
 }
 
 // storeAnswered stores answers a failed transaction had already worked
@@ -202,7 +202,7 @@ func (e *Executor) storeAnswered(jobs []*sqlJob, limit time.Duration) {
 		queueRecord(b, jobs, limit)
 		b.Queue("COMMIT")
 		if err = e.sendStore(conn, b, limit); err == nil {
-			e.stored(jobs)
+			e.observeStored(jobs)
 			return
 		}
 		end(conn)
@@ -263,7 +263,8 @@ func queueRecord(b *pgx.Batch, jobs []*sqlJob, limit time.Duration) {
 		limit.Seconds())
 }
 
-func (e *Executor) stored(jobs []*sqlJob) {
+// observeStored counts calls whose answers were stored.
+func (e *Executor) observeStored(jobs []*sqlJob) {
 	for _, j := range jobs {
 		e.observe(j.t, j.outcome, j.took)
 	}
