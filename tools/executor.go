@@ -42,6 +42,11 @@ type Call struct {
 	// Confirmed says the user approved this call (DESIGN §7). Tools of tier
 	// standard or elevated refuse to run without it.
 	Confirmed bool
+	// Plan is the caller's plan when the turn already resolved it (a
+	// quota.Ticket's Plan), which saves a user_plans read per tool call.
+	// Empty asks the executor's PlanResolver. It must be the server's own
+	// resolution, never a client's value or a token claim.
+	Plan string
 }
 
 // ExecutorParams builds an Executor.
@@ -136,9 +141,12 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 	if t.Tier != TierNone && !c.Confirmed {
 		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action needs your confirmation first.")
 	}
-	plan, _, err := e.plans.PlanFor(ctx, c.Principal)
-	if err != nil {
-		return Result{}, err
+	plan := c.Plan
+	if plan == "" {
+		var err error
+		if plan, _, err = e.plans.PlanFor(ctx, c.Principal); err != nil {
+			return Result{}, err
+		}
 	}
 	if !t.AllowsPlan(plan) {
 		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")

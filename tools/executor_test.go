@@ -229,6 +229,27 @@ func TestPlanResolverErrorPassesThrough(t *testing.T) {
 	wantCode(t, err, apierr.Unavailable)
 }
 
+// TestCallPlanSkipsTheResolver: a plan the turn already resolved is used as
+// it is, gating included, and the resolver is not asked.
+func TestCallPlanSkipsTheResolver(t *testing.T) {
+	t.Parallel()
+	proOnly := echoTool("pro_tool")
+	proOnly.Plans = []string{"pro"}
+	e, err := NewExecutor(ExecutorParams{DB: pgtest.Pool(t), Plans: fakePlans{err: apierr.New(apierr.Unavailable, "")},
+		Registry: mustRegistry(t, RegistryParams{Builtins: []*Tool{proOnly}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := chatCall("s", "c1", "pro_tool", `{"text":"a"}`)
+	c.Plan = "free"
+	_, err = e.Execute(context.Background(), c)
+	wantCode(t, err, apierr.ToolNotAllowed)
+	c.Plan = "pro"
+	if r, err := e.Execute(context.Background(), c); err != nil || r.Error != nil {
+		t.Fatalf("with the turn's plan: %+v %v", r, err)
+	}
+}
+
 func TestNewExecutorChecksParams(t *testing.T) {
 	t.Parallel()
 	reg := mustRegistry(t, RegistryParams{})
