@@ -1,13 +1,11 @@
 package quota
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
 )
 
 // Sentinel errors; callers test them with errors.Is. Those that can reach a
@@ -41,33 +39,8 @@ func checkAmounts(what string, vals ...int64) error {
 	return nil
 }
 
-// dbError classifies a database failure by SQLSTATE: transient conditions a
-// client may retry become 503 UNAVAILABLE, anything else 500 INTERNAL. The
-// cause is kept for the log and never shown.
+// dbError classifies a database failure with the one classifier every
+// package shares (503 for what a client may retry, 500 otherwise).
 func dbError(op string, err error) error {
-	cause := fmt.Errorf("quota: %s: %w", op, err)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return apierr.Wrap(apierr.Unavailable, "", cause).WithRetry(1)
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "40001", "40P01", // serialization failure, deadlock
-			"55P03",                   // lock not available
-			"53300",                   // too many connections
-			"57014",                   // query cancelled (statement_timeout)
-			"57P01", "57P02", "57P03": // shutdown, crash, cannot connect now
-			return apierr.Wrap(apierr.Unavailable, "", cause).WithRetry(1)
-		case "23505": // unique violation: a voice session id reused
-			return apierr.Wrap(apierr.Conflict, "", cause)
-		}
-		if len(pgErr.Code) == 2+3 && pgErr.Code[:2] == "08" { // connection exception class
-			return apierr.Wrap(apierr.Unavailable, "", cause).WithRetry(1)
-		}
-		return apierr.Wrap(apierr.Internal, "", cause)
-	}
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return apierr.Wrap(apierr.Unavailable, "", cause).WithRetry(1)
-	}
-	return apierr.Wrap(apierr.Internal, "", cause)
+	return database.Error("quota: "+op, err)
 }

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
 )
 
 // The tool_calls statements. Deadlines use the database clock so replicas
@@ -225,42 +225,23 @@ func (s store) interrupt(ctx context.Context, c *Call, res *Result) error {
 	return nil
 }
 
-// SQLSTATE classes and codes the executor tells apart.
-const (
-	sqlstateUniqueViolation = "23505"
-	sqlstateDataException   = "22" // class: bad values, e.g. \u0000 in jsonb
-	sqlstateQueryCanceled   = "57014"
-)
-
 // sqlstate is err's SQLSTATE, or "" when the server did not send one.
-func sqlstate(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code
-	}
-	return ""
-}
+func sqlstate(err error) string { return database.SQLState(err) }
 
 // isDataException reports a value the database refused to store.
-func isDataException(err error) bool {
-	code := sqlstate(err)
-	return len(code) == 5 && code[:2] == sqlstateDataException
-}
+func isDataException(err error) bool { return database.IsDataException(err) }
 
 // classify maps a database error to the client-safe error type. Bad
 // argument values that only the database notices (numbers beyond numeric's
-// range, say) are the caller's fault, not ours.
+// range, say) are the caller's fault, not ours; everything else goes through
+// the shared classifier. A cancelled context is returned as it is: the
+// executor tells its own timeout from the caller leaving.
 func classify(doing string, err error) error {
-	switch code := sqlstate(err); {
-	case isDataException(err):
+	if isDataException(err) {
 		return apierr.Wrap(apierr.ToolValidation, "The arguments contain a value that cannot be stored.", err)
-	case code == sqlstateUniqueViolation:
-		return apierr.Wrap(apierr.Conflict, "", err)
-	case code == sqlstateQueryCanceled:
-		return apierr.Wrap(apierr.Unavailable, "", err).WithRetry(1)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return apierr.Wrap(apierr.Internal, "", fmt.Errorf("tools: %s: %w", doing, err))
+	return database.Error("tools: "+doing, err)
 }
