@@ -168,7 +168,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFor(ctx)); err != nil {
 		return Principal{}, unauthorized("", err)
 	}
-	if !validSubject(c.Subject) {
+	if !ValidSubject(c.Subject) {
 		return Principal{}, unauthorized("", errors.New("token sub is empty, too long or not plain text"))
 	}
 	p := Principal{UserID: c.Subject, Plan: c.Plan}
@@ -212,9 +212,9 @@ func (v *Verifier) keyFor(ctx context.Context) jwt.Keyfunc {
 // maxSubjectBytes bounds a user id: it keys rows and appears in URLs.
 const maxSubjectBytes = 256
 
-// validSubject accepts a user id that is plain text: valid UTF-8, no
+// ValidSubject is the one rule for a user id, in a token's sub or a path: plain text: valid UTF-8, no
 // control characters (NUL would fail every database write), bounded.
-func validSubject(sub string) bool {
+func ValidSubject(sub string) bool {
 	if sub == "" || len(sub) > maxSubjectBytes || !utf8.ValidString(sub) {
 		return false
 	}
