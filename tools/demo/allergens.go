@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -70,15 +69,7 @@ func (c *allergenCache) get(ctx context.Context, d *app) (map[string][]string, e
 // exclusionsFor normalises the user's allergy terms and resolves them
 // through the allergen map. With no terms it needs no map at all.
 func (d *app) exclusionsFor(ctx context.Context, lists ...[]string) (exclusions, error) {
-	var ex exclusions
-	for _, l := range lists {
-		for _, t := range l {
-			t = strings.ToLower(strings.TrimSpace(t))
-			if t != "" && !slices.Contains(ex.terms, t) {
-				ex.terms = append(ex.terms, t)
-			}
-		}
-	}
+	ex := exclusions{terms: mergeTerms(lists...)}
 	if len(ex.terms) == 0 {
 		return ex, nil
 	}

@@ -17,23 +17,23 @@ import (
 const benchCallers = 32
 
 // BenchmarkSearchRecipes measures search_recipes through the executor —
-// validation, the profile read and the allergen resolution, the search,
-// the shaping and the tool_calls row (on the SQL fast path: one
-// transaction, two round trips) — at 32 concurrent callers, beside two
-// references that run directly on the same pool in the same run:
+// validation, the claimed running row, the tool's Run (profile read,
+// allergen resolution, search), the shaping and the finished row — at 32
+// concurrent callers, beside two references that run directly on the same
+// pool in the same run:
 //
-//   - baseline: the same search statement the executor sends
-//     (searchStatement, which reads the profile and resolves the
-//     allergies itself), then one tool_calls insert. This is the yardstick
-//     of the issue's targets: the statement and the insert are the work
+//   - baseline: the tool's Run called directly (the profile read, the
+//     allergen resolution and the search: searchQuery, the one statement
+//     that applies the exclusions), then one tool_calls insert. This is
+//     the yardstick of the target: the search and one write are the work
 //     the executor cannot skip; the rest is its overhead.
 //
 //   - preresolved: the search with the exclusions already resolved before
-//     the run (searchQuery), then the same insert. It skips the profile
-//     read and the allergen map, so it is a lower bound on any caller's
-//     cost, not a like-for-like one; it is reported for comparison.
+//     the run, then the same insert. It skips the profile read and the
+//     allergen map, so it is a lower bound on any caller's cost, not a
+//     like-for-like one; it is reported for comparison.
 //
-// tool_calls starts with 100,000 rows.
+// tool_calls starts with 100,000 rows. docs/tools.md has the figures.
 //
 //	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
 func BenchmarkSearchRecipes(b *testing.B) {
@@ -51,36 +51,41 @@ func BenchmarkSearchRecipes(b *testing.B) {
 		b.Fatal(err)
 	}
 	queries := []string{"chicken curry", "quick pasta", "vegan soup", "salmon", "lentils", "spicy noodles", "breakfast eggs", "tacos"}
-	ex, err := (&app{db: pool, now: time.Now, maps: &allergenCache{ttl: time.Minute}}).exclusionsFor(ctx, []string{"peanuts", "shellfish"})
+	d := &app{db: pool, now: time.Now, maps: &allergenCache{ttl: time.Minute}}
+	ex, err := d.exclusionsFor(ctx, []string{"peanuts", "shellfish"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var seq atomic.Int64
-	direct := func(search func(q string) (string, []any)) func() error {
-		return func() error {
-			i := seq.Add(1)
-			sql, args := search(queries[i%int64(len(queries))])
-			rows, err := pool.Query(ctx, sql, args...)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			_, err = pool.Exec(ctx, `INSERT INTO tool_calls (session_id, call_id, user_id, session_kind, source, tool, arguments, deadline)
-				VALUES ('base', $1, 'bench', 'chat', 'chat', 'search_recipes', '{}', now())`, fmt.Sprint("b", i))
+	record := func(i int64) error {
+		_, err := pool.Exec(ctx, `INSERT INTO tool_calls (session_id, call_id, user_id, session_kind, source, tool, arguments, deadline)
+			VALUES ('base', $1, 'bench', 'chat', 'chat', 'search_recipes', '{}', now())`, fmt.Sprint("b", i))
+		return err
+	}
+	baseline := func() error {
+		i := seq.Add(1)
+		args := fmt.Sprintf(`{"query":%q}`, queries[i%int64(len(queries))])
+		if _, err := d.searchRecipes(ctx, tools.Invocation{UserID: "bench", Args: []byte(args)}); err != nil {
 			return err
 		}
+		return record(i)
 	}
-	baseline := direct(func(q string) (string, []any) {
-		return searchStatement("bench", searchArgs{Query: q, Limit: 5}, "", nil)
-	})
-	preresolved := direct(func(q string) (string, []any) {
-		return searchQuery(searchFilter{query: q, limit: 5, groups: ex.groups, unknown: ex.unknown})
-	})
+	preresolved := func() error {
+		i := seq.Add(1)
+		sql, args := searchQuery(searchFilter{query: queries[i%int64(len(queries))], limit: 5,
+			groups: ex.groups, unknown: ex.unknown})
+		rows, err := pool.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return record(i)
+	}
 	executor := func() error {
 		i := seq.Add(1)
 		args := fmt.Sprintf(`{"query":%q}`, queries[i%int64(len(queries))])
