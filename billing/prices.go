@@ -1,0 +1,211 @@
+// Package billing prices provider usage in integer micro-USD (DESIGN §10):
+// the versioned price table, the cost of a record, and the ledger finance
+// reads.
+package billing
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed prices.yaml
+var embeddedPrices []byte
+
+// Class is a token class with its own price.
+type Class int
+
+// The token classes of DESIGN §10. Cached input is a subset of input.
+const (
+	TextIn Class = iota
+	TextCachedIn
+	TextOut
+	AudioIn
+	AudioCachedIn
+	AudioOut
+	ImageIn
+	ImageCachedIn
+	numClasses
+)
+
+var classNames = [numClasses]string{
+	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
+}
+
+func (c Class) String() string { return classNames[c] }
+
+// MaxPrice bounds a price per 1M tokens (micro-USD): $100,000 per million
+// tokens is far above any real price and keeps every sum inside 128 bits.
+const MaxPrice = 100_000_000_000
+
+// MaxPerMinute bounds a duration price (micro-USD per minute of audio).
+const MaxPerMinute = 1_000_000_000
+
+// ModelPrice is one model's prices. A class the provider does not bill is
+// absent, not zero: tokens in an absent class make the record unpriced,
+// because a $0 guess is how ledgers drift from invoices.
+type ModelPrice struct {
+	Source string
+	Date   string
+	per1M  [numClasses]int64
+	has    [numClasses]bool
+	// PerMinute prices audio by duration (models that report seconds, not
+	// tokens); 0 with HasPerMinute false means the model is not so priced.
+	PerMinute    int64
+	HasPerMinute bool
+}
+
+// Price is the micro-USD per 1M tokens of class c, and whether it is set.
+func (m ModelPrice) Price(c Class) (int64, bool) { return m.per1M[c], m.has[c] }
+
+// Prices is a versioned price table. It is read-only once loaded.
+type Prices struct {
+	Version string
+	models  map[string]ModelPrice
+}
+
+// DefaultPrices is the table embedded in the binary.
+func DefaultPrices() (*Prices, error) { return LoadPrices(embeddedPrices) }
+
+// priceFile is prices.yaml's shape. Pointers tell an absent class from 0.
+type priceFile struct {
+	Version string               `yaml:"version"`
+	Models  map[string]priceYAML `yaml:"models"`
+}
+
+type priceYAML struct {
+	Source         string  `yaml:"source"`
+	Date           string  `yaml:"date"`
+	TextIn         *micros `yaml:"text_in"`
+	TextCachedIn   *micros `yaml:"text_cached_in"`
+	TextOut        *micros `yaml:"text_out"`
+	AudioIn        *micros `yaml:"audio_in"`
+	AudioCachedIn  *micros `yaml:"audio_cached_in"`
+	AudioOut       *micros `yaml:"audio_out"`
+	ImageIn        *micros `yaml:"image_in"`
+	ImageCachedIn  *micros `yaml:"image_cached_in"`
+	AudioPerMinute *micros `yaml:"audio_per_minute"`
+}
+
+// micros is a price in whole micro-USD. The YAML decoder would truncate
+// 1.5 into an int64 without a word; a price must be written as an integer.
+type micros int64
+
+func (m *micros) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return fmt.Errorf("line %d: %q is not a whole number of micro-USD", n.Line, n.Value)
+	}
+	var v int64
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	*m = micros(v)
+	return nil
+}
+
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// LoadPrices parses a price table (the embedded one, or an operator's
+// override, which replaces it whole). Unknown keys, a missing version,
+// source or date, and negative or absurd prices are errors naming the model.
+func LoadPrices(data []byte) (*Prices, error) {
+	var f priceFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	if f.Version == "" {
+		return nil, errors.New("prices: version is required")
+	}
+	if len(f.Models) == 0 {
+		return nil, errors.New("prices: no models")
+	}
+	p := &Prices{Version: f.Version, models: make(map[string]ModelPrice, len(f.Models))}
+	for name, y := range f.Models {
+		m, err := y.modelPrice()
+		if err != nil {
+			return nil, fmt.Errorf("prices: model %q: %w", name, err)
+		}
+		p.models[name] = m
+	}
+	return p, nil
+}
+
+func (y priceYAML) modelPrice() (ModelPrice, error) {
+	m := ModelPrice{Source: y.Source, Date: y.Date}
+	if y.Source == "" {
+		return m, errors.New("source is required")
+	}
+	if !dateRE.MatchString(y.Date) {
+		return m, errors.New("date must look like 2006-01-02")
+	}
+	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn}
+	priced := false
+	for c, v := range vals {
+		if v == nil {
+			continue
+		}
+		if *v < 0 || *v > MaxPrice {
+			return m, fmt.Errorf("%s: %d not in [0, %d]", Class(c), *v, int64(MaxPrice))
+		}
+		m.per1M[c], m.has[c], priced = int64(*v), true, true
+	}
+	if y.AudioPerMinute != nil {
+		if *y.AudioPerMinute < 0 || *y.AudioPerMinute > MaxPerMinute {
+			return m, fmt.Errorf("audio_per_minute: %d not in [0, %d]", *y.AudioPerMinute, int64(MaxPerMinute))
+		}
+		m.PerMinute, m.HasPerMinute, priced = int64(*y.AudioPerMinute), true, true
+	}
+	if !priced {
+		return m, errors.New("no prices")
+	}
+	return m, nil
+}
+
+// snapshotRE matches a dated snapshot name and captures its family.
+var snapshotRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}$`)
+
+// Lookup finds model's price: the name itself, else its family when the
+// name is a dated snapshot (gpt-realtime-2025-08-28 → gpt-realtime).
+func (p *Prices) Lookup(model string) (ModelPrice, bool) {
+	if m, ok := p.models[model]; ok {
+		return m, true
+	}
+	if sub := snapshotRE.FindStringSubmatch(model); sub != nil {
+		m, ok := p.models[sub[1]]
+		return m, ok
+	}
+	return ModelPrice{}, false
+}
+
+// Require fails naming the first configured model (in sorted order) that
+// has no price, so startup stops before a session could go unpriced.
+func (p *Prices) Require(models ...string) error {
+	sorted := append([]string(nil), models...)
+	sort.Strings(sorted)
+	for _, m := range sorted {
+		if m == "" {
+			continue
+		}
+		if _, ok := p.Lookup(m); !ok {
+			return fmt.Errorf("prices: model %q has no price (version %s); add it to the price table", m, p.Version)
+		}
+	}
+	return nil
+}
+
+// Models lists the priced model names, sorted.
+func (p *Prices) Models() []string {
+	out := make([]string, 0, len(p.models))
+	for name := range p.models {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
