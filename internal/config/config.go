@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -49,6 +51,13 @@ type Server struct {
 	// stops accepting connections.
 	DrainDelay  time.Duration `yaml:"drain_delay"`
 	ReadTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadBodyTimeout bounds the time from a request's start until its body
+	// has been read, so a client that promises a body and stalls cannot hold
+	// a connection.
+	ReadBodyTimeout time.Duration `yaml:"read_body_timeout"`
+	// RequestTimeout is the deadline of every non-streaming route's work
+	// (database calls included); streaming routes opt out.
+	RequestTimeout time.Duration `yaml:"request_timeout"`
 }
 
 // Log configures the JSON log on stderr.
@@ -102,6 +111,8 @@ func Default() Config {
 			MaxBodyBytes:    1 << 20,
 			ShutdownTimeout: 25 * time.Second,
 			ReadTimeout:     10 * time.Second,
+			ReadBodyTimeout: 30 * time.Second,
+			RequestTimeout:  10 * time.Second,
 		},
 		Log:       Log{Level: "info"},
 		Database:  Database{MaxConns: 20, MinConns: 0},
@@ -224,6 +235,12 @@ func (c *Config) Validate() error {
 	if c.Server.ReadTimeout <= 0 {
 		bad("server.read_header_timeout", "must be positive, got %s", c.Server.ReadTimeout)
 	}
+	if c.Server.ReadBodyTimeout <= 0 {
+		bad("server.read_body_timeout", "must be positive, got %s", c.Server.ReadBodyTimeout)
+	}
+	if c.Server.RequestTimeout <= 0 {
+		bad("server.request_timeout", "must be positive, got %s", c.Server.RequestTimeout)
+	}
 	for i, o := range c.Server.CORSOrigins {
 		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
 			bad(fmt.Sprintf("server.cors_origins[%d]", i), "%q must be \"*\" or start with http:// or https://", o)
@@ -242,10 +259,32 @@ func (c *Config) Validate() error {
 	if c.Auth.CacheSize < 0 {
 		bad("auth.cache_size", "must not be negative, got %d", c.Auth.CacheSize)
 	}
-	if u := c.Auth.JWKSURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-		bad("auth.jwks_url", "must be an http(s) URL")
+	if u := c.Auth.JWKSURL; u != "" && !secureKeySetURL(u) {
+		bad("auth.jwks_url", "must be an https URL (plain http only on loopback): whoever can swap the key set can forge tokens")
 	}
 	errs = append(errs, c.Quota.validate()...)
 	errs = append(errs, c.Tools.validate()...)
 	return errors.Join(errs...)
+}
+
+// secureKeySetURL reports whether u is https, or http to a loopback host
+// (127.0.0.0/8, ::1, localhost), where no one on the network can swap the
+// keys in transit.
+func secureKeySetURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return false
+	}
+	switch p.Scheme {
+	case "https":
+		return true
+	case "http":
+		host := p.Hostname()
+		if strings.EqualFold(host, "localhost") {
+			return true
+		}
+		ip := net.ParseIP(host)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
 }
