@@ -12,9 +12,6 @@ import (
 	"github.com/voxgate/voxgate/internal/httpx"
 )
 
-// maxUserIDLen bounds a user id taken from a URL path.
-const maxUserIDLen = 256
-
 // SetPlan makes plan the plan of userID from its next request on.
 func (s *Service) SetPlan(ctx context.Context, userID, plan string) (time.Time, error) {
 	if _, ok := s.cfg.Plans[plan]; !ok || plan == "" {
@@ -60,9 +57,12 @@ func (s *Service) SetPlanHandler(w http.ResponseWriter, r *http.Request) error {
 	if p.Role != auth.RoleAdmin {
 		return apierr.New(apierr.Forbidden, "")
 	}
+	// The id a token's sub may carry, and no other: one no token could
+	// name (a control character, bytes that are not UTF-8) is refused here,
+	// not stored or sent to PostgreSQL to fail there.
 	id := r.PathValue("id")
-	if id == "" || len(id) > maxUserIDLen {
-		return apierr.New(apierr.InvalidRequest, "The user id is missing or too long.")
+	if !auth.ValidSubject(id) {
+		return apierr.New(apierr.InvalidRequest, "The user id must be 1-256 bytes of UTF-8 text without control characters.")
 	}
 	var body setPlanBody
 	if err := httpx.DecodeJSON(r, &body); err != nil {

@@ -3,9 +3,7 @@ package quota
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
@@ -37,10 +35,6 @@ type Daily struct {
 	ReservedTokens int64
 	ReservedCost   int64
 }
-
-// maxUserIDBytes bounds a user id: ids are index keys, and one that
-// PostgreSQL refuses would fail the whole batch it travels in.
-const maxUserIDBytes = 1024
 
 // Admit admits one chat turn for p, or refuses it with a DESIGN §5 error:
 // RATE_LIMITED (a request window), CONCURRENT_LIMIT (turns in flight),
@@ -88,10 +82,11 @@ func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate) (*T
 	}, nil
 }
 
-// checkUserID refuses an id PostgreSQL could not store as a key: not UTF-8,
-// holding NUL, or longer than maxUserIDBytes. Such an id is a caller's bug.
+// checkUserID refuses an id that is not a valid token subject (auth's one
+// rule): ids are index keys, and one PostgreSQL refuses would fail the
+// whole batch it travels in. Such an id is a caller's bug.
 func checkUserID(id string) error {
-	if len(id) > maxUserIDBytes || !utf8.ValidString(id) || strings.IndexByte(id, 0) >= 0 {
+	if !auth.ValidSubject(id) {
 		return apierr.Wrap(apierr.Internal, "", fmt.Errorf("quota: user id of %d bytes is not a usable key", len(id)))
 	}
 	return nil

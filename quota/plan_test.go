@@ -144,3 +144,45 @@ func TestSetPlanHandler(t *testing.T) {
 		})
 	}
 }
+
+// TestSetPlanHandlerPathIDs sends ids through a real route pattern, so the
+// mux unescapes them as in production: an id no token could carry is 400
+// INVALID_REQUEST and stores nothing.
+func TestSetPlanHandlerPathIDs(t *testing.T) {
+	t.Parallel()
+	pool := testPool(t)
+	s := mustService(t, pool, config.DefaultQuota(), newClock(t0))
+	mux := http.NewServeMux()
+	mux.Handle("PUT /v1/admin/users/{id}/plan", httpx.Handle(s.SetPlanHandler))
+	tests := []struct {
+		name, path string
+		wantCode   int
+	}{
+		{"NUL", "a%00b", 400},
+		{"not UTF-8", "%FF", 400},
+		{"newline", "a%0Ab", 400},
+		{"too long", strings.Repeat("x", 257), 400},
+		{"escaped but plain", "user%40example.com", 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPut, "/v1/admin/users/"+tc.path+"/plan", strings.NewReader(`{"plan":"pro"}`))
+			req = req.WithContext(auth.WithPrincipal(req.Context(), auth.Principal{UserID: "caller", Role: auth.RoleAdmin}))
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, req)
+			if rec.Code != tc.wantCode {
+				t.Fatalf("got status %d, want %d: %s", rec.Code, tc.wantCode, rec.Body)
+			}
+			if tc.wantCode == 400 && !strings.Contains(rec.Body.String(), string(apierr.InvalidRequest)) {
+				t.Errorf("got %s, want %s", rec.Body, apierr.InvalidRequest)
+			}
+		})
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM user_plans`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("got %d user_plans rows, want 1 (only the plain id)", n)
+	}
+}
