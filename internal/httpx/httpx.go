@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -70,16 +72,24 @@ type errorBody struct {
 	Error map[string]any `json:"error"`
 }
 
+// ClientGone reports whether ctx, a request's context, ended because the
+// client went away, rather than by a deadline or the server shutting down
+// (which cancels with a cause of its own).
+func ClientGone(ctx context.Context) bool {
+	return ctx.Err() != nil && context.Cause(ctx) == context.Canceled
+}
+
 // Error writes err as the DESIGN §5 JSON error. Use it only before a stream
-// has started.
+// has started. When the client has gone, whatever failed failed because of
+// that: nothing is written or logged, and the access log records 499.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
+	if ClientGone(r.Context()) {
+		return
+	}
 	e := apierr.From(err)
 	status := e.Status()
 	if status >= 500 && e.Err != nil {
 		Logger(r.Context()).Error("request failed", "code", e.Code, "err", e.Err)
-	}
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return // the client is gone; nobody reads the body
 	}
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	for k, v := range e.Fields {
@@ -132,7 +142,14 @@ func Decode(r *http.Request, v any, opt DecodeOptions) error {
 		return apierr.New(apierr.InvalidRequest, "The request body must be JSON (Content-Type: application/json).")
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		// The server-wide cap, met by a body with no declared length.
+		return apierr.Wrap(apierr.PayloadTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", tooLarge.Limit), err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return apierr.Wrap(apierr.InvalidRequest, "The request body did not arrive in time.", err)
+	case err != nil:
 		return apierr.Wrap(apierr.InvalidRequest, "The request body could not be read.", err)
 	}
 	if int64(len(body)) > limit {
