@@ -73,8 +73,6 @@ type Executor struct {
 	log      *slog.Logger
 	maxArgs  int
 	graceful time.Duration // added to a tool's timeout to form its deadline
-	// batchers batch the fast-path calls of each tool with an SQLBody.
-	batchers map[*Tool]*sqlBatcher
 }
 
 // NewExecutor checks p and builds an Executor.
@@ -99,14 +97,8 @@ func NewExecutor(p ExecutorParams) (*Executor, error) {
 	if p.MaxArgumentBytes == 0 {
 		p.MaxArgumentBytes = 16 << 10
 	}
-	e := &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
-		log: p.Logger, maxArgs: p.MaxArgumentBytes, graceful: time.Second, batchers: make(map[*Tool]*sqlBatcher)}
-	for _, name := range p.Registry.Names() {
-		if t, _ := p.Registry.Lookup(name); t.SQL != nil {
-			e.batchers[t] = newSQLBatcher(e)
-		}
-	}
-	return e, nil
+	return &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
+		log: p.Logger, maxArgs: p.MaxArgumentBytes, graceful: time.Second}, nil
 }
 
 // Registry is the executor's registry.
@@ -161,16 +153,15 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 
 	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
 		CallID: c.CallID, Plan: plan, Args: args}
-	if t.SQL != nil {
-		return e.executeSQL(ctx, t, c, args, inv)
-	}
-	return e.claimAndRun(ctx, t, c, args, func() (Result, string) { return e.run(ctx, t, inv) })
+	return e.claimAndRun(ctx, t, c, args, inv)
 }
 
-// claimAndRun is the general path: commit the running row, run body with
-// no database connection held, then store its result. Only the replica
-// whose claim inserted the row calls body.
-func (e *Executor) claimAndRun(ctx context.Context, t *Tool, c *Call, args []byte, body func() (Result, string)) (Result, error) {
+// claimAndRun runs a call exactly once across replicas: commit the running
+// row (the claim), run the tool with no database connection held, then
+// store its result. Only the replica whose claim inserted the row runs the
+// tool; every other caller waits for the row and replays it (duplicate),
+// polling without holding a connection either.
+func (e *Executor) claimAndRun(ctx context.Context, t *Tool, c *Call, args []byte, inv Invocation) (Result, error) {
 	id, owned, err := e.store.claim(ctx, c, args, t.Timeout+e.graceful)
 	if err != nil {
 		return Result{}, err
@@ -179,7 +170,7 @@ func (e *Executor) claimAndRun(ctx context.Context, t *Tool, c *Call, args []byt
 		return e.duplicate(ctx, t, c, args)
 	}
 	start := time.Now()
-	res, outcome := body()
+	res, outcome := e.run(ctx, t, inv)
 	took := time.Since(start)
 	res.CallID = c.CallID
 	done, err := e.store.finish(ctx, id, &res, took)

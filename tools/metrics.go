@@ -24,7 +24,6 @@ type metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	replays  *prometheus.CounterVec
-	batches  *prometheus.HistogramVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -42,16 +41,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "voxgate", Subsystem: "tools", Name: "replays_total",
 			Help: "Duplicate call_ids answered from the stored result.",
 		}, []string{"tool"}),
-		batches: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: "voxgate", Subsystem: "tools", Name: "batch_calls",
-			Help:    "Calls per fast-path transaction of a tool with an SQL body (see docs/tools.md).",
-			Buckets: []float64{1, 2, 4, 8, 16, 32},
-		}, []string{"tool"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.batches} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("tools: register metrics: %w", err)
 		}

@@ -126,9 +126,6 @@ func prepare(t *Tool, plans []string) error {
 	if t.Run == nil {
 		return errors.New("the tool has no body")
 	}
-	if t.SQL != nil && (t.SQL.Build == nil || t.SQL.Collect == nil) {
-		return errors.New("an SQL body needs Build and Collect")
-	}
 	if t.Tier == "" {
 		t.Tier = TierNone
 	}

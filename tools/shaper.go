@@ -53,8 +53,8 @@ func shape(t *Tool, o Outcome) (Result, error) {
 	if modelView == nil {
 		modelView = o.Data
 	}
-	// Cards and writes are raw JSON from the tool; check them here, once,
-	// so storing and sending the result can copy them as they are.
+	// Cards and writes are raw JSON from the tool; check them here, so a
+	// bad one fails this call as the tool's fault, not the result's store.
 	for _, c := range [][]Card{o.Cards, o.Partials} {
 		for _, card := range c {
 			if !json.Valid(card.Data) {

@@ -75,3 +75,14 @@ func TestShapeUsesModelView(t *testing.T) {
 		t.Fatal("safety_flags must be [] not null")
 	}
 }
+
+func TestShapeRefusesCardsThatAreNotJSON(t *testing.T) {
+	t.Parallel()
+	tool := echoTool("bad_card")
+	if _, err := shape(tool, Outcome{Data: 1, Cards: []Card{{Kind: "x", Data: json.RawMessage(`{"a":`)}}}); err == nil {
+		t.Fatal("a card whose data is not JSON was accepted")
+	}
+	if _, err := shape(tool, Outcome{Data: 1, Writes: []DBWrite{{Table: "t", Data: json.RawMessage(`nope`)}}}); err == nil {
+		t.Fatal("a write whose data is not JSON was accepted")
+	}
+}

@@ -18,25 +18,14 @@ import (
 // with skewed clocks agree on when a running row is stale.
 const (
 	// claimSQL inserts the running row; the replica that gets a row back
-	// owns the call and runs it. It first takes the call's lock
-	// (migration 0024), so it waits for a fast-path owner to commit or
-	// roll back rather than slip a row in beside it.
+	// owns the call and runs it. It takes no lock: the unique key decides,
+	// and a claim that meets an uncommitted row waits only for that
+	// INSERT's own transaction.
 	claimSQL = `INSERT INTO tool_calls
 	(session_id, call_id, user_id, session_kind, source, tool, arguments, deadline)
-SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, now() + make_interval(secs => $8::float8)
-FROM tool_call_lock($1, $2)
+VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, now() + make_interval(secs => $8::float8))
 ON CONFLICT (session_id, call_id) DO NOTHING
 RETURNING id`
-
-	// recordSQL inserts a batch of finished calls, one array element each:
-	// the fast path's only write to tool_calls (see runBatch). finished_at
-	// is the clock, not now(), which is when the transaction began.
-	recordSQL = `INSERT INTO tool_calls
-	(session_id, call_id, user_id, session_kind, source, tool, arguments,
-	 status, response, error_code, deadline, finished_at, duration_ms)
-SELECT s, c, u, k, src, tool, a::jsonb, st, r::json, ec, now() + make_interval(secs => $12::float8), clock_timestamp(), d
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-	$8::text[], $9::text[], $10::text[], $11::int[]) AS t(s, c, u, k, src, tool, a, st, r, ec, d)`
 
 	// finishSQL only touches a row still running, so a result that comes
 	// back after the row was declared interrupted does not overwrite it.
@@ -88,9 +77,15 @@ func (s store) claim(ctx context.Context, c *Call, args []byte, deadline time.Du
 // finish stores the result. done is false when the row had already been
 // declared interrupted.
 func (s store) finish(ctx context.Context, id int64, res *Result, took time.Duration) (done bool, err error) {
-	resp, status, code, err := encodeResult(res)
+	// A replay decodes these bytes into a Result.
+	resp, err := json.Marshal(res)
 	if err != nil {
-		return false, err
+		return false, apierr.Wrap(apierr.Internal, "", fmt.Errorf("tools: encode response: %w", err))
+	}
+	var code *string
+	status := "succeeded"
+	if res.Error != nil {
+		status, code = "failed", &res.Error.Code
 	}
 	// The caller may have gone; the row must still leave running.
 	ctx = context.WithoutCancel(ctx)
@@ -99,101 +94,6 @@ func (s store) finish(ctx context.Context, id int64, res *Result, took time.Dura
 		return false, classify("store the result", err)
 	}
 	return tag.RowsAffected() == 1, nil
-}
-
-// encodeResult is a result as finishSQL stores it: Result's JSON encoding.
-// The raw JSON fields (result, card and write data) are copied as they are,
-// not re-validated and compacted as encoding/json would: shape produced or
-// checked every one of them. A replay decodes these bytes into a Result.
-func encodeResult(res *Result) (resp []byte, status string, code *string, err error) {
-	resp, err = appendResult(make([]byte, 0, resultSize(res)), res)
-	if err != nil {
-		return nil, "", nil, apierr.Wrap(apierr.Internal, "", fmt.Errorf("tools: encode response: %w", err))
-	}
-	status = "succeeded"
-	if res.Error != nil {
-		status, code = "failed", &res.Error.Code
-	}
-	return resp, status, code, nil
-}
-
-func resultSize(r *Result) int {
-	n := 256 + len(r.CallID) + len(r.Name) + len(r.Output)*5/4 + len(r.Result)
-	for _, c := range r.Cards {
-		n += 32 + len(c.Kind) + len(c.Data)
-	}
-	for _, c := range r.Partials {
-		n += 32 + len(c.Kind) + len(c.Data)
-	}
-	return n
-}
-
-// appendResult appends r as encoding/json would encode it, field for
-// field, omitempty included.
-func appendResult(b []byte, r *Result) ([]byte, error) {
-	var err error
-	b = append(b, `{"call_id":`...)
-	b = appendJSON(b, r.CallID, &err)
-	b = append(b, `,"name":`...)
-	b = appendJSON(b, r.Name, &err)
-	b = append(b, `,"output":`...)
-	b = appendJSON(b, r.Output, &err)
-	b = append(b, `,"result":`...)
-	if len(r.Result) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, r.Result...)
-	}
-	for _, f := range []struct {
-		key   string
-		cards []Card
-	}{{`,"cards":`, r.Cards}, {`,"partials":`, r.Partials}} {
-		if len(f.cards) == 0 {
-			continue
-		}
-		b = append(b, f.key...)
-		for i, c := range f.cards {
-			if i == 0 {
-				b = append(b, '[')
-			} else {
-				b = append(b, ',')
-			}
-			b = append(b, `{"kind":`...)
-			b = appendJSON(b, c.Kind, &err)
-			b = append(b, `,"data":`...)
-			if len(c.Data) == 0 {
-				b = append(b, "null"...)
-			} else {
-				b = append(b, c.Data...)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"safety_flags":`...)
-	b = appendJSON(b, r.SafetyFlags, &err)
-	if len(r.DBWrites) > 0 {
-		b = append(b, `,"db_writes":`...)
-		b = appendJSON(b, r.DBWrites, &err)
-	}
-	if r.Error != nil {
-		b = append(b, `,"error":`...)
-		b = appendJSON(b, r.Error, &err)
-	}
-	if r.Replayed {
-		b = append(b, `,"replayed":true}`...)
-	} else {
-		b = append(b, `,"replayed":false}`...)
-	}
-	return b, err
-}
-
-func appendJSON(b []byte, v any, errp *error) []byte {
-	j, err := json.Marshal(v)
-	if err != nil && *errp == nil {
-		*errp = err
-	}
-	return append(b, j...)
 }
 
 func (s store) peek(ctx context.Context, c *Call, args []byte) (callRow, error) {
@@ -225,19 +125,13 @@ func (s store) interrupt(ctx context.Context, c *Call, res *Result) error {
 	return nil
 }
 
-// sqlstate is err's SQLSTATE, or "" when the server did not send one.
-func sqlstate(err error) string { return database.SQLState(err) }
-
-// isDataException reports a value the database refused to store.
-func isDataException(err error) bool { return database.IsDataException(err) }
-
 // classify maps a database error to the client-safe error type. Bad
 // argument values that only the database notices (numbers beyond numeric's
 // range, say) are the caller's fault, not ours; everything else goes through
 // the shared classifier. A cancelled context is returned as it is: the
 // executor tells its own timeout from the caller leaving.
 func classify(doing string, err error) error {
-	if isDataException(err) {
+	if database.IsDataException(err) {
 		return apierr.Wrap(apierr.ToolValidation, "The arguments contain a value that cannot be stored.", err)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

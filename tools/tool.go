@@ -73,10 +73,6 @@ type Tool struct {
 	Timeout      time.Duration
 	MaxTokens    int
 	Run          RunFunc
-	// SQL, for a built-in whose work is one SQL statement, lets the
-	// executor claim, run and finish the call in one transaction; see
-	// SQLBody. Run must still be set.
-	SQL *SQLBody
 
 	// source is "builtin" or "webhook", for listings and logs.
 	source string
