@@ -102,7 +102,9 @@ func validate(t *Tool, v any) (err error) {
 		}
 	}()
 	if err := t.params.Validate(v); err != nil {
-		return apierr.Wrap(apierr.ToolValidation, describeValidation(err), err)
+		// Not wrapped: the library's error quotes the argument values, and
+		// whatever logs this error would write them out.
+		return invalidArgs(describeValidation(err))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestValidationMessageNamesTheProblem(t *testing.T) {
 	t.Parallel()
 	e := mustExecutor(t, pgtest.Pool(t), mustRegistry(t, RegistryParams{Builtins: []*Tool{echoTool("echo")}}))
 	cases := []struct{ name, args, want string }{
-		{"wrong type", `{"text": 5}`, "text: got number, want string"},
+		{"wrong type", `{"text": 5}`, "text must be of type string"},
 		{"missing", `{}`, `missing required "text"`},
 		{"extra", `{"text":"a","zzz":1}`, `unknown "zzz"`},
 	}
@@ -75,6 +76,54 @@ func TestValidationMessageNamesTheProblem(t *testing.T) {
 			_, err := e.Execute(context.Background(), chatCall("s", c.name, "echo", c.args))
 			if got := apierr.From(err).Message; !strings.Contains(got, c.want) {
 				t.Fatalf("got %q, want it to contain %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestValidationNeverEchoesValues: an argument that breaks a rule of any
+// kind is named, with the rule, but its value appears neither in the
+// message the caller and the model read nor in any error of the chain a
+// log would write.
+func TestValidationNeverEchoesValues(t *testing.T) {
+	t.Parallel()
+	tool := echoTool("health")
+	tool.Parameters = json.RawMessage(`{"type":"object","properties":{
+		"weight":{"type":"number","minimum":20,"maximum":500},
+		"height":{"type":"number","exclusiveMaximum":300,"multipleOf":0.5},
+		"diet":{"type":"string","enum":["vegan","vegetarian"]},
+		"code":{"type":"string","pattern":"^[a-z]{3}$"},
+		"kind":{"const":"meal"},
+		"note":{"type":"string","minLength":8,"maxLength":12},
+		"count":{"type":"integer"},
+		"tags":{"type":"array","maxItems":1}},
+		"additionalProperties":false}`)
+	e := mustExecutor(t, pgtest.Pool(t), mustRegistry(t, RegistryParams{Builtins: []*Tool{tool}}))
+	cases := []struct{ name, args, value, want string }{
+		{"maximum", `{"weight":731.5}`, "731.5", "weight must be at most 500"},
+		{"minimum", `{"weight":3.25}`, "3.25", "weight must be at least 20"},
+		{"exclusive maximum", `{"height":412.5}`, "412.5", "height must be less than 300"},
+		{"multiple of", `{"height":171.3}`, "171.3", "height must be a multiple of 0.5"},
+		{"enum", `{"diet":"carnivore-keto"}`, "carnivore-keto", "diet has a value that is not allowed"},
+		{"pattern", `{"code":"peanut-allergy"}`, "peanut-allergy", "code does not match the required pattern"},
+		{"const", `{"kind":"insulin-dose"}`, "insulin-dose", "kind has a value that is not allowed"},
+		{"max length", `{"note":"diagnosed-coeliac"}`, "diagnosed-coeliac", "note must be at most 12 characters long"},
+		{"min length", `{"note":"HIV+"}`, "HIV+", "note must be at least 8 characters long"},
+		{"type", `{"count":"seventeen-pills"}`, "seventeen-pills", "count must be of type integer"},
+		{"max items", `{"tags":["asthma-inhaler","epipen"]}`, "epipen", "tags must have at most 1 items"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := e.Execute(context.Background(), chatCall("s", fmt.Sprint("v", i), "health", c.args))
+			wantCode(t, err, apierr.ToolValidation)
+			if msg := apierr.From(err).Message; !strings.Contains(msg, c.want) || strings.Contains(msg, c.value) {
+				t.Errorf("message %q: want it to contain %q and not the value %q", msg, c.want, c.value)
+			}
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				if strings.Contains(e.Error(), c.value) {
+					t.Errorf("error chain %q holds the value %q", e.Error(), c.value)
+				}
 			}
 		})
 	}

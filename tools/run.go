@@ -74,7 +74,8 @@ func (e *Executor) settle(ctx context.Context, t *Tool, inv Invocation, r ran) (
 	}
 	if t.output != nil {
 		if err := checkOutput(t, r.o.Data); err != nil {
-			e.log.ErrorContext(ctx, "tool output does not match its schema", "tool", t.Name, "err", err)
+			// describeValidation: the library's error would log the values.
+			e.log.ErrorContext(ctx, "tool output does not match its schema", "tool", t.Name, "problem", describeValidation(err))
 			return shapeError(t, &ToolError{Code: ErrCodeBadOutput, Message: "The tool returned an answer in an unexpected shape."}), outcomeFailed
 		}
 	}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // noLoader refuses every external $ref, so compiling a schema from config
@@ -101,11 +101,12 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-var printer = message.NewPrinter(language.English)
-
 // describeValidation turns a schema failure into one short sentence per
-// problem that names the argument, for the caller and the model. It never
-// echoes argument values.
+// problem that names the argument and the rule it broke, for the caller,
+// the model and the logs. It never echoes an argument's value, nor its
+// length: arguments carry health data (a weight, an allergy), and the
+// schema library's own messages quote them ("got 731.5, want 500"), so
+// every message is written here from the schema's side alone.
 func describeValidation(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -131,6 +132,8 @@ func describeValidation(err error) string {
 	return "Invalid arguments: " + strings.Join(msgs, "; ") + "."
 }
 
+// leafMessage is one problem. Only the schema's side of a rule (a type, a
+// limit, a required name) and the argument's path appear in it.
 func leafMessage(e *jsonschema.ValidationError) string {
 	where := "arguments"
 	if len(e.InstanceLocation) > 0 {
@@ -139,16 +142,61 @@ func leafMessage(e *jsonschema.ValidationError) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		return "missing required " + quoteList(k.Missing)
+	case *kind.DependentRequired:
+		return "missing required " + quoteList(k.Missing) + " (needed with " + strconv.Quote(k.Prop) + ")"
+	case *kind.Dependency:
+		return "missing required " + quoteList(k.Missing) + " (needed with " + strconv.Quote(k.Prop) + ")"
 	case *kind.AdditionalProperties:
 		return "unknown " + quoteList(k.Properties)
+	case *kind.Type:
+		return where + " must be of type " + strings.Join(k.Want, " or ")
 	case *kind.Enum, *kind.Const:
 		return where + " has a value that is not allowed"
 	case *kind.Pattern:
 		return where + " does not match the required pattern"
 	case *kind.Format:
 		return where + " is not a valid " + k.Want
+	case *kind.MinLength:
+		return fmt.Sprintf("%s must be at least %d characters long", where, k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("%s must be at most %d characters long", where, k.Want)
+	case *kind.Minimum:
+		return where + " must be at least " + ratString(k.Want)
+	case *kind.Maximum:
+		return where + " must be at most " + ratString(k.Want)
+	case *kind.ExclusiveMinimum:
+		return where + " must be greater than " + ratString(k.Want)
+	case *kind.ExclusiveMaximum:
+		return where + " must be less than " + ratString(k.Want)
+	case *kind.MultipleOf:
+		return where + " must be a multiple of " + ratString(k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("%s must have at least %d items", where, k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("%s must have at most %d items", where, k.Want)
+	case *kind.MinProperties:
+		return fmt.Sprintf("%s must have at least %d properties", where, k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("%s must have at most %d properties", where, k.Want)
+	case *kind.UniqueItems:
+		return where + " must not repeat an item"
 	}
-	return where + ": " + e.ErrorKind.LocalizedString(printer)
+	// Any other rule is named by its keyword; the library's own message
+	// may quote the value.
+	kw := "schema"
+	if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
+		kw = p[len(p)-1]
+	}
+	return where + " breaks the schema's " + kw + " rule"
+}
+
+// ratString writes a schema limit as the schema would: 500, 0.5.
+func ratString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func quoteList(names []string) string {
