@@ -168,6 +168,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFor(ctx)); err != nil {
 		return Principal{}, unauthorized("", err)
 	}
+	if !v.claimsAreUTF8(token) {
+		return Principal{}, unauthorized("", errors.New("token claims are not valid UTF-8"))
+	}
 	if !ValidSubject(c.Subject) {
 		return Principal{}, unauthorized("", errors.New("token sub is empty, too long or not plain text"))
 	}
@@ -209,11 +212,23 @@ func (v *Verifier) keyFor(ctx context.Context) jwt.Keyfunc {
 	}
 }
 
+// claimsAreUTF8 reports whether the claims segment of token is valid UTF-8,
+// as RFC 7519 requires. The JSON decoder turns invalid bytes in a string
+// into U+FFFD, so without this check two different raw subs could become
+// one user id.
+func (v *Verifier) claimsAreUTF8(token string) bool {
+	_, rest, _ := strings.Cut(token, ".")
+	seg, _, _ := strings.Cut(rest, ".")
+	b, err := v.parser.DecodeSegment(seg)
+	return err == nil && utf8.Valid(b)
+}
+
 // maxSubjectBytes bounds a user id: it keys rows and appears in URLs.
 const maxSubjectBytes = 256
 
-// ValidSubject is the one rule for a user id, in a token's sub or a path: plain text: valid UTF-8, no
-// control characters (NUL would fail every database write), bounded.
+// ValidSubject is the one rule for a user id, wherever it arrives (a token's
+// sub, a path): non-empty, at most 256 bytes, valid UTF-8 and free of control
+// characters, since NUL and invalid UTF-8 fail every database write.
 func ValidSubject(sub string) bool {
 	if sub == "" || len(sub) > maxSubjectBytes || !utf8.ValidString(sub) {
 		return false
