@@ -11,6 +11,9 @@ const (
 	reclaimBatch = 100 // users per reclaim pass
 	purgeBatch   = 500 // idle user rows per delete
 	maxBatches   = 20  // per kind per sweep, so one sweep stays short
+	// settledKeep is how long a settlement is remembered (quota_settlements):
+	// far longer than any retry of it may come.
+	settledKeep = 24 * time.Hour
 )
 
 // Run sweeps every 30 s until ctx is done: it reclaims expired leases and
@@ -59,6 +62,15 @@ func (s *Service) Sweep(ctx context.Context) error {
 			break
 		}
 	}
+	for range maxBatches {
+		tag, err := s.pool.Exec(ctx, purgeSettledSQL, w.now.Add(-settledKeep))
+		if err != nil {
+			return dbError("sweep settlements", err)
+		}
+		if tag.RowsAffected() < purgeBatch {
+			break
+		}
+	}
 	return nil
 }
 
@@ -97,4 +109,10 @@ const purgeIdleSQL = `DELETE FROM quota_users WHERE user_id IN (
 	SELECT user_id FROM quota_users
 	WHERE day < $1 AND month < $2 AND leases = 0
 	  AND NOT EXISTS (SELECT 1 FROM quota_voice v WHERE v.user_id = quota_users.user_id)
+	LIMIT 500 FOR UPDATE SKIP LOCKED)`
+
+// purgeSettledSQL forgets settlements older than $1: no retry of them can
+// still come.
+const purgeSettledSQL = `DELETE FROM quota_settlements WHERE (user_id, ticket_id) IN (
+	SELECT user_id, ticket_id FROM quota_settlements WHERE settled_at < $1
 	LIMIT 500 FOR UPDATE SKIP LOCKED)`

@@ -85,14 +85,16 @@ func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-const settleSQL = `SELECT released, day_requests, day_calls, day_tokens, day_cost, res_calls, res_tokens, res_cost
-FROM quota_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+const settleSQL = `SELECT replayed, released, day_requests, day_calls, day_tokens, day_cost, res_calls, res_tokens, res_cost
+FROM quota_settle_ticket($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 // Settle ends the turn in one round trip: it releases the lease, drops the
 // reservation and adds u to the user's UTC day. It runs even when ctx is
 // cancelled (a client that disconnects still used what it used), bounded by
-// settleTimeout. A failed settlement may be retried; a second successful
-// one is ErrTicketDone.
+// settleTimeout. A failed settlement may be retried: a ticket is settled
+// once in the database, so a retry after a lost reply changes nothing and
+// returns the day as it stands. A second Settle after a successful one is
+// ErrTicketDone.
 func (t *Ticket) Settle(ctx context.Context, u Usage) (Daily, error) {
 	if err := checkAmounts("usage", u.Tokens, u.CostMicros, u.Calls); err != nil {
 		return Daily{}, err
@@ -106,16 +108,16 @@ func (t *Ticket) Settle(ctx context.Context, u Usage) (Daily, error) {
 	defer cancel()
 	w := windowsAt(t.svc.now())
 	var d Daily
-	var released bool
+	var replayed, released bool
 	err := t.svc.pool.QueryRow(ctx, settleSQL,
 		t.UserID, t.ID, w.now, w.minute, w.hour, w.day, w.month, u.Calls, u.Tokens, u.CostMicros,
-	).Scan(&released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
+	).Scan(&replayed, &released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
 		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)
 	if err != nil {
 		return Daily{}, dbError("settle", err)
 	}
 	t.done = true
-	if !released {
+	if !released && !replayed {
 		t.svc.log.Warn("quota: settled a ticket whose lease had expired", "user_id", t.UserID, "ticket", t.ID)
 	}
 	return d, nil
