@@ -63,6 +63,8 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 			return simURL
 		case k == "OPENAI_API_KEY" && simURL != "":
 			return "sk-sim"
+		case k == "VOXGATE_DEMO" && getenv(k) == "":
+			return "true" // dev runs the demo unless VOXGATE_DEMO=false
 		}
 		return getenv(k)
 	}

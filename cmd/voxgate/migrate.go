@@ -10,7 +10,7 @@ import (
 )
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "Applies the embedded SQL migrations to VOXGATE_DATABASE_URL under an advisory lock, then exits.", stderr)
+	fs := newFlags("migrate", "Applies the embedded SQL migrations (the demo's too when VOXGATE_DEMO or demo.enabled turns it on) to VOXGATE_DATABASE_URL under an advisory lock, then exits.", stderr)
 	cfg, err := loadConfig(fs, args, getenv)
 	if err != nil {
 		return err
@@ -23,10 +23,9 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer pool.Close()
-	res, err := database.Migrate(ctx, pool, newLogger(stderr))
-	if err != nil {
-		return err
+	results, err := migrate(ctx, pool, cfg, newLogger(stderr))
+	for _, res := range results {
+		fmt.Fprintf(stdout, "%s: applied %d migration(s); schema is at version %d (this binary: %d)\n", res.Set, len(res.Applied), res.Schema, res.Latest)
 	}
-	fmt.Fprintf(stdout, "applied %d migration(s); schema is at version %d (this binary: %d)\n", len(res.Applied), res.Schema, database.Latest())
-	return nil
+	return err
 }

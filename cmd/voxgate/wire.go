@@ -1,18 +1,52 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"os"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/tools"
 	"github.com/voxgate/voxgate/tools/demo"
 )
 
-// newTools builds the tool registry (built-in demo tools plus configured
-// webhooks) and its executor. An invalid definition stops startup.
+// migrationSets are the schemas this configuration runs on: the core set
+// always, the demo's only when the demo is enabled, so a deployment without
+// it has no demo tables.
+func migrationSets(cfg *config.Config) []*database.Set {
+	sets := []*database.Set{database.Core}
+	if cfg.Demo.Enabled {
+		sets = append(sets, demo.Migrations)
+	}
+	return sets
+}
+
+// migrate applies every set the configuration needs, core first.
+func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *config.Config, log *slog.Logger) ([]database.MigrateResult, error) {
+	var out []database.MigrateResult
+	for _, s := range migrationSets(cfg) {
+		res, err := database.Migrate(ctx, pool, s, log)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// newTools builds the tool registry (the demo's built-in tools when the
+// demo is enabled, plus configured webhooks) and its executor. An invalid
+// definition stops startup.
 func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
-	builtins, err := demo.Tools(demo.Params{DB: m.Pool, DryRun: m.Config.DryRun})
-	if err != nil {
-		return nil, err
+	var builtins []*tools.Tool
+	if m.Config.Demo.Enabled {
+		var err error
+		if builtins, err = demo.Tools(demo.Params{DB: m.Pool, DryRun: m.Config.DryRun}); err != nil {
+			return nil, err
+		}
 	}
 	reg, err := tools.NewRegistry(tools.RegistryParams{
 		Builtins: builtins, Config: m.Config.Tools, Plans: m.Config.Quota.PlanNames(), Getenv: getenv,

@@ -29,6 +29,7 @@ type Config struct {
 	Auth     Auth     `yaml:"auth"`
 	Quota    Quota    `yaml:"quota"`
 	Tools    Tools    `yaml:"tools"`
+	Demo     Demo     `yaml:"demo"`
 
 	// AIEnabled is the kill switch (VOXGATE_AI_ENABLED); false makes every AI
 	// route answer 503 AI_FEATURE_DISABLED.
@@ -78,6 +79,14 @@ type Database struct {
 	URL      string `yaml:"-"` // VOXGATE_DATABASE_URL; may hold a password
 	MaxConns int32  `yaml:"max_conns"`
 	MinConns int32  `yaml:"min_conns"`
+}
+
+// Demo switches the demo domain (DESIGN §1): its tools and its tables, in
+// schema demo. Off by default; `voxgate dev` turns it on.
+type Demo struct {
+	// Enabled (VOXGATE_DEMO overrides) applies the demo's migrations and
+	// registers its tools.
+	Enabled bool `yaml:"enabled"`
 }
 
 // Auth configures JWT verification (DESIGN §4).
@@ -197,6 +206,9 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		return err
 	}
 	if cfg.DryRun, err = envBool(getenv, "VOXGATE_DRY_RUN", false); err != nil {
+		return err
+	}
+	if cfg.Demo.Enabled, err = envBool(getenv, "VOXGATE_DEMO", cfg.Demo.Enabled); err != nil {
 		return err
 	}
 	return nil

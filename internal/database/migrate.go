@@ -1,15 +1,18 @@
-// Package database opens voxgate's PostgreSQL pool and applies the embedded
-// migrations.
+// Package database opens voxgate's PostgreSQL pool and applies migration
+// sets: the core schema always, an optional domain's (the demo) when the
+// configuration asks for it.
 package database
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,9 +20,14 @@ import (
 	"github.com/voxgate/voxgate/migrations"
 )
 
-// migrateLockKey is the advisory lock replicas take while migrating, so
-// replicas that start together apply each migration exactly once.
-const migrateLockKey int64 = 0x766f78676174 // "voxgat"
+// Core is the gateway's own schema, in package migrations. Its history lives
+// in public.schema_migrations, as it always has, so replicas of every
+// release agree on it.
+var Core = NewSet(SetParams{
+	Name:    "core",
+	FS:      migrations.FS,
+	LockKey: 0x766f78676174, // "voxgat"
+})
 
 // Migration is one embedded SQL file.
 type Migration struct {
@@ -28,12 +36,73 @@ type Migration struct {
 	SQL     string
 }
 
-var fileRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
-
-// Migrations lists the embedded migrations in version order.
-func Migrations() ([]Migration, error) {
-	return load(migrations.FS)
+// SetParams describes a migration set.
+type SetParams struct {
+	// Name names the set in logs and errors ("core", "demo").
+	Name string
+	// FS holds the set's NNNN_name.sql files at its root.
+	FS fs.FS
+	// Schema is the PostgreSQL schema that holds the set's own
+	// schema_migrations table, created when missing. Empty means the
+	// search path's (public): the core set's, unchanged since its first
+	// release. A set's versions count only within the set.
+	Schema string
+	// LockKey is the session advisory lock replicas take while applying
+	// the set, so replicas that start together apply each migration once.
+	// Every set has its own, so one set's migrator never waits on another's.
+	LockKey int64
 }
+
+// Set is a migration set: its files, parsed once on first use, and its own
+// version bookkeeping and lock.
+type Set struct {
+	p    SetParams
+	load func() ([]Migration, error)
+}
+
+// NewSet describes a set without reading it; its files are parsed on first
+// use, once.
+func NewSet(p SetParams) *Set {
+	return &Set{p: p, load: sync.OnceValues(func() ([]Migration, error) {
+		if p.FS == nil {
+			return nil, fmt.Errorf("migrations %s: no files", p.Name)
+		}
+		return load(p.FS)
+	})}
+}
+
+// Name is the set's name.
+func (s *Set) Name() string { return s.p.Name }
+
+// Migrations lists the set's migrations in version order.
+func (s *Set) Migrations() ([]Migration, error) {
+	ms, err := s.load()
+	return slices.Clone(ms), err
+}
+
+// Latest is the set's newest migration: the schema this binary needs. It
+// reads the files only the first time, so a readiness probe may call it on
+// every request.
+func (s *Set) Latest() int {
+	ms, err := s.load()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}
+
+// Latest is the core set's newest migration.
+func Latest() int { return Core.Latest() }
+
+// table is the set's schema_migrations table, quoted for SQL.
+func (s *Set) table() string {
+	if s.p.Schema == "" {
+		return "schema_migrations"
+	}
+	return pgx.Identifier{s.p.Schema, "schema_migrations"}.Sanitize()
+}
+
+var fileRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
 
 func load(fsys fs.FS) ([]Migration, error) {
 	entries, err := fs.ReadDir(fsys, ".")
@@ -61,58 +130,62 @@ func load(fsys fs.FS) ([]Migration, error) {
 		}
 		out = append(out, Migration{Version: v, Name: m[2], SQL: string(body)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
 	return out, nil
 }
 
-// Latest is the newest embedded migration: the schema this binary needs.
-func Latest() int {
-	ms, err := Migrations()
-	if err != nil || len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}
-
-// MigrateResult says what Migrate did.
+// MigrateResult says what Migrate did to one set.
 type MigrateResult struct {
-	Applied []int // versions applied by this call
-	Schema  int   // the database's newest version afterwards
-	Newer   bool  // the database has migrations this binary does not know
+	Set     string // the set's name
+	Applied []int  // versions applied by this call
+	Schema  int    // the set's newest version in the database afterwards
+	Latest  int    // the set's newest version in this binary
+	Newer   bool   // the database has migrations of the set this binary does not know
 }
 
-// Migrate applies every embedded migration the database lacks, each in its
-// own transaction, under a session advisory lock. A database already ahead
-// of this binary is left alone with a warning (expand/contract).
-func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (MigrateResult, error) {
-	ms, err := Migrations()
+// Migrate applies every migration of set the database lacks, each in its own
+// transaction, under the set's session advisory lock. A database already
+// ahead of this binary is left alone with a warning (expand/contract).
+func Migrate(ctx context.Context, pool *pgxpool.Pool, set *Set, log *slog.Logger) (MigrateResult, error) {
+	if set == nil || set.p.Name == "" || set.p.LockKey == 0 {
+		return MigrateResult{}, errors.New("migrate: the set needs a name and a lock key")
+	}
+	ms, err := set.load()
 	if err != nil {
 		return MigrateResult{}, err
 	}
+	res := MigrateResult{Set: set.p.Name, Latest: set.Latest()}
+	fail := func(err error) (MigrateResult, error) {
+		return res, fmt.Errorf("migrate %s: %w", set.p.Name, err)
+	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return MigrateResult{}, fmt.Errorf("migrate: %w", err)
+		return fail(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockKey); err != nil {
-		return MigrateResult{}, fmt.Errorf("migrate: lock: %w", err)
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", set.p.LockKey); err != nil {
+		return fail(fmt.Errorf("lock: %w", err))
 	}
 	defer func() {
 		// A fresh context: the unlock must run even when ctx is done, or the
 		// pooled connection would keep the lock.
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLockKey)
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", set.p.LockKey)
 	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if set.p.Schema != "" {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{set.p.Schema}.Sanitize()); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+set.table()+` (
 		version    integer PRIMARY KEY,
 		name       text NOT NULL,
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return MigrateResult{}, fmt.Errorf("migrate: %w", err)
+		return fail(err)
 	}
-	applied, err := appliedVersions(ctx, conn.Conn())
+	applied, err := appliedVersions(ctx, conn.Conn(), set.table())
 	if err != nil {
-		return MigrateResult{}, err
+		return fail(err)
 	}
-	var res MigrateResult
 	for _, m := range ms {
 		if applied[m.Version] {
 			continue
@@ -121,39 +194,35 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (Migrate
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			_, err := tx.Exec(ctx, "INSERT INTO "+set.table()+" (version, name) VALUES ($1, $2)", m.Version, m.Name)
 			return err
 		})
 		if err != nil {
-			return res, fmt.Errorf("migrate %04d_%s: %w", m.Version, m.Name, err)
+			return fail(fmt.Errorf("%04d_%s: %w", m.Version, m.Name, err))
 		}
 		applied[m.Version] = true
 		res.Applied = append(res.Applied, m.Version)
-		log.Info("migration applied", "version", m.Version, "name", m.Name)
-	}
-	latest := 0
-	if len(ms) > 0 {
-		latest = ms[len(ms)-1].Version
+		log.Info("migration applied", "set", set.p.Name, "version", m.Version, "name", m.Name)
 	}
 	for v := range applied {
 		res.Schema = max(res.Schema, v)
 	}
-	if res.Schema > latest {
+	if res.Schema > res.Latest {
 		res.Newer = true
 		log.Warn("database schema is newer than this binary; running anyway (expand/contract)",
-			"schema", res.Schema, "binary", latest)
+			"set", set.p.Name, "schema", res.Schema, "binary", res.Latest)
 	}
 	return res, nil
 }
 
-func appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int]bool, error) {
-	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+func appliedVersions(ctx context.Context, conn *pgx.Conn, table string) (map[int]bool, error) {
+	rows, err := conn.Query(ctx, "SELECT version FROM "+table)
 	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
+		return nil, err
 	}
 	vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
+		return nil, err
 	}
 	out := make(map[int]bool, len(vs))
 	for _, v := range vs {
@@ -162,7 +231,8 @@ func appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int]bool, error) 
 	return out, nil
 }
 
-// SchemaVersion is the database's newest applied migration, 0 when none.
+// SchemaVersion is the database's newest applied core migration, 0 when
+// none.
 func SchemaVersion(ctx context.Context, db interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) (int, error) {

@@ -8,8 +8,11 @@
 // machine takes.
 //
 // Every URL/Pool call creates a fresh database cloned from a template that
-// has all migrations applied, and drops it when the test ends. Under CI=true
-// a missing server fails the test; elsewhere it skips.
+// has the core migrations applied, plus any extra sets the test names (the
+// demo's, say), and drops it when the test ends. Each combination of sets
+// has its own template, built once and reused by later runs while the
+// migrations are unchanged. Under CI=true a missing server fails the test;
+// elsewhere it skips.
 package pgtest
 
 import (
@@ -37,12 +40,15 @@ import (
 	"github.com/voxgate/voxgate/internal/pglocal"
 )
 
-// server is found once per test binary: every test in a package shares it.
+// server is found once per test binary: every test in a package shares it,
+// and each template (by its sets) is checked or built once.
 var server struct {
 	once     sync.Once
 	adminURL string
-	template string
 	err      error
+
+	mu        sync.Mutex
+	templates map[string]func() (string, error)
 }
 
 // AdminURL is a superuser URL to the server's "postgres" database.
@@ -52,9 +58,6 @@ func AdminURL(t testing.TB) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		server.adminURL, server.err = findServer(ctx)
-		if server.err == nil {
-			server.template, server.err = ensureTemplate(ctx, server.adminURL)
-		}
 	})
 	if server.err != nil {
 		if os.Getenv("CI") == "true" {
@@ -65,12 +68,42 @@ func AdminURL(t testing.TB) string {
 	return server.adminURL
 }
 
-// URL creates a fresh, fully migrated database and returns its URL. The
-// database is dropped when the test ends.
-func URL(t testing.TB) string {
+// URL creates a fresh database with the core migrations and those of the
+// extra sets applied, and returns its URL. The database is dropped when the
+// test ends.
+func URL(t testing.TB, extra ...*database.Set) string {
 	t.Helper()
 	admin := AdminURL(t)
-	return create(t, admin, "TEMPLATE "+pgx.Identifier{server.template}.Sanitize())
+	tpl, err := template(admin, extra)
+	if err != nil {
+		t.Fatalf("pgtest: template: %v", err)
+	}
+	return create(t, admin, "TEMPLATE "+pgx.Identifier{tpl}.Sanitize())
+}
+
+// template is the name of the template database for the core set plus
+// extra, checked or built once per test binary.
+func template(admin string, extra []*database.Set) (string, error) {
+	sets := append([]*database.Set{database.Core}, extra...)
+	key := ""
+	for _, s := range sets {
+		key += s.Name() + "\n"
+	}
+	server.mu.Lock()
+	if server.templates == nil {
+		server.templates = map[string]func() (string, error){}
+	}
+	get, ok := server.templates[key]
+	if !ok {
+		get = sync.OnceValues(func() (string, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			return ensureTemplate(ctx, admin, sets)
+		})
+		server.templates[key] = get
+	}
+	server.mu.Unlock()
+	return get()
 }
 
 // EmptyURL creates a fresh database with no migrations applied.
@@ -80,10 +113,10 @@ func EmptyURL(t testing.TB) string {
 	return create(t, admin, "TEMPLATE template0")
 }
 
-// Pool opens a small pool to a fresh migrated database.
-func Pool(t testing.TB) *pgxpool.Pool {
+// Pool opens a small pool to a fresh database migrated as URL does.
+func Pool(t testing.TB, extra ...*database.Set) *pgxpool.Pool {
 	t.Helper()
-	return NewPool(t, URL(t), 4)
+	return NewPool(t, URL(t, extra...), 4)
 }
 
 // NewPool opens a pool of at most maxConns to url, closed when the test ends.
@@ -158,16 +191,20 @@ func findServer(ctx context.Context) (string, error) {
 	return c.URL, nil
 }
 
-// ensureTemplate creates the migrated template database once per migration
-// set. Parallel test binaries serialise on an advisory lock.
-func ensureTemplate(ctx context.Context, admin string) (string, error) {
-	ms, err := database.Migrations()
-	if err != nil {
-		return "", err
-	}
+// ensureTemplate creates the template database with sets applied, once per
+// content of those sets. Parallel test binaries serialise on an advisory
+// lock.
+func ensureTemplate(ctx context.Context, admin string, sets []*database.Set) (string, error) {
 	h := sha256.New()
-	for _, m := range ms {
-		fmt.Fprintf(h, "%d %s\n%s\n", m.Version, m.Name, m.SQL)
+	for _, s := range sets {
+		ms, err := s.Migrations()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "set %s\n", s.Name())
+		for _, m := range ms {
+			fmt.Fprintf(h, "%d %s\n%s\n", m.Version, m.Name, m.SQL)
+		}
 	}
 	name := "voxgate_tpl_" + hex.EncodeToString(h.Sum(nil))[:12]
 
@@ -202,7 +239,11 @@ func ensureTemplate(ctx context.Context, admin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = database.Migrate(ctx, pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, s := range sets {
+		if _, err = database.Migrate(ctx, pool, s, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			break
+		}
+	}
 	pool.Close()
 	if err != nil {
 		return "", fmt.Errorf("migrate template: %w", err)
@@ -217,7 +258,7 @@ func ensureTemplate(ctx context.Context, admin string) (string, error) {
 	return name, nil
 }
 
-// dropStaleTemplates removes templates of other migration sets that no test
+// dropStaleTemplates removes templates of other migrations that no test
 // binary has used for an hour. Another checkout (say, a colleague's branch
 // or a CI clone) may be cloning from a newer one right now.
 func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, keep string) {

@@ -1,18 +1,44 @@
 // Package demo holds the built-in tools of the demo food and wellness app
 // (DESIGN §8): search_recipes, get_recipe, get_profile, log_meal and
-// recommend_workouts, over the tables of migrations 0021 and 0022. Each tool
-// acts for the authenticated user the executor passes in; none takes a
-// user id as an argument.
+// recommend_workouts, over the tables of its own migration set
+// (Migrations) in schema demo. The demo is opt-in: cmd/voxgate applies the
+// set and registers the tools only when it is enabled. Each tool acts for
+// the authenticated user the executor passes in; none takes a user id as an
+// argument.
 package demo
 
 import (
+	"embed"
 	"errors"
+	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/tools"
 )
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations is the demo's migration set: its tables in schema demo, with
+// their own version history (demo.schema_migrations) and lock, apart from
+// the core schema's.
+var Migrations = database.NewSet(database.SetParams{
+	Name:    "demo",
+	FS:      mustSub(migrationFiles, "migrations"),
+	Schema:  "demo",
+	LockKey: 0x766f78646d6f, // "voxdmo"
+})
+
+func mustSub(fsys embed.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err) // dir is a constant the embed directive above names
+	}
+	return sub
+}
 
 // Params configures the demo tools.
 type Params struct {
@@ -55,4 +81,4 @@ const allergenMapTTL = 30 * time.Second
 // disclaimer goes with anything that touches health (DESIGN §8).
 const disclaimer = "This isn't medical advice."
 
-//go:generate go run ./internal/seedgen -o ../../migrations/0022_demo_recipes.sql
+//go:generate go run ./internal/seedgen -o migrations/0002_recipes.sql

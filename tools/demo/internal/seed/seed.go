@@ -1,9 +1,9 @@
 // Package seed turns the demo recipe data (recipes.txt, ingredients.txt)
-// into the SQL of migrations/0022_demo_recipes.sql. Allergens and diets are
-// derived from the ingredient classes rather than typed per recipe, so a
-// recipe cannot claim to be vegan while listing butter. The output is a
-// pure function of the two files: the same data always yields the same SQL,
-// and a test keeps the committed migration in step.
+// into the SQL of tools/demo/migrations/0002_recipes.sql. Allergens and
+// diets are derived from the ingredient classes rather than typed per
+// recipe, so a recipe cannot claim to be vegan while listing butter. The
+// output is a pure function of the two files: the same data always yields
+// the same SQL, and a test keeps the committed migration in step.
 package seed
 
 import (

@@ -1,4 +1,4 @@
-// Command seedgen writes migrations/0022_demo_recipes.sql from the demo
+// Command seedgen writes tools/demo/migrations/0002_recipes.sql from the demo
 // recipe data. Run it through `go generate ./tools/demo`.
 package main
 
