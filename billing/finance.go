@@ -1,0 +1,217 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/page"
+)
+
+// defaultRange is the window a finance query covers when from is not given.
+const defaultRange = 31 * 24 * time.Hour
+
+// Filter selects records for finance: created in [From, To), optionally
+// one user's or one kind's.
+type Filter struct {
+	From, To time.Time
+	UserID   string
+	Kind     string
+}
+
+// parseFilter reads from, to (RFC 3339, or a UTC date meaning its
+// midnight), user_id and kind. to defaults to now and from to 31 days
+// before to.
+func parseFilter(r *http.Request, now time.Time) (Filter, error) {
+	q := r.URL.Query()
+	f := Filter{To: now.UTC(), UserID: q.Get("user_id"), Kind: q.Get("kind")}
+	var err error
+	if s := q.Get("to"); s != "" {
+		if f.To, err = parseTime(s); err != nil {
+			return f, apierr.New(apierr.InvalidRequest, "to must be an RFC 3339 time or a date like 2026-11-01.")
+		}
+	}
+	f.From = f.To.Add(-defaultRange)
+	if s := q.Get("from"); s != "" {
+		if f.From, err = parseTime(s); err != nil {
+			return f, apierr.New(apierr.InvalidRequest, "from must be an RFC 3339 time or a date like 2026-11-01.")
+		}
+	}
+	if !f.From.Before(f.To) {
+		return f, apierr.New(apierr.InvalidRequest, "from must be before to.")
+	}
+	if f.Kind != "" && f.Kind != KindVoice && f.Kind != KindChat {
+		return f, apierr.New(apierr.InvalidRequest, "kind must be voice or chat.")
+	}
+	if len(f.UserID) > 256 {
+		return f, apierr.New(apierr.InvalidRequest, "user_id is too long.")
+	}
+	return f, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Parse(time.DateOnly, s)
+}
+
+// where is the filter as SQL conditions on usage_records, with its args
+// starting at $1.
+func (f Filter) where() (string, []any) {
+	conds := []string{"created_at >= $1", "created_at < $2"}
+	args := []any{f.From, f.To}
+	if f.UserID != "" {
+		args = append(args, f.UserID)
+		conds = append(conds, fmt.Sprintf("user_id = $%d", len(args)))
+	}
+	if f.Kind != "" {
+		args = append(args, f.Kind)
+		conds = append(conds, fmt.Sprintf("kind = $%d", len(args)))
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// Records lists the filter's records newest first, a page at a time.
+func (l *Ledger) Records(ctx context.Context, f Filter, p page.Request) (page.List[Record], error) {
+	where, args := f.where()
+	if !p.After.IsZero() {
+		id, err := strconv.ParseInt(p.After.ID, 10, 64)
+		if err != nil {
+			return page.List[Record]{}, apierr.New(apierr.InvalidRequest, "The cursor is not valid; start again from the first page.")
+		}
+		args = append(args, p.After.At, id)
+		where += fmt.Sprintf(" AND (created_at, id) < ($%d, $%d)", len(args)-1, len(args))
+	}
+	args = append(args, p.Limit+1)
+	rows, err := l.pool.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where+
+		fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return page.List[Record]{}, database.Error("billing: list records", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return page.List[Record]{}, database.Error("billing: list records", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return page.List[Record]{}, database.Error("billing: list records", err)
+	}
+	return page.Make(out, p.Limit, func(r Record) page.Key {
+		return page.Key{At: r.CreatedAt, ID: strconv.FormatInt(r.ID, 10)}
+	}), nil
+}
+
+// Group is one row of a cost summary. Sums are exact integers.
+type Group struct {
+	Key        string `json:"key"`
+	Records    int64  `json:"records"`
+	Unpriced   int64  `json:"unpriced"`
+	CostMicros int64  `json:"cost_micros"` // priced records only
+	DurationMS int64  `json:"duration_ms"`
+	TokensIn   int64  `json:"tokens_in"`
+	TokensOut  int64  `json:"tokens_out"`
+}
+
+// Summary is the body of GET /v1/admin/costs/summary.
+type Summary struct {
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	GroupBy string    `json:"group_by"`
+	Groups  []Group   `json:"groups"`
+	Total   Group     `json:"total"`
+}
+
+// groupKeys maps group_by to its SQL key, all in UTC.
+var groupKeys = map[string]string{
+	"day":   `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+	"user":  `user_id`,
+	"model": `model`,
+}
+
+// Summarize sums the filter's records by day, user or model. The total is
+// the sum of the groups, computed by the same statement.
+func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summary, error) {
+	key, ok := groupKeys[groupBy]
+	if !ok {
+		return Summary{}, apierr.New(apierr.InvalidRequest, "group_by must be day, user or model.")
+	}
+	where, args := f.where()
+	// sum() over bigint is numeric; the casts back to bigint fail loudly
+	// rather than round should a sum ever leave int64.
+	rows, err := l.pool.Query(ctx, `SELECT `+key+` AS k, count(*),
+		count(*) FILTER (WHERE cost_micros IS NULL),
+		coalesce(sum(cost_micros), 0)::bigint,
+		coalesce(sum(duration_ms), 0)::bigint,
+		coalesce(sum(text_in + audio_in + image_in + transcription_text_in + transcription_audio_in), 0)::bigint,
+		coalesce(sum(text_out + audio_out + transcription_text_out), 0)::bigint
+		FROM usage_records WHERE `+where+` GROUP BY k ORDER BY k`, args...)
+	if err != nil {
+		return Summary{}, database.Error("billing: summarize", err)
+	}
+	defer rows.Close()
+	s := Summary{From: f.From, To: f.To, GroupBy: groupBy, Groups: []Group{}, Total: Group{Key: "total"}}
+	for rows.Next() {
+		var g Group
+		if err := rows.Scan(&g.Key, &g.Records, &g.Unpriced, &g.CostMicros, &g.DurationMS, &g.TokensIn, &g.TokensOut); err != nil {
+			return Summary{}, database.Error("billing: summarize", err)
+		}
+		s.Groups = append(s.Groups, g)
+		s.Total.Records += g.Records
+		s.Total.Unpriced += g.Unpriced
+		s.Total.CostMicros += g.CostMicros
+		s.Total.DurationMS += g.DurationMS
+		s.Total.TokensIn += g.TokensIn
+		s.Total.TokensOut += g.TokensOut
+	}
+	if err := rows.Err(); err != nil {
+		return Summary{}, database.Error("billing: summarize", err)
+	}
+	return s, nil
+}
+
+// HandleSessions serves GET /v1/admin/sessions.
+func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
+	f, err := parseFilter(r, time.Now())
+	if err != nil {
+		return err
+	}
+	p, err := page.Parse(r)
+	if err != nil {
+		return err
+	}
+	list, err := l.Records(r.Context(), f, p)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// HandleSummary serves GET /v1/admin/costs/summary.
+func (l *Ledger) HandleSummary(w http.ResponseWriter, r *http.Request) error {
+	f, err := parseFilter(r, time.Now())
+	if err != nil {
+		return err
+	}
+	groupBy := r.URL.Query().Get("group_by")
+	if groupBy == "" {
+		groupBy = "day"
+	}
+	s, err := l.Summarize(r.Context(), f, groupBy)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, s)
+	return nil
+}

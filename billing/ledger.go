@@ -1,0 +1,245 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/internal/database"
+)
+
+// Kinds of record.
+const (
+	KindVoice = "voice"
+	KindChat  = "chat"
+)
+
+// Usage sources (DESIGN §6): who counted the tokens.
+const (
+	SourceClientReported   = "client_reported"
+	SourceServerObserved   = "server_observed"
+	SourceProviderReported = "provider_reported"
+	SourceNone             = "none" // nothing was reported: a session ended with no usage
+)
+
+// Record is one ledger row: a voice session or a chat turn.
+type Record struct {
+	ID        int64     `json:"id"`
+	UserID    string    `json:"user_id"`
+	SessionID string    `json:"session_id"`
+	TurnID    string    `json:"turn_id,omitempty"`
+	Kind      string    `json:"kind"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Usage     Usage     `json:"-"`
+	Tokens    TokenView `json:"tokens"`
+
+	TranscriptionModel string `json:"transcription_model,omitempty"`
+	Transcription      Usage  `json:"-"`
+
+	DurationMS   int64     `json:"duration_ms"`
+	OverrunS     int64     `json:"overrun_s"`
+	CostMicros   *int64    `json:"cost_micros"` // nil: unpriced
+	Unpriced     bool      `json:"unpriced"`
+	PriceVersion string    `json:"price_version"`
+	UsageSource  string    `json:"usage_source"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// TokenView is the record's counts as the API shows them.
+type TokenView struct {
+	TextIn               int64 `json:"text_in"`
+	TextCachedIn         int64 `json:"text_cached_in"`
+	TextOut              int64 `json:"text_out"`
+	AudioIn              int64 `json:"audio_in"`
+	AudioCachedIn        int64 `json:"audio_cached_in"`
+	AudioOut             int64 `json:"audio_out"`
+	ImageIn              int64 `json:"image_in"`
+	ImageCachedIn        int64 `json:"image_cached_in"`
+	TranscriptionTextIn  int64 `json:"transcription_text_in"`
+	TranscriptionAudioIn int64 `json:"transcription_audio_in"`
+	TranscriptionTextOut int64 `json:"transcription_text_out"`
+	TranscriptionAudioMS int64 `json:"transcription_audio_ms"`
+}
+
+func (r *Record) fillView() {
+	u, t := r.Usage, r.Transcription
+	r.Tokens = TokenView{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
+		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis}
+	r.Unpriced = r.CostMicros == nil
+}
+
+// LedgerParams are what a Ledger needs.
+type LedgerParams struct {
+	Pool       *pgxpool.Pool
+	Prices     *Prices
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Ledger prices and stores usage records and answers finance's queries.
+type Ledger struct {
+	pool     *pgxpool.Pool
+	prices   *Prices
+	log      *slog.Logger
+	records  *prometheus.CounterVec
+	unpriced *prometheus.CounterVec
+}
+
+// NewLedger checks p and registers the ledger's metrics.
+func NewLedger(p LedgerParams) (*Ledger, error) {
+	if p.Pool == nil || p.Prices == nil {
+		return nil, errors.New("billing: NewLedger needs Pool and Prices")
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	if p.Registerer == nil {
+		p.Registerer = prometheus.NewRegistry()
+	}
+	l := &Ledger{
+		pool: p.Pool, prices: p.Prices, log: p.Logger,
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "billing", Name: "records_total",
+			Help: "Usage records written, by kind.",
+		}, []string{"kind"}),
+		unpriced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "billing", Name: "unpriced_records_total",
+			Help: "Usage records stored without a cost because a model or token class has no price.",
+		}, []string{"kind"}),
+	}
+	for _, c := range []prometheus.Collector{l.records, l.unpriced} {
+		if err := p.Registerer.Register(c); err != nil {
+			return nil, fmt.Errorf("billing: metrics: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// Prices is the table the ledger prices with.
+func (l *Ledger) Prices() *Prices { return l.prices }
+
+// Querier is what Write needs: the transaction that ends the session or
+// turn, so the record and the end commit together.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+const insertSQL = `INSERT INTO usage_records
+	(user_id, session_id, turn_id, kind, provider, model,
+	 text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
+	 transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
+	 duration_ms, overrun_s, cost_micros, price_version, usage_source)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
+RETURNING id, created_at`
+
+// Write prices r and inserts it with q. A record for the same session (and
+// turn) already written is not written again: Write returns the stored one,
+// so a retried end never bills twice. An unpriced record is stored with a
+// nil cost and counted, never as $0.
+func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error) {
+	if err := checkRecord(r); err != nil {
+		return Record{}, err
+	}
+	lines := []Line{{Model: r.Model, Usage: r.Usage}}
+	if !r.Transcription.IsZero() {
+		lines = append(lines, Line{Model: r.TranscriptionModel, Usage: r.Transcription})
+	}
+	r.CostMicros = nil
+	cost, err := l.prices.Cost(lines...)
+	var unpriced *Unpriced
+	switch {
+	case err == nil:
+		r.CostMicros = &cost
+	case errors.As(err, &unpriced):
+		l.log.WarnContext(ctx, "usage record stored unpriced", "kind", r.Kind, "session_id", r.SessionID, "reason", err.Error())
+	default:
+		return Record{}, err
+	}
+	r.PriceVersion = l.prices.Version
+	u, t := r.Usage, r.Transcription
+	err = q.QueryRow(ctx, insertSQL, r.UserID, r.SessionID, r.TurnID, r.Kind, r.Provider, r.Model,
+		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
+		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
+		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource).Scan(&r.ID, &r.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
+	}
+	if err != nil {
+		return Record{}, database.Error("billing: write record", err)
+	}
+	l.records.WithLabelValues(r.Kind).Inc()
+	if r.CostMicros == nil {
+		l.unpriced.WithLabelValues(r.Kind).Inc()
+	}
+	r.fillView()
+	return r, nil
+}
+
+func checkRecord(r Record) error {
+	switch {
+	case r.Kind != KindVoice && r.Kind != KindChat:
+		return fmt.Errorf("billing: kind %q", r.Kind)
+	case r.UserID == "" || r.SessionID == "" || r.Model == "" || r.Provider == "":
+		return errors.New("billing: a record needs user, session, provider and model")
+	case !r.Transcription.IsZero() && r.TranscriptionModel == "":
+		return errors.New("billing: transcription usage without its model")
+	case r.DurationMS < 0 || r.OverrunS < 0:
+		return fmt.Errorf("%w: negative duration", ErrCount)
+	}
+	switch r.UsageSource {
+	case SourceClientReported, SourceServerObserved, SourceProviderReported, SourceNone:
+	default:
+		return fmt.Errorf("billing: usage source %q", r.UsageSource)
+	}
+	if err := r.Usage.Check(); err != nil {
+		return err
+	}
+	return r.Transcription.Check()
+}
+
+// recordColumns is the column list every read scans with scanRecord.
+const recordColumns = `id, user_id, session_id, turn_id, kind, provider, model,
+	text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
+	transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
+	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at`
+
+func scanRecord(row pgx.Row) (Record, error) {
+	var r Record
+	u, t := &r.Usage, &r.Transcription
+	err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.TurnID, &r.Kind, &r.Provider, &r.Model,
+		&u.TextIn, &u.TextCachedIn, &u.TextOut, &u.AudioIn, &u.AudioCachedIn, &u.AudioOut, &u.ImageIn, &u.ImageCachedIn,
+		&r.TranscriptionModel, &t.TextIn, &t.AudioIn, &t.TextOut, &t.AudioMillis,
+		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt)
+	r.CreatedAt = r.CreatedAt.UTC()
+	r.fillView()
+	return r, err
+}
+
+func (l *Ledger) get(ctx context.Context, q Querier, kind, sessionID, turnID string) (Record, error) {
+	r, err := scanRecord(q.QueryRow(ctx, `SELECT `+recordColumns+` FROM usage_records
+		WHERE kind = $1 AND session_id = $2 AND turn_id = $3`, kind, sessionID, turnID))
+	if err != nil {
+		return Record{}, database.Error("billing: read record", err)
+	}
+	return r, nil
+}
+
+// SessionRecord is the record of a voice session, or ok false when it has
+// none yet (the session is still running).
+func (l *Ledger) SessionRecord(ctx context.Context, q Querier, sessionID string) (Record, bool, error) {
+	r, err := l.get(ctx, q, KindVoice, sessionID, "")
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Record{}, false, nil
+	}
+	return r, err == nil, err
+}
