@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/voxgate/voxgate/internal/config"
 )
@@ -35,14 +37,28 @@ type RegistryParams struct {
 	HTTPClient *http.Client
 }
 
-// NewRegistry checks every definition and compiles its schemas. Any invalid
-// definition fails the whole registry with a message naming the tool, so a
-// bad config stops startup instead of failing calls later.
+// NewRegistry checks every definition against the rules (rules.go) and
+// compiles its schemas. Any invalid definition fails the whole registry
+// with a message naming the tool, or for a definition from config the key
+// to fix, so a bad config stops startup instead of failing calls later.
 func NewRegistry(p RegistryParams) (*Registry, error) {
 	var errs []error
-	fail := func(name string, err error) { errs = append(errs, fmt.Errorf("tool %q: %w", name, err)) }
+	// fail records err about the definition at where: a config key
+	// ("tools.webhooks[0] (book)") or a built-in (`tool "name"`).
+	fail := func(where string, err error) {
+		var re *ruleError
+		if strings.HasPrefix(where, "tools.") && errors.As(err, &re) {
+			errs = append(errs, fmt.Errorf("%s.%s: %s", where, re.field, re.problem))
+			return
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", where, err))
+	}
 
-	var all []*Tool
+	type def struct {
+		t     *Tool
+		where string
+	}
+	var all []def
 	for _, t := range p.Builtins {
 		if t == nil {
 			errs = append(errs, errors.New("tools: a nil built-in tool"))
@@ -55,13 +71,17 @@ func NewRegistry(p RegistryParams) (*Registry, error) {
 		c := *t // never mutate the caller's definition
 		c.source = "builtin"
 		if ok {
+			if err := checkOverride(o, c.Tier, p.Plans); err != nil {
+				fail("tools.builtins."+t.Name, err)
+				continue
+			}
 			applyOverride(&c, o)
 		}
-		all = append(all, &c)
+		all = append(all, def{&c, fmt.Sprintf("tool %q", t.Name)})
 	}
-	for name := range p.Config.Builtins {
+	for _, name := range slices.Sorted(maps.Keys(p.Config.Builtins)) {
 		if !slices.ContainsFunc(p.Builtins, func(t *Tool) bool { return t != nil && t.Name == name }) {
-			fail(name, errors.New("tools.builtins names a tool that is not built in"))
+			fail("tools.builtins."+name, errors.New("names a tool that is not built in"))
 		}
 	}
 	if len(p.Config.Webhooks) > 0 {
@@ -69,34 +89,59 @@ func NewRegistry(p RegistryParams) (*Registry, error) {
 			return nil, errors.New("tools: RegistryParams.Getenv is required for webhook tools")
 		}
 		client := webhookClient(p.HTTPClient)
-		for _, w := range p.Config.Webhooks {
+		for i, w := range p.Config.Webhooks {
+			where := fmt.Sprintf("tools.webhooks[%d]", i)
+			if w.Name != "" {
+				where += " (" + w.Name + ")"
+			}
 			t, err := newWebhookTool(w, p.Getenv, client)
 			if err != nil {
-				fail(w.Name, err)
+				fail(where, err)
 				continue
 			}
-			all = append(all, t)
+			all = append(all, def{t, where})
 		}
 	}
 
 	r := &Registry{byName: map[string]*Tool{}}
-	for _, t := range all {
-		if _, dup := r.byName[t.Name]; dup {
-			fail(t.Name, errors.New("the name is defined twice"))
+	for _, d := range all {
+		if _, dup := r.byName[d.t.Name]; dup {
+			fail(d.where, broken("name", "%q is the name of another tool too", d.t.Name))
 			continue
 		}
-		if err := prepare(t, p.Plans); err != nil {
-			fail(t.Name, err)
+		if err := prepare(d.t, p.Plans); err != nil {
+			fail(d.where, err)
 			continue
 		}
-		r.byName[t.Name] = t
-		r.names = append(r.names, t.Name)
+		r.byName[d.t.Name] = d.t
+		r.names = append(r.names, d.t.Name)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("tools: invalid tool definitions:\n%w", err)
 	}
 	sort.Strings(r.names)
 	return r, nil
+}
+
+// checkOverride checks what tools.builtins sets on a built-in; zero values
+// keep the built-in's own.
+func checkOverride(o config.BuiltinTool, tier Tier, plans []string) error {
+	if o.Timeout != 0 {
+		if err := checkTimeout(o.Timeout); err != nil {
+			return err
+		}
+	}
+	if o.MaxTokens != 0 {
+		if err := checkMaxTokens(o.MaxTokens); err != nil {
+			return err
+		}
+	}
+	if o.Voice != nil && *o.Voice {
+		if err := checkTier(tier, true); err != nil {
+			return err
+		}
+	}
+	return checkPlans(o.Plans, plans)
 }
 
 func applyOverride(t *Tool, o config.BuiltinTool) {
@@ -106,22 +151,21 @@ func applyOverride(t *Tool, o config.BuiltinTool) {
 	if o.Plans != nil {
 		t.Plans = o.Plans
 	}
-	if o.Timeout > 0 {
+	if o.Timeout != 0 {
 		t.Timeout = o.Timeout
 	}
-	if o.MaxTokens > 0 {
+	if o.MaxTokens != 0 {
 		t.MaxTokens = o.MaxTokens
 	}
 }
 
-// prepare fills defaults, enforces the DESIGN §8 rules and compiles the
-// schemas.
+// prepare fills defaults, enforces the rules and compiles the schemas.
 func prepare(t *Tool, plans []string) error {
-	if !config.ToolNameRE.MatchString(t.Name) {
-		return errors.New("the name must be 1–64 letters, digits, _ or -")
+	if err := checkName(t.Name); err != nil {
+		return err
 	}
 	if t.Description == "" {
-		return errors.New("a description is required: the model chooses tools by it")
+		return broken("description", "is required: the model chooses tools by it")
 	}
 	if t.Run == nil {
 		return errors.New("the tool has no body")
@@ -129,41 +173,23 @@ func prepare(t *Tool, plans []string) error {
 	if t.Tier == "" {
 		t.Tier = TierNone
 	}
-	switch t.Tier {
-	case TierNone, TierStandard, TierElevated:
-	default:
-		return fmt.Errorf("tier %q must be none, standard or elevated", t.Tier)
-	}
-	if t.Voice && t.Tier != TierNone {
-		return fmt.Errorf("voice: true needs tier none, not %s: voice has no confirmation card", t.Tier)
-	}
 	if t.SafetyLevel == "" {
 		t.SafetyLevel = SafetySafe
 	}
-	switch t.SafetyLevel {
-	case SafetySafe, SafetyReview, SafetyRestricted:
-	default:
-		return fmt.Errorf("safety_level %q must be safe, review or restricted", t.SafetyLevel)
-	}
 	if t.Timeout == 0 {
-		t.Timeout = config.DefaultToolTimeout
-	}
-	if t.Timeout < 0 || t.Timeout > config.MaxToolTimeout {
-		return fmt.Errorf("timeout %s must be between 0 and %s", t.Timeout, config.MaxToolTimeout)
+		t.Timeout = DefaultTimeout
 	}
 	if t.MaxTokens == 0 {
-		t.MaxTokens = config.DefaultToolMaxTokens
+		t.MaxTokens = DefaultMaxTokens
 	}
-	if t.MaxTokens < minMaxTokens || t.MaxTokens > config.MaxToolMaxTokens {
-		return fmt.Errorf("max_tokens %d must be between %d and %d", t.MaxTokens, minMaxTokens, config.MaxToolMaxTokens)
-	}
-	for _, pl := range t.Plans {
-		if len(plans) > 0 && !slices.Contains(plans, pl) {
-			return fmt.Errorf("plans: %q is not a configured plan (have %v)", pl, plans)
+	for _, err := range []error{checkTier(t.Tier, t.Voice), checkSafetyLevel(t.SafetyLevel), checkTimeout(t.Timeout),
+		checkMaxTokens(t.MaxTokens), checkPlans(t.Plans, plans)} {
+		if err != nil {
+			return err
 		}
 	}
 	if len(t.Parameters) == 0 {
-		return errors.New("parameters: a JSON Schema is required")
+		return broken("parameters", "a JSON Schema is required")
 	}
 	if err := checkParameters(t.Parameters); err != nil {
 		return err

@@ -55,28 +55,28 @@ func TestRegistryRefusesInvalidDefinitions(t *testing.T) {
 		p    RegistryParams
 		want string
 	}{
-		{"bad schema type", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"x":{"type":"strng"}}}`)}}, `tool "a": parameters is not a valid JSON Schema`},
+		{"bad schema type", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"x":{"type":"strng"}}}`)}}, `tool "a": parameters: not a valid JSON Schema`},
 		{"schema not JSON", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":`)}}, `tool "a"`},
 		{"parameters not an object", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"string"}`)}}, `"type": "object"`},
 		{"external ref", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"x":{"$ref":"https://example.test/s.json"}}}`)}}, `tool "a"`},
-		{"duplicate built-in", RegistryParams{Builtins: []*Tool{echoTool("a"), echoTool("a")}}, `tool "a": the name is defined twice`},
+		{"duplicate built-in", RegistryParams{Builtins: []*Tool{echoTool("a"), echoTool("a")}}, `tool "a": name: "a" is the name of another tool too`},
 		{"built-in and webhook share a name", RegistryParams{Builtins: []*Tool{echoTool("hook")},
-			Config: config.Tools{Webhooks: []config.WebhookTool{hook("hook")}}, Getenv: env}, `tool "hook": the name is defined twice`},
+			Config: config.Tools{Webhooks: []config.WebhookTool{hook("hook")}}, Getenv: env}, `tools.webhooks[0] (hook).name: "hook" is the name of another tool too`},
 		{"voice with tier standard", RegistryParams{Builtins: []*Tool{standardVoice}}, `tool "v": voice: true needs tier none`},
-		{"voice webhook with tier elevated", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{voiceHook}}, Getenv: env}, `tool "vh": voice: true needs tier none`},
+		{"voice webhook with tier elevated", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{voiceHook}}, Getenv: env}, `tools.webhooks[0] (vh).voice: true needs tier none`},
 		{"user_id parameter", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"user_id":{"type":"string"}}}`)}}, `parameters.properties.user_id: the user's id is never a tool parameter`},
 		{"userId parameter", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"userId":{"type":"string"}}}`)}}, `userId`},
 		{"nested user_id parameter", RegistryParams{Builtins: []*Tool{withSchema("a", `{"type":"object","properties":{"filter":{"type":"object","properties":{"User-ID":{"type":"string"}}}}}`)}}, `User-ID`},
-		{"webhook user_id parameter", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{userHook}}, Getenv: env}, `tool "userhook": parameters.properties.user_id`},
-		{"webhook bad schema", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{badHookSchema}}, Getenv: env}, `tool "badhook": parameters is not a valid JSON Schema`},
+		{"webhook user_id parameter", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{userHook}}, Getenv: env}, `tools.webhooks[0] (userhook).parameters.properties.user_id: the user's id`},
+		{"webhook bad schema", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{badHookSchema}}, Getenv: env}, `tools.webhooks[0] (badhook).parameters: not a valid JSON Schema`},
 		{"unknown plan", RegistryParams{Builtins: []*Tool{plansTypo}}, `"prro" is not a configured plan`},
-		{"bad tier", RegistryParams{Builtins: []*Tool{badTier}}, `tier "high"`},
-		{"bad name", RegistryParams{Builtins: []*Tool{echoTool("has space")}}, `tool "has space": the name`},
-		{"missing secret", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{noSecret}}, Getenv: env}, `secret_env MISSING is not set`},
+		{"bad tier", RegistryParams{Builtins: []*Tool{badTier}}, `tool "t": tier: "high" must be`},
+		{"bad name", RegistryParams{Builtins: []*Tool{echoTool("has space")}}, `tool "has space": name: "has space" must be 1–64`},
+		{"missing secret", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{noSecret}}, Getenv: env}, `tools.webhooks[0] (nosecret).secret_env: MISSING is not set`},
 		{"short secret", RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{shortSecret}},
 			Getenv: func(k string) string { return "short" }}, `shorter than 16 bytes`},
 		{"override of unknown built-in", RegistryParams{Builtins: []*Tool{echoTool("a")},
-			Config: config.Tools{Builtins: map[string]config.BuiltinTool{"b": {}}}}, `tool "b": tools.builtins names a tool that is not built in`},
+			Config: config.Tools{Builtins: map[string]config.BuiltinTool{"b": {}}}}, `tools.builtins.b: names a tool that is not built in`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,41 +95,36 @@ func TestRegistryRefusesInvalidDefinitions(t *testing.T) {
 	}
 }
 
-func TestConfigRefusesVoiceWithTier(t *testing.T) {
+// TestConfigRulesNameTheKey: config only decodes tool entries; the
+// registry refuses a bad one at startup and names the key to fix.
+func TestConfigRulesNameTheKey(t *testing.T) {
 	t.Parallel()
-	_, err := config.Parse([]byte(`
-tools:
-  webhooks:
-    - name: book
-      description: Book a class.
-      url: https://example.test/book
-      secret_env: BOOK_SECRET
-      parameters: {type: object}
-      voice: true
-      tier: standard
-`))
-	if err == nil || !strings.Contains(err.Error(), "a voice tool must have tier none") {
-		t.Fatalf("got %v, want the voice/tier refusal", err)
-	}
-}
-
-func TestConfigWebhookChecks(t *testing.T) {
-	t.Parallel()
+	hook := "tools:\n  webhooks:\n    - name: w\n      description: d\n      secret_env: HOOK_SECRET\n      parameters: {type: object}\n"
 	cases := []struct{ name, yaml, want string }{
-		{"url without scheme", "url: example.test/x", "url: must be an absolute http(s) URL"},
-		{"url with credentials", "url: https://a:b@example.test/x", "must not carry credentials"},
-		{"timeout too long", "timeout: 2m", "timeout: must be between"},
-		{"bad safety level", "safety_level: unsafe", "safety_level"},
+		{"url without scheme", hook + "      url: example.test/x\n", "tools.webhooks[0] (w).url: must be an absolute http(s) URL"},
+		{"url with credentials", hook + "      url: https://a:b@example.test/x\n", "tools.webhooks[0] (w).url: must not carry credentials"},
+		{"webhook timeout too long", hook + "      url: https://example.test/w\n      timeout: 2m\n", "tools.webhooks[0] (w).timeout: must be more than 0 and at most 1m0s"},
+		{"webhook negative timeout", hook + "      url: https://example.test/w\n      timeout: -1s\n", "tools.webhooks[0] (w).timeout:"},
+		{"max_tokens too small", hook + "      url: https://example.test/w\n      max_tokens: 8\n", "tools.webhooks[0] (w).max_tokens: must be between 32 and 16000"},
+		{"bad safety level", hook + "      url: https://example.test/w\n      safety_level: unsafe\n", "tools.webhooks[0] (w).safety_level:"},
+		{"bad tier", hook + "      url: https://example.test/w\n      tier: high\n", "tools.webhooks[0] (w).tier:"},
+		{"voice with tier", hook + "      url: https://example.test/w\n      voice: true\n      tier: standard\n", "tools.webhooks[0] (w).voice: true needs tier none"},
+		{"response cap", hook + "      url: https://example.test/w\n      max_response_bytes: 9999999999\n", "tools.webhooks[0] (w).max_response_bytes:"},
+		{"secret_env not a name", strings.Replace(hook, "HOOK_SECRET", "HOOK-SECRET", 1) + "      url: https://example.test/w\n", "tools.webhooks[0] (w).secret_env: must name"},
+		{"bad webhook name", strings.Replace(hook, "name: w", "name: 'w w'", 1) + "      url: https://example.test/w\n", "tools.webhooks[0] (w w).name:"},
+		{"no description", strings.Replace(hook, "description: d", "description: ''", 1) + "      url: https://example.test/w\n", "tools.webhooks[0] (w).description: is required"},
+		{"built-in timeout too long", "tools:\n  builtins:\n    echo: {timeout: 90s}\n", "tools.builtins.echo.timeout: must be more than 0 and at most 1m0s"},
+		{"built-in max_tokens too large", "tools:\n  builtins:\n    echo: {max_tokens: 20000}\n", "tools.builtins.echo.max_tokens:"},
+		{"built-in unknown plan", "tools:\n  builtins:\n    echo: {plans: [gold]}\n", `tools.builtins.echo.plans: "gold" is not a configured plan`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			y := "tools:\n  webhooks:\n    - name: w\n      description: d\n      secret_env: S\n      parameters: {type: object}\n"
-			if !strings.HasPrefix(c.yaml, "url:") {
-				y += "      url: https://example.test/w\n"
+			cfg, err := config.Parse([]byte(c.yaml))
+			if err != nil {
+				t.Fatalf("config.Parse: %v (config only decodes tool entries)", err)
 			}
-			y += "      " + c.yaml + "\n"
-			_, err := config.Parse([]byte(y))
+			_, err = NewRegistry(RegistryParams{Builtins: []*Tool{echoTool("echo")}, Config: cfg.Tools, Plans: testPlans, Getenv: env})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -151,7 +146,7 @@ func TestRegistryDefaultsAndOverrides(t *testing.T) {
 		t.Fatalf("names: got %s, want %s", got, want)
 	}
 	a, _ := r.Lookup("a")
-	if a.Timeout != config.DefaultToolTimeout || a.MaxTokens != config.DefaultToolMaxTokens || a.Tier != TierNone || a.SafetyLevel != SafetySafe {
+	if a.Timeout != DefaultTimeout || a.MaxTokens != DefaultMaxTokens || a.Tier != TierNone || a.SafetyLevel != SafetySafe {
 		t.Fatalf("defaults: got timeout %s max_tokens %d tier %s safety %s", a.Timeout, a.MaxTokens, a.Tier, a.SafetyLevel)
 	}
 	c, _ := r.Lookup("c")

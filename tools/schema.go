@@ -26,18 +26,18 @@ func (noLoader) Load(url string) (any, error) {
 func compileSchema(toolName, which string, doc []byte) (*jsonschema.Schema, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return nil, fmt.Errorf("%s is not valid JSON: %w", which, err)
+		return nil, broken(which, "not valid JSON: %v", err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
 	loc := "voxgate:///tools/" + toolName + "/" + which + ".json"
 	if err := c.AddResource(loc, v); err != nil {
-		return nil, fmt.Errorf("%s: %w", which, err)
+		return nil, broken(which, "%v", err)
 	}
 	s, err := c.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a valid JSON Schema: %w", which, err)
+		return nil, broken(which, "not a valid JSON Schema: %v", err)
 	}
 	return s, nil
 }
@@ -48,14 +48,14 @@ func compileSchema(toolName, which string, doc []byte) (*jsonschema.Schema, erro
 func checkParameters(doc []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return err
+		return broken("parameters", "not valid JSON: %v", err)
 	}
 	top, ok := v.(map[string]any)
 	if !ok || top["type"] != "object" {
-		return errors.New(`parameters must be a schema with "type": "object"`)
+		return broken("parameters", `must be a schema with "type": "object"`)
 	}
 	if path := findUserParam(v, "parameters"); path != "" {
-		return fmt.Errorf("%s: the user's id is never a tool parameter; the executor passes the authenticated user", path)
+		return broken(path, "the user's id is never a tool parameter; the executor passes the authenticated user")
 	}
 	return nil
 }

@@ -37,9 +37,6 @@ type Result struct {
 // simulator and the billing estimates use the same ceil(bytes/4).
 const tokenBytes = 4
 
-// minMaxTokens keeps room for at least a truncation notice.
-const minMaxTokens = 32
-
 // maxStringInOutput cuts long strings first when an output is too big.
 const maxStringInOutput = 280
 

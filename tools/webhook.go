@@ -8,9 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -66,27 +66,44 @@ type webhook struct {
 	now     func() time.Time
 }
 
+// newWebhookTool builds a tool from its tools.webhooks entry, checking
+// what only a webhook has; prepare checks the rest as for any tool.
 func newWebhookTool(w config.WebhookTool, getenv func(string) string, client *http.Client) (*Tool, error) {
+	if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, broken("url", "must be an absolute http(s) URL")
+	} else if u.User != nil {
+		return nil, broken("url", "must not carry credentials; use secret_env for the signing secret")
+	}
+	if w.MaxResponseBytes < 0 || w.MaxResponseBytes > MaxWebhookMaxResponse {
+		return nil, broken("max_response_bytes", "must be between 0 (default %d) and %d, got %d",
+			DefaultWebhookMaxResponse, MaxWebhookMaxResponse, w.MaxResponseBytes)
+	}
+	if w.Parameters == nil {
+		return nil, broken("parameters", "a JSON Schema is required (use {type: object} for none)")
+	}
+	if !envNameRE.MatchString(w.SecretEnv) {
+		return nil, broken("secret_env", "must name the environment variable that holds the signing secret")
+	}
 	secret := getenv(w.SecretEnv)
 	if secret == "" {
-		return nil, fmt.Errorf("secret_env %s is not set: a webhook needs a signing secret", w.SecretEnv)
+		return nil, broken("secret_env", "%s is not set: a webhook needs a signing secret", w.SecretEnv)
 	}
 	if len(secret) < 16 {
-		return nil, fmt.Errorf("secret_env %s holds a secret shorter than 16 bytes", w.SecretEnv)
+		return nil, broken("secret_env", "%s holds a secret shorter than 16 bytes", w.SecretEnv)
 	}
 	params, err := json.Marshal(w.Parameters)
 	if err != nil {
-		return nil, fmt.Errorf("parameters: %w", err)
+		return nil, broken("parameters", "%v", err)
 	}
 	var output json.RawMessage
 	if w.Output != nil {
 		if output, err = json.Marshal(w.Output); err != nil {
-			return nil, fmt.Errorf("output: %w", err)
+			return nil, broken("output", "%v", err)
 		}
 	}
 	maxResp := w.MaxResponseBytes
 	if maxResp == 0 {
-		maxResp = config.DefaultWebhookMaxResponse
+		maxResp = DefaultWebhookMaxResponse
 	}
 	h := &webhook{name: w.Name, url: w.URL, secret: []byte(secret), maxResp: maxResp, client: client, now: time.Now}
 	tier := Tier(w.Tier)
