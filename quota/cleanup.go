@@ -11,8 +11,9 @@ const (
 	reclaimBatch = 100 // users per reclaim pass
 	purgeBatch   = 500 // idle user rows per delete
 	maxBatches   = 20  // per kind per sweep, so one sweep stays short
-	// settledKeep is how long a settlement is remembered (quota_settlements):
-	// far longer than any retry of it may come.
+	// settledKeep is how long a settlement or a voice end is remembered
+	// (quota_settlements, quota_voice_ended): far longer than any retry of
+	// it may come.
 	settledKeep = 24 * time.Hour
 )
 
@@ -62,13 +63,18 @@ func (s *Service) Sweep(ctx context.Context) error {
 			break
 		}
 	}
-	for range maxBatches {
-		tag, err := s.pool.Exec(ctx, purgeSettledSQL, w.now.Add(-settledKeep))
-		if err != nil {
-			return dbError("sweep settlements", err)
-		}
-		if tag.RowsAffected() < purgeBatch {
-			break
+	for _, purge := range []struct{ op, sql string }{
+		{"sweep settlements", purgeSettledSQL},
+		{"sweep voice ends", purgeVoiceEndedSQL},
+	} {
+		for range maxBatches {
+			tag, err := s.pool.Exec(ctx, purge.sql, w.now.Add(-settledKeep))
+			if err != nil {
+				return dbError(purge.op, err)
+			}
+			if tag.RowsAffected() < purgeBatch {
+				break
+			}
 		}
 	}
 	return nil
@@ -111,8 +117,12 @@ const purgeIdleSQL = `DELETE FROM quota_users WHERE user_id IN (
 	  AND NOT EXISTS (SELECT 1 FROM quota_voice v WHERE v.user_id = quota_users.user_id)
 	LIMIT 500 FOR UPDATE SKIP LOCKED)`
 
-// purgeSettledSQL forgets settlements older than $1: no retry of them can
-// still come.
+// purgeSettledSQL and purgeVoiceEndedSQL forget settlements and voice ends
+// older than $1: no retry of them can still come.
 const purgeSettledSQL = `DELETE FROM quota_settlements WHERE (user_id, ticket_id) IN (
 	SELECT user_id, ticket_id FROM quota_settlements WHERE settled_at < $1
+	LIMIT 500 FOR UPDATE SKIP LOCKED)`
+
+const purgeVoiceEndedSQL = `DELETE FROM quota_voice_ended WHERE session_id IN (
+	SELECT session_id FROM quota_voice_ended WHERE ended_at < $1
 	LIMIT 500 FOR UPDATE SKIP LOCKED)`

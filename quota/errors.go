@@ -19,12 +19,27 @@ var (
 	// ErrLeaseLost: Renew found the lease expired (and maybe reclaimed);
 	// the turn may finish, but its slot may already be someone else's.
 	ErrLeaseLost = errors.New("quota: lease expired")
-	// ErrNoReservation: SettleVoice found no reservation for the session
-	// (already ended, or reclaimed after it expired).
+	// ErrNoReservation: SettleVoice knows no reservation for the session
+	// (never reserved, or ended more than a day ago).
 	ErrNoReservation = errors.New("quota: no voice reservation")
 	// ErrUnknownPlan: a plan name that is not in the config.
 	ErrUnknownPlan = errors.New("quota: unknown plan")
 )
+
+// ActiveSessionError refuses a voice start because the plan's voice
+// sessions are all in use. SessionID is the newest active one: the caller
+// may end it and start again (DESIGN §6, replace). It unwraps to the 429
+// CONCURRENT_LIMIT client error, which names session_id.
+type ActiveSessionError struct {
+	SessionID string
+	Err       *apierr.Error
+}
+
+func (e *ActiveSessionError) Error() string {
+	return fmt.Sprintf("quota: voice session %s is active: %v", e.SessionID, e.Err)
+}
+
+func (e *ActiveSessionError) Unwrap() error { return e.Err }
 
 // MaxAmount bounds every estimate, usage and seconds value. It matches the
 // largest limit config accepts, so sums stay far from int64 overflow.

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -123,6 +124,10 @@ func TestLimitKinds(t *testing.T) {
 				}
 				_, err := s.ReserveVoice(ctx, p, p.UserID+"-b")
 				wantDenied(t, err, apierr.ConcurrentLimit, ReasonVoiceActive, inflightRetry)
+				var active *ActiveSessionError
+				if !errors.As(err, &active) || active.SessionID != p.UserID+"-a" {
+					t.Errorf("got %v, want an ActiveSessionError naming %s-a", err, p.UserID)
+				}
 				if got := apierr.From(err).Fields["session_id"]; got != p.UserID+"-a" {
 					t.Errorf("got session_id %v, want the active session %s-a", got, p.UserID)
 				}

@@ -45,17 +45,26 @@ func TestSettleOnce(t *testing.T) {
 		if err := tk.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
-		const q = `SELECT count(*) FROM quota_settlements WHERE ticket_id = $1`
+		p := user(t)
+		r, err := s.ReserveVoice(ctx, p, p.UserID+"-v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SettleVoice(ctx, p.UserID, r.SessionID, 1); err != nil {
+			t.Fatal(err)
+		}
+		const q = `SELECT (SELECT count(*) FROM quota_settlements WHERE ticket_id = $1)
+			+ (SELECT count(*) FROM quota_voice_ended WHERE session_id = $2)`
 		for _, step := range []struct {
 			after time.Duration
 			want  int
-		}{{settledKeep - time.Second, 1}, {2 * time.Second, 0}} {
+		}{{settledKeep - time.Second, 2}, {2 * time.Second, 0}} {
 			clk.Add(step.after)
 			if err := s.Sweep(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if n := count(t, s, q, tk.ID); n != step.want {
-				t.Errorf("%v after settling: got %d settlement rows, want %d", clk.Now().Sub(t0), n, step.want)
+			if n := count(t, s, q, tk.ID, r.SessionID); n != step.want {
+				t.Errorf("%v after settling: got %d settlement and voice end rows, want %d", clk.Now().Sub(t0), n, step.want)
 			}
 		}
 	})

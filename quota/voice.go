@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -27,13 +28,22 @@ type VoiceReservation struct {
 	Quota     VoiceQuota
 }
 
-// VoiceSettlement is what ending a voice session charged.
+// VoiceSettlement is what ending a voice session charged. Seconds of a
+// session that crossed into a new month are charged to the new month from
+// the 1st, 00:00 UTC on; the earlier ones belong to a month that is over.
 type VoiceSettlement struct {
 	Reserved int64
-	Charged  int64 // min(used, reserved)
+	Charged  int64 // min(used, reserved); the whole reservation when Reclaimed
 	Released int64 // Reserved − Charged, back to the month
 	// MonthUsed is the user's settled seconds this month, after this charge.
 	MonthUsed int64
+	// Replayed: an earlier end already charged the session (this is a
+	// retry, say after a lost reply); the figures are that end's, and
+	// nothing changed.
+	Replayed bool
+	// Reclaimed: the reservation expired unended and was charged in full
+	// (the sweeper's end_reason "expired"); nothing changed.
+	Reclaimed bool
 }
 
 const voiceReserveSQL = `SELECT plan, reasons, active_session, granted, voice_used, voice_reserved, expires_at
@@ -43,11 +53,15 @@ FROM quota_voice_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
 // start counts as one request against the request windows (DESIGN §9), so
 // POST /v1/voice/sessions calls ReserveVoice instead of Admit. It reserves
 // min(remaining month, plan max_session_s) seconds and refuses with
-// QUOTA_EXCEEDED below MinVoiceS, or with CONCURRENT_LIMIT (naming the
-// active session_id) when the plan's voice_sessions are all in use.
+// QUOTA_EXCEEDED below MinVoiceS, or with an *ActiveSessionError
+// (CONCURRENT_LIMIT naming the active session_id) when the plan's
+// voice_sessions are all in use, whatever else refuses too.
 func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID string) (*VoiceReservation, error) {
 	if p.UserID == "" {
 		return nil, apierr.New(apierr.Unauthorized, "")
+	}
+	if err := checkUserID(p.UserID); err != nil {
+		return nil, err
 	}
 	if sessionID == "" {
 		return nil, apierr.New(apierr.Internal, "")
@@ -71,11 +85,13 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 	}
 	if len(reasons) > 0 || expires == nil {
 		s.metrics.admissions.WithLabelValues("voice", "denied").Inc()
-		e := s.refuse(w, "voice", reasons)
-		if e.Fields["limit"] == ReasonVoiceActive && active != nil {
-			e = e.With("session_id", *active)
+		// An active session is the answer the caller can act on (end it, or
+		// start with replace), so it wins over any other refusal.
+		if active != nil && slices.Contains(reasons, "voice_sessions") {
+			e := s.refuse(w, "voice", []string{"voice_sessions"}).With("session_id", *active)
+			return nil, &ActiveSessionError{SessionID: *active, Err: e}
 		}
-		return nil, e
+		return nil, s.refuse(w, "voice", reasons)
 	}
 	s.metrics.admissions.WithLabelValues("voice", "admitted").Inc()
 	r.ExpiresAt = *expires
@@ -97,14 +113,16 @@ func (s *Service) voiceQuota(w windows, plan string, settled, reserved int64) Vo
 	return q
 }
 
-const voiceSettleSQL = `SELECT ended, reserved, charged, voice_used
-FROM quota_voice_settle($1, $2, $3, $4, $5)`
+const voiceSettleSQL = `SELECT outcome, reserved, charged, voice_used
+FROM quota_voice_end($1, $2, $3, $4, $5)`
 
 // SettleVoice ends session sessionID of userID: it charges min(used,
 // reserved) seconds and releases the rest, in one round trip, even when ctx
-// is cancelled. Any replica may call it. A session already ended, or
-// reclaimed after expiry (and then charged in full), gives SESSION_ENDED
-// wrapping ErrNoReservation.
+// is cancelled. Any replica may call it. Ending a session again, within a
+// day, changes nothing and returns the first end's figures with Replayed
+// (or Reclaimed, if the reservation expired unended and was charged in
+// full). A session it does not know gives SESSION_ENDED wrapping
+// ErrNoReservation.
 func (s *Service) SettleVoice(ctx context.Context, userID, sessionID string, usedSeconds int64) (VoiceSettlement, error) {
 	if err := checkAmounts("voice seconds", usedSeconds); err != nil {
 		return VoiceSettlement{}, err
@@ -112,18 +130,19 @@ func (s *Service) SettleVoice(ctx context.Context, userID, sessionID string, use
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	w := windowsAt(s.now())
-	var ended bool
+	var outcome string
 	var reserved, charged *int64
 	var used int64
 	err := s.pool.QueryRow(ctx, voiceSettleSQL, userID, sessionID, usedSeconds, w.now, w.month).
-		Scan(&ended, &reserved, &charged, &used)
+		Scan(&outcome, &reserved, &charged, &used)
 	if err != nil {
 		return VoiceSettlement{}, dbError("settle voice", err)
 	}
-	if !ended || reserved == nil || charged == nil {
+	if outcome == "unknown" || reserved == nil || charged == nil {
 		return VoiceSettlement{}, apierr.Wrap(apierr.SessionEnded, "", ErrNoReservation)
 	}
 	return VoiceSettlement{
 		Reserved: *reserved, Charged: *charged, Released: *reserved - *charged, MonthUsed: used,
+		Replayed: outcome == "ended_before", Reclaimed: outcome == "reclaimed",
 	}, nil
 }
