@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,5 +195,60 @@ func TestLateOwnerKeepsInterruptedAnswer(t *testing.T) {
 	}
 	if runs.Load() != 1 {
 		t.Fatalf("runs: got %d, want 1", runs.Load())
+	}
+}
+
+// TestDuplicatesHoldNoConnectionWhileWaiting: duplicates of a slow call
+// poll its row without holding a pool connection, so on a pool of two,
+// ten of them waiting do not starve other queries or other calls.
+func TestDuplicatesHoldNoConnectionWhileWaiting(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, pgtest.URL(t), 2)
+	var runs atomic.Int64
+	e := mustExecutor(t, pool, mustRegistry(t, RegistryParams{Builtins: []*Tool{countingTool(&runs, 1500*time.Millisecond), echoTool("echo")}}))
+	call := chatCall("s", "slow", "counted", `{"text":"x"}`)
+
+	const n = 10
+	results := make([]Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = e.Execute(context.Background(), call)
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the owner runs; the others wait
+	ctx := context.Background()
+	for i := range 5 {
+		qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		var one int
+		if err := pool.QueryRow(qctx, `SELECT 1`).Scan(&one); err != nil {
+			t.Fatalf("query %d while duplicates wait: %v (pool %d of %d acquired)", i, err,
+				pool.Stat().AcquiredConns(), pool.Stat().MaxConns())
+		}
+		r, err := e.Execute(qctx, chatCall("s", fmt.Sprint("other", i), "echo", `{"text":"y"}`))
+		cancel()
+		if err != nil || r.Error != nil {
+			t.Fatalf("another call while duplicates wait: %+v, %v", r, err)
+		}
+		if runs.Load() != 1 {
+			t.Fatalf("the slow call had run %d times while others waited, want 1", runs.Load())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		if errs[i] != nil || results[i].Output != results[0].Output {
+			t.Fatalf("caller %d: %+v, %v", i, results[i], errs[i])
+		}
+		if !results[i].Replayed {
+			fresh++
+		}
+	}
+	if runs.Load() != 1 || fresh != 1 {
+		t.Fatalf("runs %d, fresh answers %d; want 1 and 1", runs.Load(), fresh)
 	}
 }
