@@ -4,32 +4,44 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+
+	"go.yaml.in/yaml/v3"
 )
 
-// Quota holds the plans of DESIGN §9. A limit of 0 means unlimited.
+// Quota holds the plans of DESIGN §9. In Go a limit of 0 (Unlimited)
+// means unlimited; the file says "unlimited" instead (see Plans).
 type Quota struct {
-	DefaultPlan string          `yaml:"default_plan"`
-	Plans       map[string]Plan `yaml:"plans"`
+	DefaultPlan string `yaml:"default_plan"`
+	Plans       Plans  `yaml:"plans"`
 	// GlobalRequestsPerMinute caps all users together; 0 is off. When hit,
 	// requests get 503 UNAVAILABLE.
 	GlobalRequestsPerMinute int64 `yaml:"global_requests_per_minute"`
 }
 
-// Plan is one named set of limits.
+// Unlimited is the value of a limit that does not limit.
+const Unlimited int64 = 0
+
+// MaxLimit is the largest limit: it keeps every sum of a limit and an
+// estimate far from int64 overflow.
+const MaxLimit int64 = 1e15
+
+// Plan is one named set of limits; Unlimited (0) lifts one. Plans decodes
+// it from the file, by the keys in planFields.
 type Plan struct {
-	RequestsPerMinute int64 `yaml:"requests_per_minute"`
-	RequestsPerHour   int64 `yaml:"requests_per_hour"`
-	RequestsPerDay    int64 `yaml:"requests_per_day"`
-	TokensPerDay      int64 `yaml:"tokens_per_day"`
-	CostPerDayMicros  int64 `yaml:"cost_per_day_micros"`
+	RequestsPerMinute int64
+	RequestsPerHour   int64
+	RequestsPerDay    int64
+	TokensPerDay      int64
+	CostPerDayMicros  int64
 	// CallsPerDay caps provider calls per UTC day (a tool loop makes several
 	// per turn). DESIGN §9 sets no default, so the defaults leave it off.
-	CallsPerDay          int64 `yaml:"calls_per_day"`
-	ConcurrentTurns      int64 `yaml:"concurrent_turns"`
-	VoiceSecondsPerMonth int64 `yaml:"voice_seconds_per_month"`
-	MaxSessionSeconds    int64 `yaml:"max_session_s"`
-	VoiceSessions        int64 `yaml:"voice_sessions"` // concurrent voice sessions; default 1
+	CallsPerDay          int64
+	ConcurrentTurns      int64
+	VoiceSecondsPerMonth int64
+	MaxSessionSeconds    int64
+	VoiceSessions        int64 // concurrent voice sessions; 1 in every built-in plan
 }
 
 // DefaultQuota is DESIGN §9's table plus the dev-only bench plan.
@@ -50,6 +62,11 @@ func DefaultQuota() Quota {
 		},
 	}
 }
+
+// NewPlan is where a plan the file names, and that is not built in, starts:
+// the built-in free plan, so a limit left out is never more generous than
+// the smallest plan's (docs/quota.md).
+func NewPlan() Plan { return DefaultQuota().Plans["free"] }
 
 // BenchPlan has no limits; `voxgate dev` adds it.
 func BenchPlan() Plan { return Plan{MaxSessionSeconds: 3_600} }
@@ -87,19 +104,125 @@ func (q Quota) validate() []error {
 		if !planNameRE.MatchString(name) {
 			errs = append(errs, fmt.Errorf("config: quota.plans: plan name %q must be 1-64 of a-z, 0-9, _ and -, starting with a letter or digit", name))
 		}
-		for field, v := range map[string]int64{
-			"requests_per_minute": p.RequestsPerMinute, "requests_per_hour": p.RequestsPerHour,
-			"requests_per_day": p.RequestsPerDay, "tokens_per_day": p.TokensPerDay,
-			"cost_per_day_micros": p.CostPerDayMicros, "calls_per_day": p.CallsPerDay,
-			"concurrent_turns":        p.ConcurrentTurns,
-			"voice_seconds_per_month": p.VoiceSecondsPerMonth, "max_session_s": p.MaxSessionSeconds,
-			"voice_sessions": p.VoiceSessions,
-		} {
-			// 1e15 keeps every sum of a limit and an estimate far from int64 overflow.
-			if v < 0 || v > 1e15 {
-				errs = append(errs, fmt.Errorf("config: quota.plans.%s.%s: must be between 0 (unlimited) and 1e15, got %d", name, field, v))
+		for _, f := range planFields {
+			if v := *f.of(&p); v < 0 || v > MaxLimit {
+				errs = append(errs, fmt.Errorf("config: quota.plans.%s.%s: must be between 1 and 1e15, or unlimited, got %d", name, f.key, v))
 			}
 		}
 	}
 	return errs
+}
+
+// Plans are the named plans. In the file each limit is a whole number or
+// "unlimited", and a limit left out is never unlimited by omission: a plan
+// named like a built-in one starts from it, field by field, and any other
+// from NewPlan. A literal 0 is refused, since a reader could take it for
+// "none" as well as for "unlimited".
+type Plans map[string]Plan
+
+// planField is one limit of a Plan and its key in the file.
+type planField struct {
+	key string
+	of  func(*Plan) *int64
+}
+
+// planFields are every limit of a Plan, in the file's words.
+var planFields = []planField{
+	{"requests_per_minute", func(p *Plan) *int64 { return &p.RequestsPerMinute }},
+	{"requests_per_hour", func(p *Plan) *int64 { return &p.RequestsPerHour }},
+	{"requests_per_day", func(p *Plan) *int64 { return &p.RequestsPerDay }},
+	{"tokens_per_day", func(p *Plan) *int64 { return &p.TokensPerDay }},
+	{"cost_per_day_micros", func(p *Plan) *int64 { return &p.CostPerDayMicros }},
+	{"calls_per_day", func(p *Plan) *int64 { return &p.CallsPerDay }},
+	{"concurrent_turns", func(p *Plan) *int64 { return &p.ConcurrentTurns }},
+	{"voice_seconds_per_month", func(p *Plan) *int64 { return &p.VoiceSecondsPerMonth }},
+	{"max_session_s", func(p *Plan) *int64 { return &p.MaxSessionSeconds }},
+	{"voice_sessions", func(p *Plan) *int64 { return &p.VoiceSessions }},
+}
+
+// UnmarshalYAML merges the file's plans into ps, which holds the built-in
+// ones. Every problem is reported, each with its line, as a *yaml.TypeError
+// so that the message names the key (see nameKeys).
+func (ps *Plans) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return typeErrors(fmt.Sprintf("line %d: plans must be a mapping of plan names to limits", n.Line))
+	}
+	if *ps == nil {
+		*ps = Plans{}
+	}
+	var errs []string
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, body := n.Content[i].Value, n.Content[i+1]
+		if seen[name] {
+			errs = append(errs, fmt.Sprintf("line %d: plan %s is already defined", n.Content[i].Line, name))
+			continue
+		}
+		seen[name] = true
+		p, ok := (*ps)[name]
+		if !ok {
+			p = NewPlan()
+		}
+		errs = append(errs, decodePlan(body, &p)...)
+		(*ps)[name] = p
+	}
+	return typeErrors(errs...)
+}
+
+// decodePlan sets the limits body names on p.
+func decodePlan(body *yaml.Node, p *Plan) []string {
+	if body.Kind == yaml.ScalarNode && body.ShortTag() == "!!null" {
+		return nil
+	}
+	if body.Kind != yaml.MappingNode {
+		return []string{fmt.Sprintf("line %d: a plan must be a mapping of limits", body.Line)}
+	}
+	var errs []string
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(body.Content); i += 2 {
+		k, v := body.Content[i], body.Content[i+1]
+		f := slices.IndexFunc(planFields, func(f planField) bool { return f.key == k.Value })
+		switch {
+		case f < 0:
+			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.Plan", k.Line, k.Value))
+			continue
+		case seen[k.Value]:
+			errs = append(errs, fmt.Sprintf("line %d: %s is already set", k.Line, k.Value))
+			continue
+		}
+		seen[k.Value] = true
+		lim, msg := parseLimit(v)
+		if msg != "" {
+			errs = append(errs, fmt.Sprintf("line %d: %s", v.Line, msg))
+			continue
+		}
+		*planFields[f].of(p) = lim
+	}
+	return errs
+}
+
+// parseLimit reads a limit: a whole number, or "unlimited". A refusal is
+// the message to show.
+func parseLimit(v *yaml.Node) (int64, string) {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == "unlimited" {
+		return Unlimited, ""
+	}
+	var n int64
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&n) != nil {
+		return 0, fmt.Sprintf("want a whole number or unlimited, got %q", v.Value)
+	}
+	if n == 0 {
+		return 0, `0 is not a limit: write unlimited for no limit`
+	}
+	return n, "" // the range is Validate's
+}
+
+func typeErrors(msgs ...string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &yaml.TypeError{Errors: msgs}
 }
