@@ -35,6 +35,7 @@ const (
 	AIRateLimited     Code = "AI_RATE_LIMITED"
 	AIConfigError     Code = "AI_CONFIG_ERROR"
 	AIParseError      Code = "AI_PARSE_ERROR"
+	AIUnavailable     Code = "AI_UNAVAILABLE" // not in DESIGN §5: the provider is down or timed out; retryable, unlike AI_CONFIG_ERROR
 	Unavailable       Code = "UNAVAILABLE"
 	AIFeatureDisabled Code = "AI_FEATURE_DISABLED"
 	Internal          Code = "INTERNAL"
@@ -65,6 +66,7 @@ var info = map[Code]struct {
 	AIRateLimited:     {http.StatusTooManyRequests, "The assistant is busy. Please try again in a moment."},
 	AIConfigError:     {http.StatusBadGateway, "The assistant is not available right now."},
 	AIParseError:      {http.StatusBadGateway, "The assistant's answer could not be read. Please try again."},
+	AIUnavailable:     {http.StatusServiceUnavailable, "The assistant is not available right now. Please try again shortly."},
 	Unavailable:       {http.StatusServiceUnavailable, "The service is busy. Please try again shortly."},
 	AIFeatureDisabled: {http.StatusServiceUnavailable, "The assistant is switched off right now."},
 	Internal:          {http.StatusInternalServerError, "Something went wrong on our side."},

@@ -1,0 +1,172 @@
+// Package realtime is voxgate's side of the OpenAI Realtime API: it mints
+// short-lived client secrets carrying the whole session config, through
+// openai-go only, and turns every provider failure into the one error type.
+// Pointing BaseURL at the simulator or at OpenAI is the only difference
+// between development and production.
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/realtime"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// MaxSecretTTL bounds a client secret's life (DESIGN §6): long enough for a
+// phone to place its call, short enough that a leaked secret is soon
+// useless. The API's own minimum is 10 s.
+const (
+	MaxSecretTTL = 60 * time.Second
+	MinSecretTTL = 10 * time.Second
+)
+
+// DefaultTimeout bounds one mint, retries included.
+const DefaultTimeout = 10 * time.Second
+
+// Params configure a Client.
+type Params struct {
+	// BaseURL is the API base, e.g. https://api.openai.com/v1 (OPENAI_BASE_URL).
+	BaseURL string
+	// APIKey is the server's standard key (OPENAI_API_KEY). It never leaves
+	// the gateway.
+	APIKey string
+	// HTTPClient, when set, carries the requests (tests, proxies).
+	HTTPClient *http.Client
+	// Timeout bounds one mint; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxRetries is openai-go's retry count for transient failures; the
+	// default 1 retries once, as the router does (DESIGN §11).
+	MaxRetries *int
+}
+
+// Client talks to the Realtime API.
+type Client struct {
+	oai     openai.Client
+	baseURL string
+	timeout time.Duration
+}
+
+// New checks p and builds a Client.
+func New(p Params) (*Client, error) {
+	if p.BaseURL == "" || p.APIKey == "" {
+		return nil, errors.New("realtime: BaseURL and APIKey are required")
+	}
+	if !strings.HasPrefix(p.BaseURL, "https://") && !strings.HasPrefix(p.BaseURL, "http://") {
+		return nil, fmt.Errorf("realtime: base URL %q is not http(s)", p.BaseURL)
+	}
+	base := strings.TrimRight(p.BaseURL, "/")
+	retries := 1
+	if p.MaxRetries != nil {
+		retries = *p.MaxRetries
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(base + "/"),
+		option.WithAPIKey(p.APIKey),
+		option.WithMaxRetries(retries),
+	}
+	if p.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(p.HTTPClient))
+	}
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Client{oai: openai.NewClient(opts...), baseURL: base, timeout: timeout}, nil
+}
+
+// CallsURL is where a phone posts its SDP offer with a client secret: the
+// configured base plus /realtime/calls, absolute.
+func (c *Client) CallsURL() string { return c.baseURL + "/realtime/calls" }
+
+// Tool is a function the model may call, as data.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any
+}
+
+// Session is the whole config a client secret carries, so the phone needs
+// to send none of its own.
+type Session struct {
+	Model        string
+	Voice        string
+	Instructions string
+	Tools        []Tool
+	// ToolChoice is auto, none or required; empty means auto.
+	ToolChoice string
+	// TranscriptionModel turns on input transcription; empty leaves it off.
+	TranscriptionModel string
+	// Language is the user's language as ISO-639-1, a transcription hint.
+	Language string
+}
+
+// Secret is a minted client secret.
+type Secret struct {
+	Value     string
+	ExpiresAt time.Time
+	// Model is the session's model as the provider reports it.
+	Model string
+}
+
+// Mint creates a client secret for s that expires after ttl (clamped to
+// [MinSecretTTL, MaxSecretTTL]). Failures are *apierr.Error with an AI_*
+// code (see normalize).
+func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret, error) {
+	ttl = min(max(ttl, MinSecretTTL), MaxSecretTTL)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := c.oai.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
+		ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(int64(ttl / time.Second))},
+		Session:      realtime.ClientSecretNewParamsSessionUnion{OfRealtime: s.param()},
+	})
+	if err != nil {
+		return Secret{}, normalize(ctx, "mint a client secret", err)
+	}
+	if res.Value == "" || res.ExpiresAt <= 0 {
+		return Secret{}, parseError("mint a client secret", errors.New("response without value or expires_at"))
+	}
+	model := s.Model
+	if m := res.Session.AsRealtime().Model; m != "" {
+		model = string(m)
+	}
+	return Secret{Value: res.Value, ExpiresAt: time.Unix(res.ExpiresAt, 0).UTC(), Model: model}, nil
+}
+
+func (s Session) param() *realtime.RealtimeSessionCreateRequestParam {
+	p := &realtime.RealtimeSessionCreateRequestParam{
+		Model: realtime.RealtimeSessionCreateRequestModel(s.Model),
+	}
+	if s.Instructions != "" {
+		p.Instructions = openai.String(s.Instructions)
+	}
+	if s.Voice != "" {
+		p.Audio.Output.Voice = realtime.RealtimeAudioConfigOutputVoiceUnionParam{OfRealtimeAudioConfigOutputVoiceString2: openai.String(s.Voice)}
+	}
+	if s.TranscriptionModel != "" {
+		p.Audio.Input.Transcription = realtime.AudioTranscriptionParam{Model: realtime.AudioTranscriptionModel(s.TranscriptionModel)}
+		if s.Language != "" {
+			p.Audio.Input.Transcription.Language = openai.String(s.Language)
+		}
+	}
+	for _, t := range s.Tools {
+		p.Tools = append(p.Tools, realtime.RealtimeToolsConfigUnionParam{OfFunction: &realtime.RealtimeFunctionToolParam{
+			Type: realtime.RealtimeFunctionToolTypeFunction, Name: openai.String(t.Name),
+			Description: openai.String(t.Description), Parameters: t.Parameters,
+		}})
+	}
+	if len(s.Tools) > 0 {
+		choice := s.ToolChoice
+		if choice == "" {
+			choice = "auto"
+		}
+		p.ToolChoice = realtime.RealtimeToolChoiceConfigUnionParam{OfToolChoiceMode: openai.Opt(responses.ToolChoiceOptions(choice))}
+	}
+	return p
+}
