@@ -7,6 +7,18 @@ import (
 	"time"
 )
 
+// chatState is what Chat Completions keeps beyond the script: model names,
+// each key's rate-limit usage and the prompt cache.
+type chatState struct {
+	models chatModels
+	rates  *rateBook
+	cache  *promptCache
+}
+
+func newChatState(allowed []string, c Chat) *chatState {
+	return &chatState{models: newChatModels(allowed, c), rates: newRateBook(c.RateLimits), cache: newPromptCache(c.PromptCache)}
+}
+
 // chatCompletions serves POST /v1/chat/completions in the real API's order:
 // key, body, model; then any injected fault; then the scripted answer.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
@@ -22,19 +34,30 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.models != nil && !s.models[req.Model] {
+	if !s.chat.models.accepts(req.Model) {
 		return errModelNotFound(req.Model)
 	}
+	if req.MaxTokens != nil && s.chat.models.isReasoning(req.Model) {
+		return errUnsupportedParam("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
+	}
 	ctx := r.Context()
+	key := bearer(r)
 	f := s.faults.take(EndpointChatCompletions, req.Model)
 	if f != nil {
 		s.stats.fault(EndpointChatCompletions, f.Kind)
+		if f.Kind == FaultRateLimit {
+			s.chat.rates.exhausted(s.now(), key).set(w.Header())
+		}
 		if handled, err := s.responseFault(ctx, f, req.stream()); handled {
 			return err
 		}
 	}
-	c := newCompletion(req, s.script.plan(req))
+	model := s.chat.models.snapshot(req.Model)
+	prompt := promptTokens{bytes: promptBytes(req)}
+	prompt.cached = s.chat.cache.cachedTokens(s.now(), key, model, req, prompt.bytes)
+	c := newCompletion(req, s.script.plan(req), model, prompt)
 	setCommonHeaders(w, start)
+	s.chat.rates.charge(s.now(), key, c.usage.TotalTokens).set(w.Header())
 	if req.stream() {
 		return s.streamCompletion(ctx, w, req, c, f)
 	}
@@ -47,6 +70,8 @@ func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool
 	switch f.Kind {
 	case FaultRateLimit:
 		return true, errRateLimited(f.RetryAfter)
+	case FaultQuota:
+		return true, errQuotaExceeded()
 	case FaultServerError:
 		return true, errServer()
 	case FaultUnavailable:
@@ -54,6 +79,12 @@ func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool
 	case FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
 			return true, s.hang(ctx)
+		}
+	case FaultStreamError:
+		// A request that does not stream has no 200 to fail inside: the
+		// failure is the whole answer.
+		if !stream {
+			return true, errServer()
 		}
 	}
 	return false, nil
@@ -130,10 +161,11 @@ func (s *Server) drip(ctx context.Context, w http.ResponseWriter, body []byte, i
 	return nil
 }
 
-// setCommonHeaders adds the headers the real API sends on every answer.
+// setCommonHeaders adds the headers the real API sends on every answer it
+// generates (x-request-id is set for every answer, errors included, by
+// Server.endpoint).
 func setCommonHeaders(w http.ResponseWriter, start time.Time) {
 	h := w.Header()
-	h.Set("X-Request-Id", "req_"+randomID())
 	h.Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(start).Milliseconds(), 10))
 	h.Set("Openai-Version", "2020-10-01")
 }

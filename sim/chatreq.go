@@ -8,8 +8,8 @@ import (
 )
 
 // chatRequest is the part of CreateChatCompletionRequest the simulator acts
-// on. Other fields are accepted and ignored, so clients that send newer
-// parameters keep working.
+// on. The spec's other parameters are accepted and ignored; names the spec
+// does not list are refused (see chatParams).
 type chatRequest struct {
 	Model               string            `json:"model"`
 	Messages            []json.RawMessage `json:"messages"`
@@ -28,7 +28,8 @@ type chatRequest struct {
 }
 
 type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
+	IncludeUsage       bool  `json:"include_usage"`
+	IncludeObfuscation *bool `json:"include_obfuscation"`
 }
 
 type chatMessage struct {
@@ -77,6 +78,13 @@ func (r *chatRequest) includeUsage() bool {
 	return r.stream() && r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
+// obfuscate reports whether chunks carry the obfuscation padding: by
+// default, unless stream_options.include_obfuscation is false.
+func (r *chatRequest) obfuscate() bool {
+	o := r.StreamOptions
+	return o == nil || o.IncludeObfuscation == nil || *o.IncludeObfuscation
+}
+
 // maxCompletion returns the completion token limit, or 0 for none.
 func (r *chatRequest) maxCompletion() int {
 	if r.MaxCompletionTokens != nil {
@@ -95,6 +103,9 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // decodeChatRequest parses and checks a request body, returning an *APIError
 // shaped like the real API's for anything it would refuse.
 func decodeChatRequest(body []byte) (*chatRequest, error) {
+	if err := checkParams(body); err != nil {
+		return nil, err
+	}
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, jsonError(err, "")

@@ -33,11 +33,18 @@ type completion struct {
 
 const fingerprint = "fp_voxgate_sim"
 
-func newCompletion(req *chatRequest, rep reply) *completion {
+// promptTokens is what the prompt counts: its bytes (see promptBytes) and
+// the tokens the prompt cache reports as cached.
+type promptTokens struct {
+	bytes, cached int
+}
+
+// newCompletion renders rep as model's answer to req.
+func newCompletion(req *chatRequest, rep reply, model string, p promptTokens) *completion {
 	c := &completion{
 		id:      "chatcmpl-" + randomID(),
 		created: time.Now().Unix(),
-		model:   req.Model,
+		model:   model,
 		text:    rep.text,
 		calls:   rep.calls,
 		finish:  "stop",
@@ -52,9 +59,10 @@ func newCompletion(req *chatRequest, rep reply) *completion {
 	for i := range c.calls {
 		c.calls[i].ID = "call_" + randomID()
 	}
-	prompt := tokensFor(promptBytes(req))
+	prompt := tokensFor(p.bytes)
 	out := tokensFor(completionBytes(c.text, c.calls))
-	c.usage = usageBody{PromptTokens: prompt, CompletionTokens: out, TotalTokens: prompt + out}
+	c.usage = usageBody{PromptTokens: prompt, CompletionTokens: out, TotalTokens: prompt + out,
+		PromptTokensDetails: promptTokenDetails{CachedTokens: min(p.cached, prompt)}}
 	return c
 }
 
@@ -98,6 +106,9 @@ func (c *completion) marshal() []byte {
 	b, _ := json.Marshal(c.body()) // plain structs of strings and ints cannot fail
 	return b
 }
+
+// newRequestID is an x-request-id value.
+func newRequestID() string { return "req_" + randomID() }
 
 // randomID returns 24 base-36 characters: unique enough for ids, cheaper
 // than crypto/rand, and safe for concurrent use.

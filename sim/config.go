@@ -27,6 +27,9 @@ type Config struct {
 	// Script decides replies. Rules are tried in order; when none applies the
 	// built-in default behaviour answers.
 	Script Script `yaml:"script" json:"script"`
+	// Chat configures Chat Completions: model snapshots, rate-limit headers,
+	// prompt caching.
+	Chat Chat `yaml:"chat" json:"chat"`
 	// Realtime configures the Realtime endpoints (voice turns, audio).
 	Realtime Realtime `yaml:"realtime" json:"realtime"`
 	// WebRTC, when set, replaces the ICE settings of the simulator's peers.
@@ -106,6 +109,9 @@ func (c *Config) validate() error {
 		if k == "" {
 			return fmt.Errorf("keys[%d]: empty key", i)
 		}
+	}
+	if err := c.Chat.validate(); err != nil {
+		return fmt.Errorf("chat: %w", err)
 	}
 	if err := c.Realtime.validate(); err != nil {
 		return fmt.Errorf("realtime: %w", err)

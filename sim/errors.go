@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // APIError is an error in OpenAI's wire shape:
@@ -122,6 +123,25 @@ func errInvalidURL(method, path string) *APIError {
 func errRateLimited(retryAfter int) *APIError {
 	return &APIError{Status: http.StatusTooManyRequests, Type: "requests", Code: "rate_limit_exceeded", RetryAfter: retryAfter,
 		Message: "Rate limit reached for requests (simulated). Please try again later."}
+}
+
+func errQuotaExceeded() *APIError {
+	return &APIError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
+		Message: "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."}
+}
+
+func errUnknownParams(names []string) *APIError {
+	msg := "Unrecognized request argument supplied: " + names[0]
+	if len(names) > 1 {
+		msg = "Unrecognized request arguments supplied: " + strings.Join(names, ", ")
+	}
+	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: names[0],
+		Code: "unknown_parameter", Message: msg}
+}
+
+func errUnsupportedParam(param, msg string) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
+		Code: "unsupported_parameter", Message: msg}
 }
 
 func errServer() *APIError {

@@ -16,11 +16,16 @@ import (
 type FaultKind string
 
 const (
-	// FaultRateLimit answers 429 with a retry-after header.
+	// FaultRateLimit answers 429 rate_limit_exceeded, with a retry-after
+	// header when RetryAfter is set.
 	FaultRateLimit FaultKind = "rate_limit"
+	// FaultQuota answers 429 insufficient_quota: the account is out of
+	// credit, which needs a person to act, so it has no retry-after.
+	FaultQuota FaultKind = "insufficient_quota"
 	// FaultServerError answers 500.
 	FaultServerError FaultKind = "server_error"
-	// FaultUnavailable answers 503 with a retry-after header.
+	// FaultUnavailable answers 503, with a retry-after header when
+	// RetryAfter is set.
 	FaultUnavailable FaultKind = "unavailable"
 	// FaultTimeout never answers: the request hangs until the client gives
 	// up (or, with AfterChunks on a stream, stalls after that many chunks).
@@ -34,6 +39,10 @@ const (
 	// FaultSlowDrip sends each chunk (or piece of a non-streaming body)
 	// Interval apart instead of at the configured speed.
 	FaultSlowDrip FaultKind = "slow_drip"
+	// FaultStreamError fails a stream that already answered 200: after
+	// AfterChunks chunks comes an event data: {"error": …} and the stream
+	// ends. A request that does not stream gets 500.
+	FaultStreamError FaultKind = "stream_error"
 
 	// Realtime kinds.
 
@@ -70,10 +79,10 @@ type Fault struct {
 	Count    int       `yaml:"count" json:"count,omitempty"`
 	Fraction float64   `yaml:"fraction" json:"fraction,omitempty"`
 	// RetryAfter is the retry-after header, in seconds, for rate_limit and
-	// unavailable. Zero means 1.
+	// unavailable. Zero means no header.
 	RetryAfter int `yaml:"retry_after" json:"retry_after,omitempty"`
 	// AfterChunks is how many stream chunks go out before cut_stream,
-	// malformed_json or timeout strikes.
+	// malformed_json, stream_error or timeout strikes.
 	AfterChunks int `yaml:"after_chunks" json:"after_chunks,omitempty"`
 	// IntervalMS is the slow_drip spacing in milliseconds. Zero means 1000.
 	IntervalMS int `yaml:"interval_ms" json:"interval_ms,omitempty"`
@@ -156,9 +165,6 @@ func (in *injector) prepare(f Fault) (Fault, error) {
 	}
 	if f.Count == 0 && f.Fraction == 0 {
 		f.Count = 1
-	}
-	if f.RetryAfter == 0 {
-		f.RetryAfter = 1
 	}
 	if f.IntervalMS == 0 {
 		f.IntervalMS = 1000

@@ -38,9 +38,12 @@ func TestFaultStatuses(t *testing.T) {
 		wantCode       string
 		wantRetryAfter string
 	}{
-		{"rate limit", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7}, 429, "requests", "rate_limit_exceeded", "7"},
+		{"rate limit", sim.Fault{Kind: sim.FaultRateLimit}, 429, "requests", "rate_limit_exceeded", ""},
+		{"rate limit with retry-after", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7}, 429, "requests", "rate_limit_exceeded", "7"},
+		{"quota", sim.Fault{Kind: sim.FaultQuota, RetryAfter: 7}, 429, "insufficient_quota", "insufficient_quota", ""},
 		{"server error", sim.Fault{Kind: sim.FaultServerError}, 500, "server_error", "", ""},
-		{"unavailable", sim.Fault{Kind: sim.FaultUnavailable}, 503, "server_error", "", "1"},
+		{"unavailable", sim.Fault{Kind: sim.FaultUnavailable}, 503, "server_error", "", ""},
+		{"unavailable with retry-after", sim.Fault{Kind: sim.FaultUnavailable, RetryAfter: 2}, 503, "server_error", "", "2"},
 	}
 	for _, tc := range tests {
 		for _, stream := range []bool{false, true} {
@@ -72,8 +75,20 @@ func TestFaultStatuses(t *testing.T) {
 				if apiErr.StatusCode != tc.wantStatus || apiErr.Type != tc.wantType || apiErr.Code != tc.wantCode {
 					t.Errorf("got %d %q %q, want %d %q %q", apiErr.StatusCode, apiErr.Type, apiErr.Code, tc.wantStatus, tc.wantType, tc.wantCode)
 				}
-				if got := apiErr.Response.Header.Get("Retry-After"); got != tc.wantRetryAfter {
+				h := apiErr.Response.Header
+				if got := h.Get("Retry-After"); got != tc.wantRetryAfter {
 					t.Errorf("retry-after: got %q, want %q", got, tc.wantRetryAfter)
+				}
+				if got := h.Get("X-Request-Id"); !strings.HasPrefix(got, "req_") {
+					t.Errorf("x-request-id: got %q, want req_…", got)
+				}
+				// Only the rate limit says the requests are used up.
+				wantRemaining := ""
+				if tc.fault.Kind == sim.FaultRateLimit {
+					wantRemaining = "0"
+				}
+				if got := h.Get("X-Ratelimit-Remaining-Requests"); got != wantRemaining {
+					t.Errorf("x-ratelimit-remaining-requests: got %q, want %q", got, wantRemaining)
 				}
 				// The fault was for one request: the next one succeeds.
 				if _, err := client.Chat.Completions.New(t.Context(), userParams(false)); err != nil {

@@ -42,7 +42,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		if req.Model == "" || len(req.msgs) == 0 {
 			t.Fatalf("accepted a request without model or messages: %q", body)
 		}
-		c := newCompletion(req, script.plan(req))
+		c := newCompletion(req, script.plan(req), req.Model, promptTokens{bytes: promptBytes(req)})
 		if b := c.marshal(); !json.Valid(b) {
 			t.Fatalf("completion %q is not JSON", b)
 		}

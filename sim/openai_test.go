@@ -54,8 +54,9 @@ func TestOpenAINonStreaming(t *testing.T) {
 		t.Fatalf("choices: got %d, want 1", len(got.Choices))
 	}
 	ch := got.Choices[0]
-	if ch.Message.Content != "Hello, world!" || ch.FinishReason != "stop" || got.Model != "gpt-4o" || got.Object != "chat.completion" {
-		t.Errorf("got content %q finish %q model %q object %q, want %q stop gpt-4o chat.completion",
+	// The alias is answered by its dated snapshot, as the real API does.
+	if ch.Message.Content != "Hello, world!" || ch.FinishReason != "stop" || got.Model != "gpt-4o-2024-08-06" || got.Object != "chat.completion" {
+		t.Errorf("got content %q finish %q model %q object %q, want %q stop gpt-4o-2024-08-06 chat.completion",
 			ch.Message.Content, ch.FinishReason, got.Model, got.Object, "Hello, world!")
 	}
 	// "Be brief." (9) + "hello" (5) = 14 bytes -> 4 tokens; 13 bytes -> 4 tokens.

@@ -18,8 +18,8 @@ const EndpointChatCompletions = "/v1/chat/completions"
 
 // chatFaultKinds are the faults the chat endpoint can serve.
 func chatFaultKinds() []FaultKind {
-	return []FaultKind{FaultRateLimit, FaultServerError, FaultUnavailable, FaultTimeout,
-		FaultMalformedJSON, FaultCutStream, FaultSlowDrip}
+	return []FaultKind{FaultRateLimit, FaultQuota, FaultServerError, FaultUnavailable, FaultTimeout,
+		FaultMalformedJSON, FaultCutStream, FaultSlowDrip, FaultStreamError}
 }
 
 // Server is an OpenAI-compatible simulator. It is an http.Handler; mount it
@@ -30,6 +30,7 @@ type Server struct {
 	keys     map[string]bool
 	models   map[string]bool
 	script   *compiledScript
+	chat     *chatState
 	faults   *injector
 	rt       *realtimeState
 	clock    func() time.Time
@@ -65,6 +66,7 @@ func New(cfg Config) (*Server, error) {
 		keys:    set(cfg.Keys),
 		models:  set(cfg.Models),
 		script:  script,
+		chat:    newChatState(cfg.Models, cfg.Chat),
 		faults:  newInjector(kinds, cfg.Seed),
 		stats:   newStatsBook(endpoints),
 		rt:      rt,
@@ -106,6 +108,7 @@ func (s *Server) routes() *http.ServeMux {
 
 	// Everything else answers like the real API does for an unknown route.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", newRequestID())
 		writeAPIError(w, errInvalidURL(r.Method, r.URL.Path))
 	})
 	return mux
@@ -151,6 +154,9 @@ func (s *Server) endpoint(name string, h handler) http.Handler {
 		start := time.Now()
 		s.stats.begin(name)
 		defer s.stats.end(name)
+		// The real API names every answer, errors included, so a failure
+		// can be reported by its id.
+		w.Header().Set("X-Request-Id", newRequestID())
 		err := h(w, r)
 		var apiErr *APIError
 		switch {

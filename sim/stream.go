@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"math/rand/v2"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -107,7 +108,7 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 	drip := time.Duration(0)
 	if f != nil {
 		switch f.Kind {
-		case FaultCutStream, FaultTimeout, FaultMalformedJSON:
+		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError:
 			strikeAt = f.AfterChunks
 		case FaultSlowDrip:
 			drip = time.Duration(f.IntervalMS) * time.Millisecond
@@ -128,6 +129,9 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 		}
 		if err := s.wait(ctx, delay); err != nil {
 			return err
+		}
+		if req.obfuscate() {
+			st.chunk.Obfuscation = obfuscation()
 		}
 		if err := sw.event(st.chunk); err != nil {
 			return err
@@ -152,6 +156,11 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *complet
 	case FaultTimeout:
 		sw.flush()
 		return s.hang(ctx)
+	case FaultStreamError:
+		// The status is already 200, so the failure travels as an event in
+		// the error body's shape, and the stream ends without [DONE].
+		body, _ := errServer().MarshalJSON() // cannot fail: strings only
+		return sw.raw(string(body))
 	default: // FaultMalformedJSON
 		chunk, _ := json.Marshal(chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
 			Choices: []chunkChoice{{Delta: contentDelta{Content: "?"}}}})
@@ -160,6 +169,18 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *complet
 		}
 		return sw.done()
 	}
+}
+
+// obfuscation returns the padding the real API adds to each chunk so that
+// the size of an event does not give away the size of its tokens: random
+// letters and digits, of random length.
+func obfuscation() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 2+rand.IntN(15))
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
 }
 
 // sseWriter writes "data: <json>\n\n" events, flushing each so the client

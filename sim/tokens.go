@@ -12,38 +12,54 @@ import (
 // tokensFor returns ceil(n / 4) for a byte count.
 func tokensFor(n int) int { return (n + 3) / 4 }
 
-// promptBytes counts the request's bytes that make up the prompt: each
-// message's text content (string content, or the concatenated text of its
-// text parts), each assistant tool call's function name and arguments, and
-// each tool's function name, description and compacted parameters JSON.
-// Roles, names, ids and all other fields are not counted.
+// promptBytes counts the request's bytes that make up the prompt: the text
+// of every piece promptPieces yields.
 func promptBytes(req *chatRequest) int {
 	n := 0
-	for i := range req.msgs {
-		m := &req.msgs[i]
-		n += len(m.text)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Function.Name) + len(tc.Function.Arguments)
-		}
-	}
+	promptPieces(req, func(_, text string) { n += len(text) })
+	return n
+}
+
+// promptPieces yields the prompt's counted text in the order the model
+// reads it, which is the order a cached prefix follows: each tool's
+// function name, description and compacted parameters JSON; then each
+// message's text content (string content, or the concatenated text of its
+// text parts) and each of its tool calls' function name and arguments.
+// Roles, names, ids and all other fields are not counted; kind names the
+// piece's place (a role, or "tool") without being counted, so the same text
+// in another place is another prompt.
+func promptPieces(req *chatRequest, yield func(kind, text string)) {
 	for i := range req.Tools {
 		f := &req.Tools[i].Function
-		n += len(f.Name) + len(f.Description) + compactLen(f.Parameters)
+		yield("tool", f.Name)
+		yield("tool", f.Description)
+		yield("tool", compactJSON(f.Parameters))
 	}
-	return n
+	for i := range req.msgs {
+		m := &req.msgs[i]
+		yield(m.Role, m.text)
+		for _, tc := range m.ToolCalls {
+			yield("tool_call", tc.Function.Name)
+			yield("tool_call", tc.Function.Arguments)
+		}
+	}
 }
 
 // compactLen is the length of raw JSON without insignificant whitespace, so
 // the count does not depend on how the client indents its schemas.
-func compactLen(raw json.RawMessage) int {
+func compactLen(raw json.RawMessage) int { return len(compactJSON(raw)) }
+
+// compactJSON is raw without insignificant whitespace ("" for none; raw as
+// sent if it does not parse).
+func compactJSON(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
-		return 0
+		return ""
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
-		return len(raw)
+		return string(raw)
 	}
-	return b.Len()
+	return b.String()
 }
 
 // completionBytes counts the reply: its text content plus each tool call's

@@ -75,6 +75,9 @@ type chunkBody struct {
 	// Usage is absent without stream_options.include_usage; with it, null on
 	// every chunk but the last.
 	Usage json.RawMessage `json:"usage,omitempty"`
+	// Obfuscation is random padding, absent when the request sets
+	// stream_options.include_obfuscation to false.
+	Obfuscation string `json:"obfuscation,omitempty"`
 }
 
 type chunkChoice struct {

@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Chat configures what Chat Completions reports beyond the script's answer:
+// which model answered, the rate-limit headers and the prompt cache.
+type Chat struct {
+	// ModelAliases maps a model alias to the dated snapshot that answers for
+	// it, as the real API does: a request for "gpt-4o" gets a response whose
+	// model is "gpt-4o-2024-08-06". Nil means DefaultModelAliases(); an
+	// empty map means every model is echoed as sent.
+	ModelAliases map[string]string `yaml:"model_aliases" json:"model_aliases,omitempty"`
+	// ReasoningModels refuse max_tokens (400 unsupported_parameter), as the
+	// real reasoning models do; a listed alias covers its snapshot. Nil
+	// means DefaultReasoningModels(); an empty list means none.
+	ReasoningModels []string `yaml:"reasoning_models" json:"reasoning_models,omitempty"`
+	// RateLimits are reported in the x-ratelimit-* headers of each answer.
+	RateLimits RateLimits `yaml:"rate_limits" json:"rate_limits"`
+	// PromptCache decides which prompt tokens are reported as cached.
+	PromptCache PromptCache `yaml:"prompt_cache" json:"prompt_cache"`
+}
+
+// RateLimits are the per-minute limits each API key is given. The simulator
+// reports them and what is left; it never enforces them (a rate_limit fault
+// does that).
+type RateLimits struct {
+	// RequestsPerMinute is x-ratelimit-limit-requests. Zero means 10,000.
+	RequestsPerMinute int `yaml:"requests_per_minute" json:"requests_per_minute,omitempty"`
+	// TokensPerMinute is x-ratelimit-limit-tokens. Zero means 30,000,000.
+	TokensPerMinute int `yaml:"tokens_per_minute" json:"tokens_per_minute,omitempty"`
+}
+
+// PromptCache shapes the cache of prompt prefixes behind
+// usage.prompt_tokens_details.cached_tokens.
+type PromptCache struct {
+	// TTL is how long a prefix stays cached after its last use. Zero means
+	// 5 minutes, the shortest time the real API documents.
+	TTL time.Duration `yaml:"ttl" json:"ttl,omitempty"`
+	// MaxEntries bounds the cache (one entry per 128-token block of a
+	// prefix); the least recently used go first. Zero means 65,536.
+	MaxEntries int `yaml:"max_entries" json:"max_entries,omitempty"`
+}
+
+const (
+	defaultRequestsPerMinute = 10_000
+	defaultTokensPerMinute   = 30_000_000
+	defaultCacheTTL          = 5 * time.Minute
+	defaultCacheEntries      = 1 << 16
+)
+
+// DefaultModelAliases returns the aliases used when Chat.ModelAliases is
+// nil: each alias the spec lists with its dated snapshot.
+func DefaultModelAliases() map[string]string {
+	return map[string]string{
+		"gpt-4o":       "gpt-4o-2024-08-06",
+		"gpt-4o-mini":  "gpt-4o-mini-2024-07-18",
+		"gpt-4-turbo":  "gpt-4-turbo-2024-04-09",
+		"gpt-4.1":      "gpt-4.1-2025-04-14",
+		"gpt-4.1-mini": "gpt-4.1-mini-2025-04-14",
+		"gpt-4.1-nano": "gpt-4.1-nano-2025-04-14",
+		"o1":           "o1-2024-12-17",
+		"o3":           "o3-2025-04-16",
+		"o3-mini":      "o3-mini-2025-01-31",
+		"o4-mini":      "o4-mini-2025-04-16",
+		"gpt-5":        "gpt-5-2025-08-07",
+		"gpt-5-mini":   "gpt-5-mini-2025-08-07",
+		"gpt-5-nano":   "gpt-5-nano-2025-08-07",
+		"gpt-5.1":      "gpt-5.1-2025-11-13",
+		"gpt-5.2":      "gpt-5.2-2025-12-11",
+		"gpt-5.4-mini": "gpt-5.4-mini-2026-03-17",
+		"gpt-5.4-nano": "gpt-5.4-nano-2026-03-17",
+		"gpt-5.5":      "gpt-5.5-2026-04-23",
+	}
+}
+
+// DefaultReasoningModels returns the models used when Chat.ReasoningModels
+// is nil: the o-series and the GPT-5 family (not its chat-latest models).
+func DefaultReasoningModels() []string {
+	return []string{"o1", "o3", "o3-mini", "o4-mini",
+		"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5"}
+}
+
+func (c *Chat) validate() error {
+	for alias, snap := range c.ModelAliases {
+		if alias == "" || snap == "" {
+			return fmt.Errorf("model_aliases: empty name in %q: %q", alias, snap)
+		}
+	}
+	for i, m := range c.ReasoningModels {
+		if m == "" {
+			return fmt.Errorf("reasoning_models[%d]: empty name", i)
+		}
+	}
+	switch {
+	case c.RateLimits.RequestsPerMinute < 0 || c.RateLimits.TokensPerMinute < 0:
+		return fmt.Errorf("rate_limits: values must not be negative")
+	case c.PromptCache.TTL < 0 || c.PromptCache.MaxEntries < 0:
+		return fmt.Errorf("prompt_cache: values must not be negative")
+	}
+	return nil
+}
+
+// chatModels resolves model names for Chat Completions.
+type chatModels struct {
+	aliases   map[string]string
+	allowed   map[string]bool // nil: any model
+	reasoning map[string]bool
+}
+
+func newChatModels(allowed []string, c Chat) chatModels {
+	m := chatModels{aliases: c.ModelAliases}
+	if m.aliases == nil {
+		m.aliases = DefaultModelAliases()
+	}
+	reasoning := c.ReasoningModels
+	if reasoning == nil {
+		reasoning = DefaultReasoningModels()
+	}
+	if len(allowed) > 0 {
+		m.allowed = m.withSnapshots(allowed)
+	}
+	m.reasoning = m.withSnapshots(reasoning)
+	return m
+}
+
+// withSnapshots is the set of names plus the snapshot of each alias among
+// them: listing an alias lists the model, whichever name a request uses.
+func (m *chatModels) withSnapshots(names []string) map[string]bool {
+	out := make(map[string]bool, 2*len(names))
+	for _, n := range names {
+		out[n] = true
+		if snap, ok := m.aliases[n]; ok {
+			out[snap] = true
+		}
+	}
+	return out
+}
+
+// snapshot is the model that answers a request for name.
+func (m *chatModels) snapshot(name string) string {
+	if snap, ok := m.aliases[name]; ok {
+		return snap
+	}
+	return name
+}
+
+// accepts reports whether name, or the snapshot it resolves to, is allowed.
+func (m *chatModels) accepts(name string) bool {
+	return m.allowed == nil || m.allowed[name] || m.allowed[m.snapshot(name)]
+}
+
+func (m *chatModels) isReasoning(name string) bool {
+	return m.reasoning[name] || m.reasoning[m.snapshot(name)]
+}

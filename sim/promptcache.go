@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"container/list"
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// promptCache decides usage.prompt_tokens_details.cached_tokens the way the
+// real API's prompt caching does: a prompt whose leading tokens repeat an
+// earlier prompt's, at least 1,024 of them, reports the repeated part as
+// cached, in steps of 128 tokens. It is scoped by API key and model (the
+// real cache is per organization, and the simulator has no organizations,
+// so each key is one) and an entry lives TTL after its last use.
+//
+// Each 128-token block of a prompt (512 bytes of counted text, the unit of
+// tokensFor) is stored as the hash of everything up to its end, so a block
+// matches only when the whole prefix before it does. Only blocks from the
+// 1,024th token on are stored; earlier ones could never be reported.
+type promptCache struct {
+	ttl  time.Duration
+	max  int
+	seed maphash.Seed
+
+	mu      sync.Mutex
+	entries map[uint64]*list.Element // of *cacheEntry
+	lru     list.List                // most recently used first
+}
+
+type cacheEntry struct {
+	hash uint64
+	used time.Time
+}
+
+const (
+	cacheBlockTokens = 128
+	cacheBlockBytes  = cacheBlockTokens * 4
+	cacheMinBlocks   = 1024 / cacheBlockTokens
+)
+
+func newPromptCache(c PromptCache) *promptCache {
+	pc := &promptCache{ttl: c.TTL, max: c.MaxEntries, seed: maphash.MakeSeed(), entries: map[uint64]*list.Element{}}
+	if pc.ttl == 0 {
+		pc.ttl = defaultCacheTTL
+	}
+	if pc.max == 0 {
+		pc.max = defaultCacheEntries
+	}
+	return pc
+}
+
+// cachedTokens reports how many of the prompt's leading tokens were cached
+// by an earlier request of the same key and model, and caches this prompt's
+// blocks. promptBytes is the prompt's counted length, which lets prompts too
+// short to cache skip the hashing.
+func (pc *promptCache) cachedTokens(now time.Time, key, model string, req *chatRequest, promptBytes int) int {
+	if promptBytes < cacheMinBlocks*cacheBlockBytes {
+		return 0
+	}
+	blocks := pc.blocks(key, model, req)
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	hit := 0
+	for n := len(blocks); n >= cacheMinBlocks; n-- {
+		if pc.live(now, blocks[n-1]) {
+			hit = n
+			break
+		}
+	}
+	for _, h := range blocks[cacheMinBlocks-1:] {
+		pc.touch(now, h)
+	}
+	return hit * cacheBlockTokens
+}
+
+// blocks returns the hash of the prompt up to the end of each whole block.
+// The kind of each piece is hashed but not counted, so the same bytes under
+// another role, or split differently between messages, do not match.
+func (pc *promptCache) blocks(key, model string, req *chatRequest) []uint64 {
+	var h maphash.Hash
+	h.SetSeed(pc.seed)
+	h.WriteString(key)
+	h.WriteByte(0)
+	h.WriteString(model)
+	h.WriteByte(0)
+	var out []uint64
+	fill := 0
+	promptPieces(req, func(kind, text string) {
+		h.WriteString(kind)
+		h.WriteByte(0)
+		for len(text) > 0 {
+			n := min(len(text), cacheBlockBytes-fill)
+			h.WriteString(text[:n])
+			text, fill = text[n:], fill+n
+			if fill == cacheBlockBytes {
+				out = append(out, h.Sum64())
+				fill = 0
+			}
+		}
+	})
+	return out
+}
+
+func (pc *promptCache) live(now time.Time, h uint64) bool {
+	el, ok := pc.entries[h]
+	return ok && now.Sub(el.Value.(*cacheEntry).used) <= pc.ttl
+}
+
+// touch marks h used now, adding it and evicting the least recently used
+// entry beyond the bound.
+func (pc *promptCache) touch(now time.Time, h uint64) {
+	if el, ok := pc.entries[h]; ok {
+		el.Value.(*cacheEntry).used = now
+		pc.lru.MoveToFront(el)
+		return
+	}
+	pc.entries[h] = pc.lru.PushFront(&cacheEntry{hash: h, used: now})
+	if pc.lru.Len() > pc.max {
+		last := pc.lru.Back()
+		pc.lru.Remove(last)
+		delete(pc.entries, last.Value.(*cacheEntry).hash)
+	}
+}
