@@ -56,7 +56,7 @@ func TestRealtimeCall(t *testing.T) {
 
 			output := `[{"title":"Pasta al pomodoro"}]`
 			answer(t, c, call.CallID, output)
-			expect(t, ctx, c, "conversation.item.created")
+			expect(t, ctx, c, "conversation.item.done")
 			done, seen := expect(t, ctx, c, "response.done")
 			transcript := assertSpoken(t, seen)
 			second := decodeDone(t, done)

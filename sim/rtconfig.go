@@ -23,6 +23,11 @@ type Realtime struct {
 	Heard string `yaml:"heard" json:"heard,omitempty"`
 	// ReplyAudioMS is how long each spoken reply lasts. Zero means 1000.
 	ReplyAudioMS int `yaml:"reply_audio_ms" json:"reply_audio_ms,omitempty"`
+	// GenerationMS is how long a response generates: response.done follows
+	// response.created after this long, while a spoken reply may still be
+	// playing. Zero means a quarter of ReplyAudioMS (the API generates audio
+	// faster than real time).
+	GenerationMS int `yaml:"generation_ms" json:"generation_ms,omitempty"`
 	// DeltaBytes is the size of each transcript or arguments delta. Zero
 	// means 16.
 	DeltaBytes int `yaml:"delta_bytes" json:"delta_bytes,omitempty"`
@@ -53,8 +58,8 @@ func (r *Realtime) validate() error {
 	default:
 		return fmt.Errorf("audio: want %q or %q, got %q", AudioEcho, AudioSilence, r.Audio)
 	}
-	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 {
-		return fmt.Errorf("turn_packets, reply_audio_ms and delta_bytes must not be negative")
+	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 || r.GenerationMS < 0 {
+		return fmt.Errorf("turn_packets, reply_audio_ms, generation_ms and delta_bytes must not be negative")
 	}
 	return nil
 }
@@ -72,6 +77,9 @@ func (r Realtime) withDefaults() Realtime {
 	}
 	if r.ReplyAudioMS == 0 {
 		r.ReplyAudioMS = 1000
+	}
+	if r.GenerationMS == 0 {
+		r.GenerationMS = r.ReplyAudioMS / 4
 	}
 	if r.DeltaBytes == 0 {
 		r.DeltaBytes = 16

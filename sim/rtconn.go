@@ -32,9 +32,10 @@ type rtSession struct {
 	sinks       []*sink
 	items       []convItem
 	active      *activeResponse
-	bufferedMS  int   // input audio not yet committed
-	audioPosMS  int   // input audio committed so far
-	packetsSeen int64 // RTP packets already added to bufferedMS
+	playing     *playback // a WebRTC call's reply audio, until it has played
+	bufferedMS  int       // input audio not yet committed
+	audioPosMS  int       // input audio committed so far
+	packetsSeen int64     // RTP packets already added to bufferedMS
 	pending     map[string]bool
 	prevInput   tokenCount
 }
@@ -101,9 +102,12 @@ func (ss *rtSession) run() {
 	defer close(ss.exited)
 	defer ss.shutdown()
 	for {
-		var speechDone <-chan time.Time
-		if ss.active != nil && ss.active.timer != nil {
-			speechDone = ss.active.timer.C
+		var generated, played <-chan time.Time
+		if ss.active != nil && ss.active.gen != nil {
+			generated = ss.active.gen.C
+		}
+		if ss.playing != nil {
+			played = ss.playing.timer.C
 		}
 		select {
 		case <-ss.ctx.Done():
@@ -129,16 +133,16 @@ func (ss *rtSession) run() {
 			ss.handle(in)
 		case <-ss.kick:
 			ss.takeRTPAudio()
-		case <-speechDone:
-			ss.finishSpeech()
+		case <-generated:
+			ss.finishGeneration()
+		case <-played:
+			ss.endPlayback()
 		}
 	}
 }
 
 func (ss *rtSession) shutdown() {
-	if ss.active != nil {
-		ss.active.stopAudio()
-	}
+	ss.quiet()
 	for _, k := range ss.sinks {
 		k.end(opClose)
 	}
@@ -312,10 +316,8 @@ func (ss *rtSession) createItem(ev *clientEvent, from *sink) *APIError {
 		prev = ss.idBefore(at)
 	}
 	ss.items = append(ss.items[:at], append([]convItem{ci}, ss.items[at:]...)...)
-	out := newEvent("conversation.item.created")
-	out.PreviousItemID = prev
-	out.Item = &it
-	ss.emit(out)
+	ss.emitConversationItem("added", prev, it)
+	ss.emitConversationItem("done", prev, it)
 	return nil
 }
 

@@ -18,7 +18,8 @@ func realtimeSchemas() map[string]string {
 	return map[string]string{
 		"session.created":                                       "RealtimeServerEventSessionCreated",
 		"session.updated":                                       "RealtimeServerEventSessionUpdated",
-		"conversation.item.created":                             "RealtimeServerEventConversationItemCreated",
+		"conversation.item.added":                               "RealtimeServerEventConversationItemAdded",
+		"conversation.item.done":                                "RealtimeServerEventConversationItemDone",
 		"conversation.item.deleted":                             "RealtimeServerEventConversationItemDeleted",
 		"conversation.item.retrieved":                           "RealtimeServerEventConversationItemRetrieved",
 		"conversation.item.truncated":                           "RealtimeServerEventConversationItemTruncated",
@@ -94,16 +95,20 @@ func TestRealtimeEventsMatchSpec(t *testing.T) {
 	schemas, exceptions := realtimeSchemas(), specExceptions()
 	seen := map[string]bool{}
 	for _, e := range all {
+		seen[e.Type] = true
 		name, ok := schemas[e.Type]
 		if !ok {
 			t.Errorf("emitted %s, which has no schema mapping: %s", e.Type, e.Raw)
 			continue
 		}
-		seen[e.Type] = true
 		raw := stripNulls(t, e.Raw, exceptions[e.Type])
 		if err := spec.Validate(name, raw); err != nil {
 			t.Errorf("%s: %v\n%s", e.Type, err, e.Raw)
 		}
+		checkOpenAIDecode(t, e)
+	}
+	if seen["conversation.item.created"] {
+		t.Error("the beta conversation.item.created was sent")
 	}
 	for typ := range schemas {
 		if !seen[typ] {
@@ -177,7 +182,7 @@ func socketScenario(t *testing.T, ctx context.Context, base string) []simtest.Ev
 
 	send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"id": "msg_1", "type": "message", "role": "user",
 		"content": []any{map[string]any{"type": "input_text", "text": "hello"}}}})
-	until("conversation.item.created")
+	until("conversation.item.done")
 	send(map[string]any{"type": "conversation.item.retrieve", "item_id": "msg_1"})
 	until("conversation.item.retrieved")
 	send(map[string]any{"type": "conversation.item.delete", "item_id": "msg_1"})
@@ -236,7 +241,19 @@ func callScenario(t *testing.T, ctx context.Context, base string) []simtest.Even
 	if err := c.Send(map[string]any{"type": "output_audio_buffer.clear"}); err != nil {
 		t.Fatal(err)
 	}
-	until("output_audio_buffer.cleared")
-	until("response.done")
+	cleared, seen := expect(t, ctx, c, "output_audio_buffer.cleared")
+	got = append(append(got, seen...), cleared)
+	if !hasType(seen, "response.done") {
+		until("response.done")
+	}
 	return got
+}
+
+func hasType(events []simtest.Event, typ string) bool {
+	for _, e := range events {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
 }

@@ -47,10 +47,8 @@ func FuzzDecodeClientEvent(f *testing.F) {
 		// Twice: the second run sees the state the first one left.
 		for range 2 {
 			ss.handle(inEvent{data: data})
-			if ss.active != nil {
-				ss.active.stopAudio()
-				ss.active = nil
-			}
+			ss.quiet()
+			ss.active = nil
 		}
 		if _, err := json.Marshal(ss.cfg); err != nil {
 			t.Fatalf("session no longer renders: %v", err)

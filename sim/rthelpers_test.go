@@ -28,6 +28,9 @@ func newRealtimeSim(t *testing.T, rt sim.Realtime) (*sim.Server, string) {
 	if rt.ReplyAudioMS == 0 {
 		rt.ReplyAudioMS = 200
 	}
+	if rt.GenerationMS == 0 {
+		rt.GenerationMS = 100 // long enough for a response.cancel sent at once to find it generating
+	}
 	return newSim(t, sim.Config{Realtime: rt})
 }
 
@@ -203,4 +206,68 @@ func newHTTPServer(t *testing.T, s *sim.Server) string {
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { _ = s.Close() })
 	return ts.URL
+}
+
+// dialModelSocket opens a ?model= WebSocket session, closed at cleanup.
+func dialModelSocket(t *testing.T, base string) *simtest.Socket {
+	t.Helper()
+	ws, _, err := simtest.DialSocket(testCtx(t), base, simtest.TestKey, "model=gpt-realtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ws.Close)
+	return ws
+}
+
+// jsonValue decodes a JSON literal.
+func jsonValue(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// eventOf returns the first event of type typ.
+func eventOf(t *testing.T, events []simtest.Event, typ string) simtest.Event {
+	t.Helper()
+	for _, e := range events {
+		if e.Type == typ {
+			return e
+		}
+	}
+	t.Fatalf("no %s among %v", typ, types(events))
+	return simtest.Event{}
+}
+
+func indexOf(events []simtest.Event, e simtest.Event) int {
+	for i := range events {
+		if string(events[i].Raw) == string(e.Raw) {
+			return i
+		}
+	}
+	return -1
+}
+
+func types(events []simtest.Event) []string {
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+// itemID is the id of an event's item.
+func itemID(e simtest.Event) string {
+	it, _ := e.Map()["item"].(map[string]any)
+	id, _ := it["id"].(string)
+	return id
+}
+
+// errorCode is the code of an error event.
+func errorCode(e simtest.Event) string {
+	m, _ := e.Map()["error"].(map[string]any)
+	code, _ := m["code"].(string)
+	return code
 }

@@ -6,10 +6,13 @@ import (
 	"time"
 )
 
-// A response plays the script's reply: spoken (or text) content first, then
-// tool calls, then response.done with usage. Tool calls go out at once;
-// speech holds the response open for Realtime.ReplyAudioMS while the audio
-// "plays", so response.cancel and barge-in have something to cut.
+// A response plays the script's reply: the message (transcript deltas and,
+// spoken, its audio) starts at once, then the response stays "generating"
+// for Realtime.GenerationMS, when the message closes, tool calls go out and
+// response.done follows with usage. As in the API, generation ends before
+// playback does: over WebRTC the reply's audio goes on playing after
+// response.done, and output_audio_buffer.stopped marks its end (see
+// rtplayback.go). response.cancel can only cut a response still generating.
 
 type activeResponse struct {
 	resp     rtResponse
@@ -18,18 +21,19 @@ type activeResponse struct {
 	msg      *rtItem // the message being spoken or written
 	outIndex int
 	audio    bool
-	audioMS  int
+	audioMS  int // audio the reply generates
 	started  time.Time
-	timer    *time.Timer
-	stopSend func()
+	gen      *time.Timer // fires when generation ends
+	genMS    int
+	// heardMS caps the audio the message keeps in the conversation when
+	// its playback was cut before generation ended; nil when not cut.
+	heardMS *int
 }
 
-func (a *activeResponse) stopAudio() {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-	if a.stopSend != nil {
-		a.stopSend()
+func (a *activeResponse) stopTimer() {
+	if a.gen != nil {
+		a.gen.Stop()
+		a.gen = nil
 	}
 }
 
@@ -56,7 +60,7 @@ func (ss *rtSession) startResponse() {
 		maxOut = "inf"
 	}
 	a := &activeResponse{in: ss.inputCount(), rep: ss.srv.script.plan(ss.chatView()), started: time.Now(),
-		audio: !ss.view.textOnly}
+		audio: !ss.view.textOnly, genMS: ss.rt.GenerationMS}
 	a.resp = rtResponse{Object: "realtime.response", ID: "resp_" + randomID()[:21], Status: "in_progress",
 		Output: []rtItem{}, ConversationID: ss.convID, OutputModalities: mods, MaxOutputTokens: maxOut}
 	a.resp.Audio = &responseAudio{}
@@ -69,19 +73,14 @@ func (ss *rtSession) startResponse() {
 	ss.emit(created)
 	if a.rep.text != "" {
 		ss.startMessage(a)
-		if a.timer != nil {
-			return // finishSpeech continues once the audio has played
-		}
-		ss.endMessage(a, "completed")
 	}
-	ss.finishResponse()
+	a.gen = time.NewTimer(time.Duration(a.genMS) * time.Millisecond)
 }
 
 func (ss *rtSession) startMessage(a *activeResponse) {
 	a.msg = &rtItem{ID: "item_" + randomID()[:21], Object: "realtime.item", Type: "message",
 		Status: "in_progress", Role: "assistant", Content: []rtContent{}}
-	added := ss.itemEvent("response.output_item.added", a, *a.msg)
-	ss.emit(added)
+	ss.emitOutputItem("added", a, *a.msg)
 	part, deltaType := rtContent{Type: "text", Text: ptr("")}, "response.output_text.delta"
 	if a.audio {
 		part, deltaType = rtContent{Type: "audio", Transcript: ptr("")}, "response.output_audio_transcript.delta"
@@ -97,14 +96,10 @@ func (ss *rtSession) startMessage(a *activeResponse) {
 	}
 	a.audioMS = ss.rt.ReplyAudioMS
 	if ss.call != nil {
-		started := newEvent("output_audio_buffer.started")
-		started.ResponseID = a.resp.ID
-		ss.emit(started)
-		a.stopSend = ss.call.speak(a.audioMS)
+		ss.startPlayback(a)
 	} else {
 		ss.sendPCM(a)
 	}
-	a.timer = time.NewTimer(time.Duration(a.audioMS) * time.Millisecond)
 }
 
 // sendPCM sends a WebSocket session's reply audio: PCM16 silence at 24 kHz
@@ -119,12 +114,18 @@ func (ss *rtSession) sendPCM(a *activeResponse) {
 	}
 }
 
-// finishSpeech runs when a spoken reply has played out.
-func (ss *rtSession) finishSpeech() {
+// finishGeneration runs when the active response has generated everything.
+func (ss *rtSession) finishGeneration() {
 	a := ss.active
-	a.timer = nil
-	ss.endMessage(a, "completed")
-	ss.finishResponse()
+	a.gen = nil
+	if a.msg != nil {
+		ss.endMessage(a, "completed")
+	}
+	for _, c := range a.rep.calls {
+		ss.emitCall(a, c)
+	}
+	a.resp.Status = "completed"
+	ss.done(a)
 }
 
 // endMessage closes the message content; a cut message is "incomplete".
@@ -153,10 +154,14 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 	}
 	it := *a.msg
 	it.Status, it.Content = status, []rtContent{part}
-	ss.emit(ss.itemEvent("response.output_item.done", a, it))
+	ss.emitOutputItem("done", a, it)
 	ci := convItem{item: it}
 	if a.audio {
-		ci.audioTok = audioOutTokens(a.audioMS)
+		ms := a.audioMS
+		if a.heardMS != nil {
+			ms = min(ms, *a.heardMS)
+		}
+		ci.audioTok = audioOutTokens(ms)
 	} else {
 		ci.textBytes = len(text)
 	}
@@ -165,20 +170,11 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 	a.outIndex++
 }
 
-func (ss *rtSession) finishResponse() {
-	a := ss.active
-	for _, c := range a.rep.calls {
-		ss.emitCall(a, c)
-	}
-	a.resp.Status = "completed"
-	ss.done(a)
-}
-
 // emitCall sends one function call: added, argument deltas, done.
 func (ss *rtSession) emitCall(a *activeResponse, c toolCall) {
 	it := rtItem{ID: "item_" + randomID()[:21], Object: "realtime.item", Type: "function_call",
 		Status: "in_progress", CallID: "call_" + randomID()[:16], Name: c.Name, Arguments: ptr("")}
-	ss.emit(ss.itemEvent("response.output_item.added", a, it))
+	ss.emitOutputItem("added", a, it)
 	for p := range pieces(c.Arguments, ss.rt.DeltaBytes) {
 		d := newEvent("response.function_call_arguments.delta")
 		d.ResponseID, d.ItemID, d.OutputIndex, d.CallID, d.Delta = a.resp.ID, it.ID, ptr(a.outIndex), it.CallID, ptr(p)
@@ -189,12 +185,29 @@ func (ss *rtSession) emitCall(a *activeResponse, c toolCall) {
 	done.Name, done.Arguments = c.Name, ptr(c.Arguments)
 	ss.emit(done)
 	it.Status, it.Arguments = "completed", ptr(c.Arguments)
-	ss.emit(ss.itemEvent("response.output_item.done", a, it))
+	ss.emitOutputItem("done", a, it)
 	ss.items = append(ss.items, convItem{item: it, textBytes: len(c.Name) + len(c.Arguments)})
 	a.resp.Output = append(a.resp.Output, it)
 	a.outIndex++
 	ss.pending[it.CallID] = true
 	ss.stats.update(func(s *CallStats) { s.ToolCalls++ })
+}
+
+// emitOutputItem announces an output item twice, as the GA API does: to the
+// response (response.output_item.added/done) and to the conversation
+// (conversation.item.added/done). stage is "added" or "done".
+func (ss *rtSession) emitOutputItem(stage string, a *activeResponse, it rtItem) {
+	ev := newEvent("response.output_item." + stage)
+	ev.ResponseID, ev.OutputIndex, ev.Item = a.resp.ID, ptr(a.outIndex), &it
+	ss.emit(ev)
+	ss.emitConversationItem(stage, ss.lastItemID(), it)
+}
+
+// emitConversationItem sends conversation.item.added or .done.
+func (ss *rtSession) emitConversationItem(stage string, prev *string, it rtItem) {
+	ev := newEvent("conversation.item." + stage)
+	ev.PreviousItemID, ev.Item = prev, &it
+	ss.emit(ev)
 }
 
 // done sends response.done with the usage of everything a produced.
@@ -213,50 +226,25 @@ func (ss *rtSession) done(a *activeResponse) {
 	ev.Response = &a.resp
 	ss.emit(ev)
 	ss.prevInput = a.in
-	if a.audio && a.msg != nil && ss.call != nil {
-		stopped := newEvent("output_audio_buffer.stopped")
-		stopped.ResponseID = a.resp.ID
-		ss.emit(stopped)
-	}
 	ss.active = nil
 }
 
-// cancelResponse ends the active response early: response.cancel, or the
-// user speaking over it. Spoken audio counts only as far as it played.
+// cancelResponse ends the active response while it is still generating:
+// response.cancel, or the user speaking over it. Its audio counts only as
+// far as it was generated, and a reply still playing stops there.
 func (ss *rtSession) cancelResponse(reason string) {
 	a := ss.active
-	a.stopAudio()
-	if a.timer != nil {
-		a.timer = nil
-		a.audioMS = min(a.audioMS, int(time.Since(a.started).Milliseconds()))
-		if ss.call != nil {
-			cleared := newEvent("output_audio_buffer.cleared")
-			cleared.ResponseID = a.resp.ID
-			ss.emit(cleared)
+	a.stopTimer()
+	if a.msg != nil {
+		if a.genMS > 0 {
+			a.audioMS = min(a.audioMS, a.audioMS*int(time.Since(a.started).Milliseconds())/a.genMS)
 		}
+		ss.shortenPlayback(a.resp.ID, a.audioMS)
 		ss.endMessage(a, "incomplete")
 	}
 	a.resp.Status = "cancelled"
 	a.resp.StatusDetails = &statusDetails{Type: "cancelled", Reason: reason}
 	ss.done(a)
-}
-
-// clearOutput cuts the audio of a WebRTC call's reply (output_audio_buffer.clear).
-func (ss *rtSession) clearOutput() *APIError {
-	if ss.call == nil {
-		return errInvalidValue("type", "output_audio_buffer.clear is only supported for WebRTC connections.")
-	}
-	if ss.active == nil || ss.active.timer == nil {
-		return &APIError{Type: "invalid_request_error", Code: "output_audio_buffer_empty", Message: "There is no output audio to clear."}
-	}
-	ss.cancelResponse("client_cancelled")
-	return nil
-}
-
-func (ss *rtSession) itemEvent(typ string, a *activeResponse, it rtItem) *rtEvent {
-	ev := newEvent(typ)
-	ev.ResponseID, ev.OutputIndex, ev.Item = a.resp.ID, ptr(a.outIndex), &it
-	return ev
 }
 
 func (ss *rtSession) partEvent(typ string, a *activeResponse, part rtContent) *rtEvent {

@@ -24,6 +24,9 @@ func (ss *rtSession) maybeCommit() {
 	if !ss.view.createResponse {
 		return
 	}
+	if ss.view.interrupt && ss.playing != nil {
+		ss.cutPlayback()
+	}
 	if ss.active != nil {
 		if !ss.view.interrupt {
 			return
@@ -57,9 +60,8 @@ func (ss *rtSession) commit() {
 		Content: []rtContent{{Type: "input_audio"}}}
 	tok := audioInTokens(ms)
 	ss.items = append(ss.items, convItem{item: it, audioTok: tok, userText: ss.rt.Heard})
-	created := newEvent("conversation.item.created")
-	created.PreviousItemID, created.Item = prev, &it
-	ss.emit(created)
+	ss.emitConversationItem("added", prev, it)
+	ss.emitConversationItem("done", prev, it)
 
 	if ss.view.transcribe {
 		tr := newEvent("conversation.item.input_audio_transcription.completed")

@@ -1,0 +1,150 @@
+package sim_test
+
+import (
+	"encoding/base64"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// TestRealtimeItemEvents: every item that joins the conversation is
+// announced with the GA conversation.item.added then conversation.item.done
+// (items a client creates, committed audio and the model's output items),
+// and the beta conversation.item.created never goes out.
+func TestRealtimeItemEvents(t *testing.T) {
+	t.Parallel()
+	_, base := newRealtimeSim(t, sim.Realtime{})
+	ctx := testCtx(t)
+	ws := dialModelSocket(t, base)
+	expect(t, ctx, ws, "session.created")
+	if err := ws.Send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime",
+		"tools": []any{jsonValue(t, recipeToolJSON)}}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, ws, "session.updated")
+
+	var all []simtest.Event
+	next := func() simtest.Event {
+		t.Helper()
+		e, err := ws.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, e)
+		return e
+	}
+	// A client's item: added, then done, for the same item.
+	if err := ws.Send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"id": "msg_1",
+		"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "hi"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	assertItemPair(t, next(), next(), "msg_1")
+
+	// Committed audio: committed, then the user item added and done.
+	if err := ws.Send(map[string]any{"type": "input_audio_buffer.append", "audio": base64.StdEncoding.EncodeToString(make([]byte, 48000))}); err != nil {
+		t.Fatal(err)
+	}
+	done, seen := expect(t, ctx, ws, "response.done")
+	all = append(append(all, seen...), done)
+	committed := eventOf(t, seen, "input_audio_buffer.committed")
+	userID, _ := committed.Map()["item_id"].(string)
+	i := indexOf(seen, committed)
+	assertItemPair(t, seen[i+1], seen[i+2], userID)
+
+	// The model's output item: conversation.item.added right after
+	// response.output_item.added, conversation.item.done right after
+	// response.output_item.done.
+	callID := decodeDone(t, done).Response.Output[0].CallID
+	for i, e := range seen {
+		switch e.Type {
+		case "response.output_item.added", "response.output_item.done":
+			want := map[string]string{"response.output_item.added": "conversation.item.added", "response.output_item.done": "conversation.item.done"}[e.Type]
+			if i+1 >= len(seen) || seen[i+1].Type != want || itemID(seen[i+1]) != itemID(e) {
+				t.Errorf("%s for %s not followed by %s for the same item", e.Type, itemID(e), want)
+			}
+		}
+	}
+
+	// A function_call_output answering the model: added, then done.
+	if err := ws.Send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"id": "out_1",
+		"type": "function_call_output", "call_id": callID, "output": "[]"}}); err != nil {
+		t.Fatal(err)
+	}
+	assertItemPair(t, next(), next(), "out_1")
+	for _, e := range all {
+		if e.Type == "conversation.item.created" {
+			t.Errorf("beta event sent: %s", e.Raw)
+		}
+	}
+}
+
+func assertItemPair(t *testing.T, added, done simtest.Event, id string) {
+	t.Helper()
+	if added.Type != "conversation.item.added" || done.Type != "conversation.item.done" || itemID(added) != id || itemID(done) != id {
+		t.Errorf("got %s (%s), %s (%s); want conversation.item.added then .done for %s", added.Type, itemID(added), done.Type, itemID(done), id)
+	}
+	checkOpenAIDecode(t, added)
+	checkOpenAIDecode(t, done)
+}
+
+// TestRealtimeDoneBeforePlayback: over WebRTC response.done comes when the
+// response has been generated, while its audio still plays;
+// output_audio_buffer.stopped follows once it has played out.
+// output_audio_buffer.clear cuts the audio without cancelling anything, and
+// response.cancel is refused once the response is done.
+func TestRealtimeDoneBeforePlayback(t *testing.T) {
+	t.Parallel()
+	_, base := newRealtimeSim(t, sim.Realtime{ReplyAudioMS: 600, GenerationMS: 100})
+	ctx := testCtx(t)
+	c, _ := dialCall(t, ctx, base, "multipart+apikey")
+	speak := func() {
+		t.Helper()
+		if err := c.Send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
+			"content": []any{map[string]any{"type": "input_text", "text": "tell me a joke"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Send(map[string]any{"type": "response.create"}); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, ctx, c, "output_audio_buffer.started")
+	}
+
+	speak()
+	start := time.Now()
+	done := expectEvent(t, ctx, c, "response.done")
+	atDone := time.Since(start)
+	if st := decodeDone(t, done).Response.Status; st != "completed" {
+		t.Errorf("response.done status %q, want completed", st)
+	}
+	e, err := c.Next(ctx)
+	if err != nil || e.Type != "output_audio_buffer.stopped" {
+		t.Fatalf("after response.done: %q (%v), want output_audio_buffer.stopped", e.Type, err)
+	}
+	atStopped := time.Since(start)
+	if atDone > 400*time.Millisecond || atStopped < 450*time.Millisecond {
+		t.Errorf("response.done after %v, stopped after %v; want done at generation end (~100 ms), stopped at playback end (~600 ms)", atDone, atStopped)
+	}
+
+	// Clearing the buffer while the response still generates cuts the
+	// audio (cleared, never stopped) and leaves the response to complete.
+	speak()
+	if err := c.Send(map[string]any{"type": "output_audio_buffer.clear"}); err != nil {
+		t.Fatal(err)
+	}
+	done, seen := expect(t, ctx, c, "response.done")
+	if !hasType(seen, "output_audio_buffer.cleared") {
+		t.Errorf("no output_audio_buffer.cleared before response.done: %v", types(seen))
+	}
+	if st := decodeDone(t, done).Response.Status; st != "completed" {
+		t.Errorf("after output_audio_buffer.clear the response is %q, want completed", st)
+	}
+	if err := c.Send(map[string]any{"type": "response.cancel"}); err != nil {
+		t.Fatal(err)
+	}
+	e, seen = expect(t, ctx, c, "error")
+	if code := errorCode(e); code != "response_cancel_not_active" || hasType(seen, "output_audio_buffer.stopped") {
+		t.Errorf("response.cancel after response.done: %q (after %v), want response_cancel_not_active and no stopped", code, types(seen))
+	}
+}
