@@ -43,6 +43,7 @@ type Main struct {
 	httpServer    *http.Server
 	metricsServer *http.Server
 	ln            net.Listener
+	metricsLn     net.Listener
 	serveErr      chan error
 
 	stopBackground context.CancelFunc
@@ -86,10 +87,11 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
 	if m.Server, err = server.New(server.Params{
-		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry, Quota: m.Quota, Tools: m.Tools,
+		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry,
 	}); err != nil {
 		return err
 	}
+	m.Server.Mount(routes(m))
 	var h http.Handler = m.Server
 	if m.Wrap != nil {
 		h = m.Wrap(h)
@@ -97,10 +99,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.ln, err = net.Listen("tcp", cfg.Server.Addr); err != nil {
 		return err
 	}
+	// No ReadTimeout or WriteTimeout here: they would cut off streams. The
+	// server bounds body reads, and non-streaming routes' work and writes,
+	// per request.
 	m.httpServer = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.Server.ReadTimeout,
 		IdleTimeout:       2 * time.Minute,
+		BaseContext:       m.Server.BaseContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	m.serveErr = make(chan error, 2)
@@ -110,6 +116,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("metrics listener: %w", err)
 		}
+		m.metricsLn = mln
 		m.metricsServer = &http.Server{Handler: m.Server.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { m.serveErr <- m.metricsServer.Serve(mln) }()
 	}
@@ -126,11 +133,27 @@ func (m *Main) URL() string {
 	return "http://127.0.0.1:" + port
 }
 
+// MetricsURL is the base URL of the separate metrics listener on loopback,
+// or "" when metrics are served on the main listener.
+func (m *Main) MetricsURL() string {
+	if m.metricsLn == nil {
+		return ""
+	}
+	_, port, _ := net.SplitHostPort(m.metricsLn.Addr().String())
+	return "http://127.0.0.1:" + port
+}
+
 // Wait returns when the HTTP server stops on its own (a listener failure).
 func (m *Main) Wait() <-chan error { return m.serveErr }
 
+// poolCloseWait bounds closing the pool: pgxpool waits for every acquired
+// connection, and a call that ignores its context could hold one forever.
+const poolCloseWait = 2 * time.Second
+
 // Close drains: /readyz turns 503, new connections stop, in-flight requests
-// finish within the shutdown timeout, then the pool closes.
+// finish within the shutdown timeout (past it they are cancelled and answer
+// 503), then the pool closes. It returns within drain delay + shutdown
+// timeout + a few seconds, whatever the database does.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
 	if m.Server != nil && m.Config.Server.DrainDelay > 0 {
@@ -142,7 +165,7 @@ func (m *Main) Close(ctx context.Context) error {
 		}
 	}
 	if m.httpServer != nil {
-		errs = append(errs, server.Shutdown(ctx, m.httpServer, m.Server, m.Config.Server.ShutdownTimeout))
+		errs = append(errs, m.Server.Shutdown(m.httpServer, m.Config.Server.ShutdownTimeout))
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())
@@ -155,7 +178,13 @@ func (m *Main) Close(ctx context.Context) error {
 		m.Verifier.Close()
 	}
 	if m.Pool != nil {
-		m.Pool.Close()
+		closed := make(chan struct{})
+		go func() { m.Pool.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(poolCloseWait):
+			errs = append(errs, fmt.Errorf("database pool: connections still in use after %s; not waiting for them", poolCloseWait))
+		}
 	}
 	return errors.Join(errs...)
 }

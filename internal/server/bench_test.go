@@ -20,9 +20,6 @@ import (
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
-	"github.com/voxgate/voxgate/internal/httpx"
-	"github.com/voxgate/voxgate/quota"
-	"github.com/voxgate/voxgate/tools"
 )
 
 // BenchmarkMiddleware measures the whole middleware stack (request id,
@@ -104,31 +101,16 @@ func benchHandler(b *testing.B, p auth.Params) http.Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	reg := prometheus.NewRegistry()
-	q, err := quota.New(quota.Params{Pool: pool, Config: cfg.Quota, Registerer: reg})
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg2, err := tools.NewRegistry(tools.RegistryParams{Plans: cfg.Quota.PlanNames()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ex, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg2, Plans: q})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(Params{Config: &cfg, Pool: pool, Verifier: v, Registry: reg, Quota: q, Tools: ex,
+	s, err := New(Params{Config: &cfg, Pool: pool, Verifier: v, Registry: prometheus.NewRegistry(),
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /bench", s.user(func(w http.ResponseWriter, r *http.Request) error {
+	s.Mount([]Route{{Pattern: "GET /bench", Handler: s.User(func(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(200)
 		return nil
-	}))
-	mux.Handle(missPattern, httpx.Handle(misses(mux)))
-	return s.middleware(mux)
+	})}})
+	return s
 }
 
 func jwksFor(b *testing.B, k *ecdsa.PrivateKey, kid string) string {

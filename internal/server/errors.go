@@ -2,4 +2,4 @@ package server
 
 import "errors"
 
-var errMissingParams = errors.New("server: Config, Pool, Verifier, Registry, Quota and Tools are required")
+var errMissingParams = errors.New("server: Config, Pool, Verifier and Registry are required")

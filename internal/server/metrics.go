@@ -51,12 +51,11 @@ func (m *httpMetrics) observe(route string, status int, d time.Duration) {
 	m.duration.WithLabelValues(route).Observe(d.Seconds())
 }
 
-func (s *Server) metricsHandler() http.Handler {
+// MetricsHandler serves /metrics in Prometheus format, on the main listener
+// or on a separate one.
+func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
 }
-
-// MetricsHandler serves /metrics on a separate listener when configured.
-func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler() }
 
 // statusLabels holds the label text of every HTTP status, so counting a
 // request does not format an integer.

@@ -17,9 +17,10 @@ import (
 )
 
 // middleware wraps the mux, outermost first: request id, access log and
-// metrics, panic recovery, CORS, body limit.
+// metrics, panic recovery, CORS, body deadline, body limit.
 func (s *Server) middleware(mux http.Handler) http.Handler {
 	h := s.limitBody(mux)
+	h = s.bodyDeadline(h)
 	h = s.cors(h)
 	h = s.recoverPanics(h)
 	return s.observe(h)
@@ -59,6 +60,10 @@ func (w *statusWriter) Flush() {
 	}
 }
 
+// statusClientGone is recorded for a request whose client went away before
+// any response was written (nginx's 499): it is not a server error.
+const statusClientGone = 499
+
 // observe assigns the request id, then logs and counts the request under its
 // route pattern once it is done. It never logs headers or bodies: they carry
 // tokens and health data.
@@ -77,7 +82,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			route = "unmatched"
 		}
 		status := sw.status
-		if status == 0 {
+		switch {
+		case status != 0:
+		case httpx.ClientGone(r.Context()):
+			status = statusClientGone
+		default:
 			status = http.StatusOK
 		}
 		elapsed := time.Since(start)
