@@ -23,7 +23,7 @@ const devDir = ".voxgate"
 const devDatabase = "voxgate_dev"
 
 func runDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlags("dev", "Runs the gateway with zero setup: a local PostgreSQL (found or started under ./.voxgate/), a dev JWT secret kept in ./.voxgate/, the unlimited 'bench' plan, and a printed dev token.", stderr)
+	fs := newFlags("dev", "Runs the gateway with zero setup: a local PostgreSQL (found or started under ./.voxgate/), a dev JWT secret kept in ./.voxgate/, the unlimited 'bench' plan, the demo tools and their tables (VOXGATE_DEMO=false leaves them off), and a printed dev token.", stderr)
 	cfgPath := fs.String("config", "", "path to voxgate.yaml (default $VOXGATE_CONFIG)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (VOXGATE_ADDR overrides)")
 	if err := fs.Parse(args); err != nil {

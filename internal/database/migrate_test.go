@@ -201,6 +201,23 @@ func TestSetFailureNamesTheFile(t *testing.T) {
 	}
 }
 
+// The core set holds no demo table: a deployment without the demo has no
+// recipes, in public or anywhere.
+func TestCoreHasNoDemoTables(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var tables []string
+	rows, _ := pool.Query(context.Background(), `SELECT table_schema || '.' || table_name FROM information_schema.tables
+		WHERE table_name IN ('recipes', 'profiles', 'meals', 'allergen_groups') OR table_schema = 'demo'`)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 0 {
+		t.Fatalf("core migrations created %v", tables)
+	}
+}
+
 // Latest reads the embedded files once, not on every call: /readyz calls it
 // on every probe.
 func TestLatestParsesOnce(t *testing.T) {

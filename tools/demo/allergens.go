@@ -34,7 +34,7 @@ type allergenCache struct {
 	loaded time.Time
 }
 
-const allergenMapSQL = `SELECT term, allergen FROM allergen_groups ORDER BY term, allergen`
+const allergenMapSQL = `SELECT term, allergen FROM demo.allergen_groups ORDER BY term, allergen`
 
 func (c *allergenCache) get(ctx context.Context, d *app) (map[string][]string, error) {
 	c.mu.Lock()

@@ -37,7 +37,7 @@ const benchCallers = 32
 //
 //	go test ./tools/demo -run '^$' -bench SearchRecipes -benchtime 4000x -count 3
 func BenchmarkSearchRecipes(b *testing.B) {
-	pool := pgtest.NewPool(b, pgtest.URL(b), 10)
+	pool := pgtest.NewPool(b, pgtest.URL(b, Migrations), 10)
 	f := newFixture(b, pool, false)
 	f.profile(b, "bench", "none", "peanuts", "shellfish")
 	ctx := context.Background()

@@ -33,7 +33,7 @@ type fixture struct {
 func newFixture(t testing.TB, pool *pgxpool.Pool, dryRun bool) *fixture {
 	t.Helper()
 	if pool == nil {
-		pool = pgtest.Pool(t)
+		pool = pgtest.Pool(t, Migrations)
 	}
 	ts, err := Tools(Params{DB: pool, DryRun: dryRun, Now: func() time.Time { return fixedNow }})
 	if err != nil {
@@ -57,7 +57,7 @@ func (f *fixture) profile(t testing.TB, user, diet string, allergies ...string) 
 		allergies = []string{}
 	}
 	_, err := f.pool.Exec(context.Background(),
-		`INSERT INTO profiles (user_id, display_name, diet, allergies, goals, fitness_level)
+		`INSERT INTO demo.profiles (user_id, display_name, diet, allergies, goals, fitness_level)
 		 VALUES ($1, 'Test Person', $2, $3, '{"primary":"build_muscle"}', 'intermediate')
 		 ON CONFLICT (user_id) DO UPDATE SET diet = EXCLUDED.diet, allergies = EXCLUDED.allergies`,
 		user, diet, allergies)

@@ -37,7 +37,7 @@ type Meal struct {
 	EatenAt  time.Time `json:"eaten_at"`
 }
 
-const insertMealSQL = `INSERT INTO meals (user_id, name, meal_type, calories, protein_g, carbs_g, fat_g, recipe_id, eaten_at, call_id)
+const insertMealSQL = `INSERT INTO demo.meals (user_id, name, meal_type, calories, protein_g, carbs_g, fat_g, recipe_id, eaten_at, call_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
 
 // sqlstateForeignKey is a recipe_id that names no recipe.
@@ -60,7 +60,7 @@ func (d *app) logMealTool() *tools.Tool {
 	"recipe_id":{"type":"integer","minimum":1,"maximum":2147483647,"description":"The recipe this meal was, if any."},
 	"eaten_at":{"type":"string","maxLength":40,"description":"RFC 3339 time; default now."}},
 "required":["name","meal_type","calories","protein_g"],"additionalProperties":false}`),
-		Tier: tools.TierStandard, SafetyLevel: tools.SafetyReview, WritesTo: []string{"meals"}, MaxTokens: 300,
+		Tier: tools.TierStandard, SafetyLevel: tools.SafetyReview, WritesTo: []string{"demo.meals"}, MaxTokens: 300,
 		Run: d.logMeal,
 	}
 }
@@ -105,7 +105,7 @@ func (d *app) logMeal(ctx context.Context, inv tools.Invocation) (tools.Outcome,
 		return tools.Outcome{
 			Data:   map[string]any{"logged": false, "dry_run": true, "proposal": m},
 			Model:  map[string]any{"logged": false, "dry_run": true, "note": "Dry run: the meal was not saved."},
-			Writes: []tools.DBWrite{{Table: "meals", Operation: "insert", Data: row, DryRun: true}},
+			Writes: []tools.DBWrite{{Table: "demo.meals", Operation: "insert", Data: row, DryRun: true}},
 		}, nil
 	}
 	err = d.db.QueryRow(ctx, insertMealSQL, inv.UserID, m.Name, m.MealType, m.Calories, m.ProteinG,
@@ -126,7 +126,7 @@ func (d *app) logMeal(ctx context.Context, inv tools.Invocation) (tools.Outcome,
 		Data:   map[string]any{"logged": true, "meal": m},
 		Model:  map[string]any{"logged": true, "meal_id": m.ID, "name": m.Name, "calories": m.Calories},
 		Cards:  []tools.Card{card},
-		Writes: []tools.DBWrite{{Table: "meals", Operation: "insert", Data: row}},
+		Writes: []tools.DBWrite{{Table: "demo.meals", Operation: "insert", Data: row}},
 	}, nil
 }
 

@@ -13,7 +13,7 @@ import (
 func mealCount(t *testing.T, f *fixture, user string) int {
 	t.Helper()
 	var n int
-	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM meals WHERE user_id = $1`, user).Scan(&n); err != nil {
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM demo.meals WHERE user_id = $1`, user).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -95,7 +95,7 @@ func TestLogMealDryRunWritesNothing(t *testing.T) {
 	if !got.DryRun || got.Logged || got.Proposal.Name != "Porridge" || got.Proposal.Calories != 600 {
 		t.Fatalf("got %+v", got)
 	}
-	if len(r.DBWrites) != 1 || !r.DBWrites[0].DryRun || r.DBWrites[0].Table != "meals" {
+	if len(r.DBWrites) != 1 || !r.DBWrites[0].DryRun || r.DBWrites[0].Table != "demo.meals" {
 		t.Fatalf("db_writes: got %+v, want one dry-run insert into meals", r.DBWrites)
 	}
 	if n := mealCount(t, f, "dry"); n != 0 {

@@ -11,9 +11,6 @@ import (
 // readMigration reads one file of the demo's migration set.
 func readMigration(t *testing.T, name string) string {
 	t.Helper()
-	if name == "0022_demo_recipes.sql" {
-		name = "0002_recipes.sql" // the name it had in the core set
-	}
 	b, err := migrationFiles.ReadFile("migrations/" + name)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ type Profile struct {
 }
 
 const profileSQL = `SELECT display_name, diet, allergies, language, units, goals, fitness_level
-FROM profiles WHERE user_id = $1`
+FROM demo.profiles WHERE user_id = $1`
 
 // profile reads the user's profile; a user without one gets the defaults
 // (no diet, no allergies), which is also what the column defaults say.

@@ -31,7 +31,7 @@ type Recipe struct {
 const getRecipeSQL = `SELECT id, title, cuisine, total_minutes, difficulty, kcal, protein_g::float8,
 	nutrition_score, diets, allergens, summary, course, servings, ingredients, steps, tags,
 	carbs_g::float8, fat_g::float8, fiber_g::float8, ingredient_names
-FROM recipes WHERE id = $1`
+FROM demo.recipes WHERE id = $1`
 
 func (d *app) getRecipeTool() *tools.Tool {
 	return &tools.Tool{

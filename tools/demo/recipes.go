@@ -64,7 +64,7 @@ func searchQuery(f searchFilter) (string, []any) {
 		plainto_tsquery('english', $1) AS all_q)
 SELECT r.id, r.title, r.cuisine, r.total_minutes, r.difficulty, r.kcal, r.protein_g::float8,
 	r.nutrition_score, r.diets, r.allergens
-FROM recipes r
+FROM demo.recipes r
 WHERE ((SELECT any_q FROM q) IS NULL OR r.search @@ (SELECT any_q FROM q))`)
 	if f.diet != "" {
 		b.WriteString("\n\tAND " + arg(f.diet) + " = ANY (r.diets)")

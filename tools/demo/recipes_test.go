@@ -15,7 +15,7 @@ func TestSeedHasEnoughRealisticRecipes(t *testing.T) {
 	var n, cuisines, withAllergens, vegan int
 	err := f.pool.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT cuisine),
 		count(*) FILTER (WHERE cardinality(allergens) > 0), count(*) FILTER (WHERE 'vegan' = ANY (diets))
-		FROM recipes WHERE cardinality(ingredients) >= 1 AND cardinality(steps) >= 1 AND kcal > 0`).
+		FROM demo.recipes WHERE cardinality(ingredients) >= 1 AND cardinality(steps) >= 1 AND kcal > 0`).
 		Scan(&n, &cuisines, &withAllergens, &vegan)
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +148,8 @@ func TestAllergenFilterFailsClosed(t *testing.T) {
 		name     string
 		breakSQL string
 	}{
-		{"map emptied", `DELETE FROM allergen_groups`},
-		{"map missing", `DROP TABLE allergen_groups`},
+		{"map emptied", `DELETE FROM demo.allergen_groups`},
+		{"map missing", `DROP TABLE demo.allergen_groups`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,9 +209,9 @@ func TestSeedMigrationIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := readMigration(t, "0022_demo_recipes.sql")
+	got := readMigration(t, "0002_recipes.sql")
 	if got != want {
-		t.Fatal("migrations/0022_demo_recipes.sql is stale: run go generate ./tools/demo")
+		t.Fatal("tools/demo/migrations/0002_recipes.sql is stale: run go generate ./tools/demo")
 	}
 }
 
