@@ -18,13 +18,14 @@ func (s *Service) SetPlan(ctx context.Context, userID, plan string) (time.Time, 
 		return time.Time{}, unknownPlan(plan, s.cfg.PlanNames())
 	}
 	var at time.Time
-	err := s.pool.QueryRow(ctx, `INSERT INTO user_plans (user_id, plan, updated_at) VALUES ($1, $2, $3)
+	err := s.pool.QueryRow(ctx, `INSERT INTO user_plans (user_id, plan, updated_at)
+		SELECT $1, $2, c.now FROM quota_clock($3) c
 		ON CONFLICT (user_id) DO UPDATE SET plan = EXCLUDED.plan, updated_at = EXCLUDED.updated_at
-		RETURNING updated_at`, userID, plan, s.now().UTC()).Scan(&at)
+		RETURNING updated_at`, userID, plan, s.clockArg()).Scan(&at)
 	if err != nil {
 		return time.Time{}, dbError("set plan", err)
 	}
-	return at, nil
+	return at.UTC(), nil
 }
 
 // unknownPlan is 422 VALIDATION_ERROR: well-formed JSON whose value is

@@ -84,7 +84,7 @@ type admitCall struct {
 	state    atomic.Int32
 	done     chan struct{} // closed once the result below is set
 
-	w        windows // the batch's clock
+	w        windows // the batch's clock, as the database read it
 	err      error
 	plan     string
 	reasons  []string
@@ -159,14 +159,14 @@ func (b *admitBatcher) run(batch []*admitCall) {
 }
 
 // admitBatchSQL is one batch of admissions: one statement, one round trip.
-const admitBatchSQL = `SELECT ord, plan, reasons, ticket_id, day_requests, day_calls, day_tokens, day_cost,
-	res_calls, res_tokens, res_cost
-FROM quota_admit_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+// Every row also carries the batch's clock.
+const admitBatchSQL = `SELECT ` + clockCols + `, a.ord, a.plan, a.reasons, a.ticket_id,
+	a.day_requests, a.day_calls, a.day_tokens, a.day_cost, a.res_calls, a.res_tokens, a.res_cost
+FROM quota_clock($1) c, LATERAL quota_admit_batch($2, $3, $4, $5, c.now, c.minute, c.hour, c.day,
+	c.now + make_interval(secs => $6), $7, $8, $9, $10) a`
 
 // send runs one batch and delivers every result.
 func (b *admitBatcher) send(batch []*admitCall) {
-	s := b.s
-	w := windowsAt(s.now())
 	n := len(batch)
 	users := make([]string, n)
 	fallbacks := make([]string, n)
@@ -181,7 +181,7 @@ func (b *admitBatcher) send(batch []*admitCall) {
 	// others' admissions.
 	ctx, cancel := context.WithTimeout(context.Background(), admitTimeout)
 	defer cancel()
-	err := b.query(ctx, batch, w, users, fallbacks, calls, tokens, costs)
+	w, err := b.query(ctx, batch, users, fallbacks, calls, tokens, costs)
 	if b.afterQuery != nil {
 		b.afterQuery()
 	}
@@ -200,14 +200,17 @@ func (b *admitBatcher) send(batch []*admitCall) {
 	}
 }
 
-func (b *admitBatcher) query(ctx context.Context, batch []*admitCall, w windows,
-	users, fallbacks []string, calls, tokens, costs []int64) error {
+// query runs the batch's statement and sets each call's result. It returns
+// the clock the batch was decided at.
+func (b *admitBatcher) query(ctx context.Context, batch []*admitCall,
+	users, fallbacks []string, calls, tokens, costs []int64) (windows, error) {
 	s := b.s
-	rows, err := s.pool.Query(ctx, admitBatchSQL,
-		users, fallbacks, s.names, s.limits, w.now, w.minute, w.hour, w.day, w.now.Add(LeaseTTL),
+	var w windows
+	rows, err := s.pool.Query(ctx, admitBatchSQL, s.clockArg(),
+		users, fallbacks, s.names, s.limits, LeaseTTL.Seconds(),
 		calls, tokens, costs, s.cfg.GlobalRequestsPerMinute)
 	if err != nil {
-		return err
+		return w, err
 	}
 	defer rows.Close()
 	got := 0
@@ -216,12 +219,12 @@ func (b *admitBatcher) query(ctx context.Context, batch []*admitCall, w windows,
 		var r admitCall
 		var ticket *int64
 		d := &r.daily
-		if err := rows.Scan(&ord, &r.plan, &r.reasons, &ticket, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
-			&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost); err != nil {
-			return err
+		if err := rows.Scan(append(w.dest(), &ord, &r.plan, &r.reasons, &ticket, &d.Requests, &d.Calls, &d.Tokens,
+			&d.CostMicros, &d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)...); err != nil {
+			return w, err
 		}
 		if ord < 1 || int(ord) > len(batch) {
-			return fmt.Errorf("quota_admit_batch answered for request %d of %d", ord, len(batch))
+			return w, fmt.Errorf("quota_admit_batch answered for request %d of %d", ord, len(batch))
 		}
 		c := batch[ord-1]
 		c.plan, c.reasons, c.daily = r.plan, r.reasons, r.daily
@@ -231,12 +234,13 @@ func (b *admitBatcher) query(ctx context.Context, batch []*admitCall, w windows,
 		got++
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return w, err
 	}
 	if got != len(batch) {
-		return fmt.Errorf("quota_admit_batch answered %d of %d requests", got, len(batch))
+		return w, fmt.Errorf("quota_admit_batch answered %d of %d requests", got, len(batch))
 	}
-	return nil
+	w.utc()
+	return w, nil
 }
 
 // releaseAbandoned frees the ticket of a caller that went away before its

@@ -161,11 +161,10 @@ func TestExactGlobalCapAcrossReplicas(t *testing.T) {
 func TestBatchRefusesDuplicateUsers(t *testing.T) {
 	t.Parallel()
 	s := mustService(t, testPool(t), onePlan(config.Plan{RequestsPerMinute: 1}), newClock(t0))
-	w := windowsAt(t0)
 	p := user(t)
 	for _, users := range [][]string{{p.UserID, p.UserID}, {"new-" + p.UserID, "new-" + p.UserID}} {
-		rows, err := s.pool.Query(context.Background(), admitBatchSQL,
-			users, []string{"p", "p"}, s.names, s.limits, w.now, w.minute, w.hour, w.day, w.now.Add(LeaseTTL),
+		rows, err := s.pool.Query(context.Background(), admitBatchSQL, s.clockArg(),
+			users, []string{"p", "p"}, s.names, s.limits, LeaseTTL.Seconds(),
 			[]int64{0, 0}, []int64{0, 0}, []int64{0, 0}, int64(0))
 		if err == nil {
 			for rows.Next() {

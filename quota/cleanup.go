@@ -40,7 +40,13 @@ func (s *Service) Run(ctx context.Context) {
 
 // Sweep is one cleanup pass. Run calls it; tests call it directly.
 func (s *Service) Sweep(ctx context.Context) error {
-	w := windowsAt(s.now())
+	// One clock reading for the whole pass: an instant a moment old only
+	// makes the pass reclaim and purge a little less.
+	var w windows
+	if err := s.pool.QueryRow(ctx, `SELECT `+clockCols+` FROM quota_clock($1) c`, s.clockArg()).Scan(w.dest()...); err != nil {
+		return dbError("sweep clock", err)
+	}
+	w.utc()
 	for range maxBatches {
 		n, err := s.reclaimExpired(ctx, w)
 		if err != nil || n < reclaimBatch {

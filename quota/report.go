@@ -27,24 +27,25 @@ type LimitUsage struct {
 // reportSQL reads every counter of a user in one statement, without locks.
 // Windows that have ended read as 0; expired leases do not count, and
 // expired voice reservations count as used (they will be charged in full).
-const reportSQL = `SELECT r.plan,
-	CASE WHEN u.minute_start = $6 THEN u.minute_count ELSE 0 END,
-	CASE WHEN u.hour_start = $7 THEN u.hour_count ELSE 0 END,
-	CASE WHEN u.day = $8 THEN u.day_requests ELSE 0 END,
-	CASE WHEN u.day = $8 THEN u.day_calls ELSE 0 END,
-	CASE WHEN u.day = $8 THEN u.day_tokens ELSE 0 END,
-	CASE WHEN u.day = $8 THEN u.day_cost ELSE 0 END,
-	CASE WHEN u.month = $9 THEN u.voice_used ELSE 0 END,
+const reportSQL = `SELECT ` + clockCols + `, r.plan,
+	CASE WHEN u.minute_start = c.minute THEN u.minute_count ELSE 0 END,
+	CASE WHEN u.hour_start = c.hour THEN u.hour_count ELSE 0 END,
+	CASE WHEN u.day = c.day THEN u.day_requests ELSE 0 END,
+	CASE WHEN u.day = c.day THEN u.day_calls ELSE 0 END,
+	CASE WHEN u.day = c.day THEN u.day_tokens ELSE 0 END,
+	CASE WHEN u.day = c.day THEN u.day_cost ELSE 0 END,
+	CASE WHEN u.month = c.month THEN u.voice_used ELSE 0 END,
 	t.n, t.calls, t.tokens, t.cost, v.n, v.seconds
-FROM quota_plan($1, $2, $3, $4) r
+FROM quota_clock($5) c
+CROSS JOIN quota_plan($1, $2, $3, $4) r
 LEFT JOIN quota_users u ON u.user_id = $1
 CROSS JOIN LATERAL (
 	SELECT count(*) AS n, coalesce(sum(res_calls), 0)::bigint AS calls,
 	       coalesce(sum(res_tokens), 0)::bigint AS tokens, coalesce(sum(res_cost), 0)::bigint AS cost
-	FROM quota_tickets WHERE user_id = $1 AND expires_at > $5) t
+	FROM quota_tickets WHERE user_id = $1 AND expires_at > c.now) t
 CROSS JOIN LATERAL (
-	SELECT count(*) FILTER (WHERE expires_at > $5) AS n,
-	       coalesce(sum(reserved_s) FILTER (WHERE month = $9), 0)::bigint AS seconds
+	SELECT count(*) FILTER (WHERE expires_at > c.now) AS n,
+	       coalesce(sum(reserved_s) FILTER (WHERE month = c.month), 0)::bigint AS seconds
 	FROM quota_voice WHERE user_id = $1) v`
 
 // Report is p's plan and the state of every limit of it.
@@ -52,7 +53,7 @@ func (s *Service) Report(ctx context.Context, p auth.Principal) (Report, error) 
 	if p.UserID == "" {
 		return Report{}, apierr.New(apierr.Unauthorized, "")
 	}
-	w := windowsAt(s.now())
+	var w windows
 	var (
 		plan                                          string
 		minute, hour, day, calls, tokens, cost, voice int64
@@ -60,12 +61,13 @@ func (s *Service) Report(ctx context.Context, p auth.Principal) (Report, error) 
 		voiceActive, voiceReserved                    int64
 	)
 	err := s.pool.QueryRow(ctx, reportSQL,
-		p.UserID, s.fallbackPlan(p), s.names, s.limits, w.now, w.minute, w.hour, w.day, w.month,
-	).Scan(&plan, &minute, &hour, &day, &calls, &tokens, &cost, &voice,
-		&leases, &resCalls, &resTokens, &resCost, &voiceActive, &voiceReserved)
+		p.UserID, s.fallbackPlan(p), s.names, s.limits, s.clockArg(),
+	).Scan(append(w.dest(), &plan, &minute, &hour, &day, &calls, &tokens, &cost, &voice,
+		&leases, &resCalls, &resTokens, &resCost, &voiceActive, &voiceReserved)...)
 	if err != nil {
 		return Report{}, dbError("report", err)
 	}
+	w.utc()
 	lim := s.cfg.Plans[plan]
 	minuteEnd, hourEnd, dayEnd, monthEnd := w.minuteEnd(), w.hourEnd(), w.dayEnd(), w.monthEnd()
 	return Report{Plan: plan, Usage: map[string]LimitUsage{

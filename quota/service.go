@@ -31,9 +31,11 @@ const (
 
 // Params are the Service's dependencies.
 type Params struct {
-	Pool       *pgxpool.Pool
-	Config     config.Quota
-	Now        func() time.Time      // default time.Now; tests move it
+	Pool   *pgxpool.Pool
+	Config config.Quota
+	// Now is a test clock. Nil (production) uses the database's clock, so
+	// replicas whose clocks are skewed still agree on windows and expiries.
+	Now        func() time.Time
 	Registerer prometheus.Registerer // nil: metrics are kept but not exported
 	Logger     *slog.Logger          // default slog.Default()
 }
@@ -42,7 +44,7 @@ type Params struct {
 type Service struct {
 	pool    *pgxpool.Pool
 	cfg     config.Quota
-	now     func() time.Time
+	now     func() time.Time // nil: the database's clock
 	log     *slog.Logger
 	metrics *metrics
 	admits  *admitBatcher
@@ -65,9 +67,6 @@ func New(p Params) (*Service, error) {
 	}
 	if err := p.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
-	}
-	if p.Now == nil {
-		p.Now = time.Now
 	}
 	if p.Logger == nil {
 		p.Logger = slog.Default()

@@ -101,11 +101,11 @@ func TestSettleOnce(t *testing.T) {
 		s := mustService(t, pool, plan, newClock(t0))
 		p := user(t)
 		tk := mustAdmit(t, s, p, Estimate{Tokens: 100})
-		w := windowsAt(t0)
 		var tokens [2]int64
 		for i := range tokens {
-			err := pool.QueryRow(ctx, `SELECT day_tokens FROM quota_settle($1, $2, $3, $4, $5, $6, $7, 0, 25, 0)`,
-				p.UserID, tk.ID, w.now, w.minute, w.hour, w.day, w.month).Scan(&tokens[i])
+			err := pool.QueryRow(ctx, `SELECT s.day_tokens FROM quota_clock($3) c,
+				LATERAL quota_settle($1, $2, c.now, c.minute, c.hour, c.day, c.month, 0, 25, 0) s`,
+				p.UserID, tk.ID, t0).Scan(&tokens[i])
 			if err != nil {
 				t.Fatal(err)
 			}

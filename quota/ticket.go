@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/voxgate/voxgate/internal/config"
 )
 
@@ -39,19 +41,18 @@ func (t *Ticket) ExpiresAt() time.Time {
 // Renew extends the lease to LeaseTTL from now. ErrLeaseLost means it had
 // already expired: the slot may have been reclaimed and taken.
 func (t *Ticket) Renew(ctx context.Context) error {
-	now := t.svc.now().UTC()
-	until := now.Add(LeaseTTL)
-	tag, err := t.svc.pool.Exec(ctx,
-		`UPDATE quota_tickets SET expires_at = $3 WHERE id = $1 AND user_id = $2 AND expires_at > $4`,
-		t.ID, t.UserID, until, now)
+	var until time.Time
+	err := t.svc.pool.QueryRow(ctx, `UPDATE quota_tickets SET expires_at = c.now + make_interval(secs => $3)
+		FROM quota_clock($4) c WHERE id = $1 AND user_id = $2 AND expires_at > c.now
+		RETURNING expires_at`, t.ID, t.UserID, LeaseTTL.Seconds(), t.svc.clockArg()).Scan(&until)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrLeaseLost
+	}
 	if err != nil {
 		return dbError("renew", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return ErrLeaseLost
-	}
 	t.mu.Lock()
-	t.expiresAt = until
+	t.expiresAt = until.UTC()
 	t.mu.Unlock()
 	return nil
 }
@@ -85,8 +86,9 @@ func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-const settleSQL = `SELECT replayed, released, day_requests, day_calls, day_tokens, day_cost, res_calls, res_tokens, res_cost
-FROM quota_settle_ticket($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+const settleSQL = `SELECT s.replayed, s.released, s.day_requests, s.day_calls, s.day_tokens, s.day_cost,
+	s.res_calls, s.res_tokens, s.res_cost
+FROM quota_clock($3) c, LATERAL quota_settle_ticket($1, $2, c.now, c.minute, c.hour, c.day, c.month, $4, $5, $6) s`
 
 // Settle ends the turn in one round trip: it releases the lease, drops the
 // reservation and adds u to the user's UTC day. It runs even when ctx is
@@ -106,11 +108,10 @@ func (t *Ticket) Settle(ctx context.Context, u Usage) (Daily, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	w := windowsAt(t.svc.now())
 	var d Daily
 	var replayed, released bool
 	err := t.svc.pool.QueryRow(ctx, settleSQL,
-		t.UserID, t.ID, w.now, w.minute, w.hour, w.day, w.month, u.Calls, u.Tokens, u.CostMicros,
+		t.UserID, t.ID, t.svc.clockArg(), u.Calls, u.Tokens, u.CostMicros,
 	).Scan(&replayed, &released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
 		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)
 	if err != nil {

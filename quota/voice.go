@@ -46,8 +46,10 @@ type VoiceSettlement struct {
 	Reclaimed bool
 }
 
-const voiceReserveSQL = `SELECT plan, reasons, active_session, granted, voice_used, voice_reserved, expires_at
-FROM quota_voice_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+const voiceReserveSQL = `SELECT ` + clockCols + `, r.plan, r.reasons, r.active_session, r.granted,
+	r.voice_used, r.voice_reserved, r.expires_at
+FROM quota_clock($5) c, LATERAL quota_voice_reserve($1, $2, $3, $4, c.now, c.minute, c.hour, c.day, c.month,
+	$6, $7, $8, $9, $10) r`
 
 // ReserveVoice starts voice session sessionID for p in one round trip. The
 // start counts as one request against the request windows (DESIGN §9), so
@@ -67,22 +69,22 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 		return nil, apierr.New(apierr.Internal, "")
 	}
 	start := time.Now()
-	w := windowsAt(s.now())
+	var w windows
 	r := &VoiceReservation{SessionID: sessionID, UserID: p.UserID}
 	var reasons []string
 	var active *string
 	var reserved int64
 	var expires *time.Time
 	err := s.pool.QueryRow(ctx, voiceReserveSQL,
-		p.UserID, s.fallbackPlan(p), s.names, s.limits,
-		w.now, w.minute, w.hour, w.day, w.month,
+		p.UserID, s.fallbackPlan(p), s.names, s.limits, s.clockArg(),
 		sessionID, int64(MinVoiceS), int64(noCapVoiceS), int64(voiceGraceS), s.cfg.GlobalRequestsPerMinute,
-	).Scan(&r.Plan, &reasons, &active, &r.Seconds, &r.Quota.SecondsUsed, &reserved, &expires)
+	).Scan(append(w.dest(), &r.Plan, &reasons, &active, &r.Seconds, &r.Quota.SecondsUsed, &reserved, &expires)...)
 	s.metrics.latency.WithLabelValues("voice").Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.metrics.admissions.WithLabelValues("voice", "error").Inc()
 		return nil, dbError("reserve voice", err)
 	}
+	w.utc()
 	if len(reasons) > 0 || expires == nil {
 		s.metrics.admissions.WithLabelValues("voice", "denied").Inc()
 		// An active session is the answer the caller can act on (end it, or
@@ -94,7 +96,7 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 		return nil, s.refuse(w, "voice", reasons)
 	}
 	s.metrics.admissions.WithLabelValues("voice", "admitted").Inc()
-	r.ExpiresAt = *expires
+	r.ExpiresAt = expires.UTC()
 	r.Quota = s.voiceQuota(w, r.Plan, r.Quota.SecondsUsed, reserved)
 	return r, nil
 }
@@ -113,8 +115,8 @@ func (s *Service) voiceQuota(w windows, plan string, settled, reserved int64) Vo
 	return q
 }
 
-const voiceSettleSQL = `SELECT outcome, reserved, charged, voice_used
-FROM quota_voice_end($1, $2, $3, $4, $5)`
+const voiceSettleSQL = `SELECT e.outcome, e.reserved, e.charged, e.voice_used
+FROM quota_clock($4) c, LATERAL quota_voice_end($1, $2, $3, c.now, c.month) e`
 
 // SettleVoice ends session sessionID of userID: it charges min(used,
 // reserved) seconds and releases the rest, in one round trip, even when ctx
@@ -129,11 +131,10 @@ func (s *Service) SettleVoice(ctx context.Context, userID, sessionID string, use
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	w := windowsAt(s.now())
 	var outcome string
 	var reserved, charged *int64
 	var used int64
-	err := s.pool.QueryRow(ctx, voiceSettleSQL, userID, sessionID, usedSeconds, w.now, w.month).
+	err := s.pool.QueryRow(ctx, voiceSettleSQL, userID, sessionID, usedSeconds, s.clockArg()).
 		Scan(&outcome, &reserved, &charged, &used)
 	if err != nil {
 		return VoiceSettlement{}, dbError("settle voice", err)

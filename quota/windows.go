@@ -8,7 +8,9 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 )
 
-// windows are the fixed UTC windows that contain one instant.
+// windows are the instant a statement worked at and the fixed UTC windows
+// that contain it, as quota_clock computed them (migrations/0016): the
+// windows are computed in SQL only.
 type windows struct {
 	now    time.Time
 	minute time.Time // start of the current minute
@@ -17,15 +19,27 @@ type windows struct {
 	month  time.Time // the first of the month, 00:00 UTC
 }
 
-func windowsAt(now time.Time) windows {
-	now = now.UTC()
-	y, m, d := now.Date()
-	return windows{
-		now:    now,
-		minute: now.Truncate(time.Minute),
-		hour:   now.Truncate(time.Hour),
-		day:    time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
-		month:  time.Date(y, m, 1, 0, 0, 0, 0, time.UTC),
+// clockCols are quota_clock's columns, for a statement that reads
+// "FROM quota_clock($n) c" to return; scan them into w.dest().
+const clockCols = `c.now, c.minute, c.hour, c.day, c.month`
+
+// clockArg is quota_clock's argument: the test clock's reading, or nil for
+// the database's clock, which every replica shares.
+func (s *Service) clockArg() *time.Time {
+	if s.now == nil {
+		return nil
+	}
+	t := s.now().UTC()
+	return &t
+}
+
+// dest are scan destinations for clockCols. Call utc after scanning.
+func (w *windows) dest() []any { return []any{&w.now, &w.minute, &w.hour, &w.day, &w.month} }
+
+// utc puts every time of w in UTC, as the API reports them.
+func (w *windows) utc() {
+	for _, t := range []*time.Time{&w.now, &w.minute, &w.hour, &w.day, &w.month} {
+		*t = t.UTC()
 	}
 }
 
