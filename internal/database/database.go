@@ -8,6 +8,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+const (
+	connectTimeout = 5 * time.Second
+	pingTimeout    = 2 * time.Second
+)
+
 // Open connects a pool to url and checks that the server answers.
 func Open(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
@@ -18,8 +23,16 @@ func Open(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.P
 	cfg.MaxConns = maxConns
 	cfg.MinConns = minConns
 	cfg.MaxConnIdleTime = 5 * time.Minute
+	// A database that stops answering must not hold callers: connecting
+	// gives up after connectTimeout, and the liveness ping of an idle
+	// connection at acquire after pingTimeout, even for a caller with no
+	// deadline of its own (the URL's connect_timeout and pool_ping_timeout
+	// win). Every call's own bound is its context.
 	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	if cfg.PingTimeout == 0 {
+		cfg.PingTimeout = pingTimeout
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "voxgate"

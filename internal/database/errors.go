@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,11 +40,13 @@ func Error(op string, err error) error {
 }
 
 // Transient reports whether err is a failure a client may retry: the
-// database is unreachable, slow, shutting down or out of capacity, or the
-// transaction lost a serialization race.
+// database is unreachable, slow, shutting down or out of capacity, the
+// connection dropped under a statement, or the transaction lost a
+// serialization race.
 func Transient(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, puddle.ErrClosedPool) {
+		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return true
 	}
 	if code := SQLState(err); code != "" {

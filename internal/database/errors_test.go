@@ -2,7 +2,10 @@ package database_test
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +40,14 @@ func TestErrorClassifiesRealFailures(t *testing.T) {
 	closed := pgtest.NewPool(t, url, 1)
 	closed.Close()
 
+	// A connection the network drops under a statement.
+	drop := newDroppingProxy(t, url)
+	dropped, err := pgxpool.New(ctx, drop.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dropped.Close()
+
 	timedOut, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
 
@@ -47,6 +58,11 @@ func TestErrorClassifiesRealFailures(t *testing.T) {
 	}{
 		{"refused", func() error { _, err := refused.Exec(ctx, "select 1"); return err }, apierr.Unavailable},
 		{"closed pool", func() error { _, err := closed.Exec(ctx, "select 1"); return err }, apierr.Unavailable},
+		{"dropped under a statement", func() error {
+			time.AfterFunc(200*time.Millisecond, drop.drop)
+			var v any
+			return dropped.QueryRow(ctx, "select pg_sleep($1)", 5).Scan(&v)
+		}, apierr.Unavailable},
 		{"deadline", func() error { _, err := pool.Exec(timedOut, "select pg_sleep(1)"); return err }, apierr.Unavailable},
 		{"statement timeout", func() error {
 			tx, err := pool.Begin(ctx)
@@ -76,6 +92,7 @@ func TestErrorClassifiesRealFailures(t *testing.T) {
 			got := apierr.From(database.Error("op", err))
 			if got.Code != tc.want {
 				t.Fatalf("code %s, want %s (cause %v)", got.Code, tc.want, err)
+
 			}
 			if tc.want == apierr.Unavailable && got.RetryAfter < 1 {
 				t.Fatalf("retry_after %d, want >= 1", got.RetryAfter)
@@ -85,4 +102,57 @@ func TestErrorClassifiesRealFailures(t *testing.T) {
 	if !database.IsDataException(func() error { _, err := pool.Exec(ctx, "select $1::text", "a\x00b"); return err }()) {
 		t.Fatal("a NUL in text is not a data exception")
 	}
+}
+
+// droppingProxy forwards connections to a PostgreSQL server until drop
+// closes them all, as a failing network would.
+type droppingProxy struct {
+	url   string
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newDroppingProxy(t *testing.T, dbURL string) *droppingProxy {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	target := u.Host
+	u.Host = ln.Addr().String()
+	p := &droppingProxy{url: u.String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.drop)
+	return p
+}
+
+func (p *droppingProxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
 }
