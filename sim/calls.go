@@ -46,6 +46,9 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if wantsBeta(r) {
+		return errBetaShape()
+	}
 	body, err := s.readBodyLimit(w, r, min(s.maxBody, maxCallBytes))
 	if err != nil {
 		return err
@@ -185,6 +188,9 @@ func errCallNotFound(id string) *APIError {
 func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.authorizeRealtime(bearer(r)); err != nil {
 		return err
+	}
+	if wantsBeta(r) {
+		return errBetaShape()
 	}
 	id := r.PathValue("call_id")
 	c := s.rt.live(id)

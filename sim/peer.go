@@ -131,17 +131,21 @@ func (c *call) speak(ms int) (stop func()) {
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
+		// The first frame goes at once, so the last is sent before the
+		// reply's playback time is up.
 		t := time.NewTicker(packetMS * time.Millisecond)
 		defer t.Stop()
-		for range ms / packetMS {
-			select {
-			case <-done:
-				return
-			case <-c.ended:
-				return
-			case <-t.C:
-				c.send(OpusSilence())
+		for i := range ms / packetMS {
+			if i > 0 {
+				select {
+				case <-done:
+					return
+				case <-c.ended:
+					return
+				case <-t.C:
+				}
 			}
+			c.send(OpusSilence())
 		}
 	}()
 	return func() { once.Do(func() { close(done) }) }

@@ -7,7 +7,8 @@ import (
 
 // checkSession refuses a session object (from client_secrets, a call's
 // session part or session.update) the way the real API does: by parameter,
-// with param naming the field. Fields it does not know pass untouched.
+// with param naming the field. A property the GA schema does not define is
+// refused (unknown_parameter).
 func checkSession(m map[string]any, param string) *APIError {
 	typ, ok := m["type"]
 	switch {
@@ -17,6 +18,9 @@ func checkSession(m map[string]any, param string) *APIError {
 		return errInvalidValue(param+".type", "Invalid value: 'transcription'. The simulator supports only 'realtime' sessions.")
 	case typ != "realtime":
 		return errInvalidValue(param+".type", fmt.Sprintf("Invalid value: %s. Supported values are: 'realtime' and 'transcription'.", quoteJSON(typ)))
+	}
+	if err := checkFields(m, sessionFields(), param); err != nil {
+		return err
 	}
 	for _, k := range []string{"model", "instructions"} {
 		if err := wantType[string](m, k, param); err != nil {

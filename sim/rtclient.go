@@ -92,7 +92,10 @@ func decodeClientEvent(data []byte) (*clientEvent, *APIError) {
 	case "input_audio_buffer.append":
 		err = decodeAudio(w.Audio, ev)
 	case "response.create":
-		_, err = decodeObject(w.Response, "response", false)
+		var resp map[string]any
+		if resp, err = decodeObject(w.Response, "response", false); err == nil {
+			err = checkFields(resp, responseFields(), "response")
+		}
 	case "input_audio_buffer.commit", "input_audio_buffer.clear", "response.cancel", "output_audio_buffer.clear":
 	default:
 		err = errInvalidValue("type", fmt.Sprintf("Invalid value: '%s'. Supported values are: '%s'.",

@@ -62,9 +62,18 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // do sends one request and returns the response and its body.
 func do(t *testing.T, method, url, key, ctype string, body []byte) (*http.Response, []byte) {
 	t.Helper()
+	return doHeader(t, method, url, key, ctype, body, nil)
+}
+
+// doHeader is do with extra request headers.
+func doHeader(t *testing.T, method, url, key, ctype string, body []byte, h http.Header) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -270,4 +279,20 @@ func errorCode(e simtest.Event) string {
 	m, _ := e.Map()["error"].(map[string]any)
 	code, _ := m["code"].(string)
 	return code
+}
+
+// assertAPIError checks an HTTP error answer: status, code, param, and the
+// body against the spec's ErrorResponse.
+func assertAPIError(t *testing.T, spec *sim.Spec, what string, resp *http.Response, body []byte, status int, code, param string) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Errorf("%s: status %d, want %d: %s", what, resp.StatusCode, status, body)
+		return
+	}
+	if err := spec.Validate("ErrorResponse", body); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+	if _, gotCode, gotParam, _ := apiError(t, body); gotCode != code || gotParam != param {
+		t.Errorf("%s: code, param = %q, %q; want %q, %q", what, gotCode, gotParam, code, param)
+	}
 }

@@ -49,14 +49,10 @@ func newSessionConfig(rt *Realtime) sessionConfig {
 }
 
 // apply merges a client's (already checked) session object into c: objects
-// merge key by key, anything else replaces, as session.update does.
-func (c sessionConfig) apply(update map[string]any) {
-	u := maps.Clone(update)
-	for _, k := range []string{"object", "id", "expires_at"} { // the server's to set
-		delete(u, k)
-	}
-	mergeJSON(c, u)
-}
+// merge key by key, anything else replaces, as session.update does. The
+// server's own fields (id, object, expires_at) are not in the GA request
+// schema, so a checked update cannot carry them.
+func (c sessionConfig) apply(update map[string]any) { mergeJSON(c, update) }
 
 func mergeJSON(dst, src map[string]any) {
 	for k, v := range src {

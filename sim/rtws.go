@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -27,6 +28,10 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 	cfg, err := s.authorizeRealtime(key)
 	if err != nil {
 		return err
+	}
+	if wantsBeta(r) {
+		refuseBetaSocket(w, r)
+		return nil
 	}
 	q := r.URL.Query()
 	var c *call
@@ -123,4 +128,27 @@ func protocolKey(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// betaCloseCode is the close code the API ends a beta-shaped socket with,
+// after its error event.
+const betaCloseCode = 4000
+
+// refuseBetaSocket accepts the upgrade, sends the beta_api_shape_disabled
+// error event and closes the socket with 4000, as the API does with a
+// client still speaking the beta protocol.
+func refuseBetaSocket(w http.ResponseWriter, r *http.Request) {
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{"realtime"}}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	apiErr := errBetaShape()
+	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if b, err := json.Marshal(errorEvent(apiErr, "")); err == nil {
+		_ = conn.WriteMessage(websocket.TextMessage, b)
+	}
+	msg := websocket.FormatCloseMessage(betaCloseCode, apiErr.Code)
+	_ = conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 }

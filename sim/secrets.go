@@ -88,6 +88,9 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 	if err := s.authorize(r); err != nil {
 		return err
 	}
+	if wantsBeta(r) {
+		return errBetaShape()
+	}
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return err
@@ -125,6 +128,12 @@ func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	var req mintRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return 0, nil, jsonError(err, "")
+	}
+	var whole map[string]any
+	if err := json.Unmarshal(body, &whole); err == nil {
+		if apiErr := checkFields(whole, clientSecretFields(), ""); apiErr != nil {
+			return 0, nil, apiErr
+		}
 	}
 	ttl := defaultSecretTTL
 	if ea := req.ExpiresAfter; ea != nil {
