@@ -114,4 +114,3 @@ func diffFields(got, want fieldSet, path string) []string {
 	}
 	return out
 }
-
