@@ -243,3 +243,44 @@ func (l *Ledger) SessionRecord(ctx context.Context, q Querier, sessionID string)
 	}
 	return r, err == nil, err
 }
+
+// AttachUsage gives a record stored with no usage (a session the sweeper
+// ended before the app reported) the usage that arrived late, re-priced
+// with the current table, and its overrun. It happens once: a record that
+// already has usage is returned unchanged.
+func (l *Ledger) AttachUsage(ctx context.Context, q Querier, r Record) (Record, error) {
+	if err := checkRecord(r); err != nil {
+		return Record{}, err
+	}
+	lines := []Line{{Model: r.Model, Usage: r.Usage}}
+	if !r.Transcription.IsZero() {
+		lines = append(lines, Line{Model: r.TranscriptionModel, Usage: r.Transcription})
+	}
+	var cost *int64
+	c, err := l.prices.Cost(lines...)
+	var unpriced *Unpriced
+	switch {
+	case err == nil:
+		cost = &c
+	case !errors.As(err, &unpriced):
+		return Record{}, err
+	}
+	u, t := r.Usage, r.Transcription
+	tag, err := q.Exec(ctx, `UPDATE usage_records SET
+		text_in = $4, text_cached_in = $5, text_out = $6, audio_in = $7, audio_cached_in = $8, audio_out = $9,
+		image_in = $10, image_cached_in = $11, transcription_model = $12, transcription_text_in = $13,
+		transcription_audio_in = $14, transcription_text_out = $15, transcription_audio_ms = $16,
+		overrun_s = $17, cost_micros = $18, price_version = $19, usage_source = $20
+		WHERE kind = $1 AND session_id = $2 AND turn_id = $3 AND usage_source = 'none'`,
+		r.Kind, r.SessionID, r.TurnID,
+		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
+		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
+		r.OverrunS, cost, l.prices.Version, r.UsageSource)
+	if err != nil {
+		return Record{}, database.Error("billing: attach usage", err)
+	}
+	if tag.RowsAffected() == 1 && cost == nil {
+		l.unpriced.WithLabelValues(r.Kind).Inc()
+	}
+	return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
+}

@@ -1,0 +1,47 @@
+package controlplane
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// check refuses a configuration that could not serve a session, naming the
+// key. Sideband and relay are refused as defaults until they are built.
+func (c Config) check(reg *tools.Registry) error {
+	switch {
+	case c.Mode != ModeDirect:
+		return fmt.Errorf("voice.mode: %q is not available; use %q", c.Mode, ModeDirect)
+	case c.Provider == "":
+		return fmt.Errorf("voice.provider is required")
+	case c.Model == "":
+		return fmt.Errorf("voice.model is required")
+	case c.Voice == "":
+		return fmt.Errorf("voice.voice is required")
+	case len(c.Voices) > 0 && !slices.Contains(c.Voices, c.Voice):
+		return fmt.Errorf("voice.voices must include the default voice %q", c.Voice)
+	case c.SecretTTL < realtime.MinSecretTTL || c.SecretTTL > realtime.MaxSecretTTL:
+		return fmt.Errorf("voice.secret_ttl: %v not in [%v, %v]", c.SecretTTL, realtime.MinSecretTTL, realtime.MaxSecretTTL)
+	case c.ToolCallsPerMinute < 1:
+		return fmt.Errorf("voice.tool_calls_per_minute must be at least 1")
+	case c.SweepInterval < 100*time.Millisecond:
+		return fmt.Errorf("voice.sweep_interval must be at least 100ms")
+	}
+	if c.ContextTool != "" {
+		t, ok := reg.Lookup(c.ContextTool)
+		if !ok {
+			return fmt.Errorf("voice.context_tool: no tool named %q", c.ContextTool)
+		}
+		var schema struct {
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil || len(schema.Required) > 0 {
+			return fmt.Errorf("voice.context_tool: %q has required parameters; a context tool takes none", c.ContextTool)
+		}
+	}
+	return nil
+}

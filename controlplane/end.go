@@ -1,0 +1,209 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// End reasons. The app may send the first four; the server sets the rest.
+const (
+	ReasonUserHangup      = "user_hangup"
+	ReasonAppClosed       = "app_closed"
+	ReasonError           = "error"
+	ReasonTimeout         = "timeout"
+	ReasonReplaced        = "replaced"
+	ReasonExpired         = "expired"
+	ReasonQuota           = "quota"
+	ReasonIdle            = "idle"
+	ReasonUpstreamExpired = "upstream_expired"
+)
+
+// clientReasons are the reasons an app may give (DESIGN §6).
+var clientReasons = map[string]bool{ReasonUserHangup: true, ReasonAppClosed: true, ReasonError: true, ReasonTimeout: true}
+
+// EndRequest is an end: the reason and, in direct mode, the usage the app
+// saw.
+type EndRequest struct {
+	Reason string
+	Usage  *ReportedUsage
+}
+
+// endTimeout bounds an end's database work, even when the caller has gone:
+// a session must not stay open, nor its seconds held, because a phone
+// dropped its connection mid-request.
+const endTimeout = 10 * time.Second
+
+// End ends userID's session id. The first end wins; a later one returns the
+// same session and record and changes nothing, except that usage reported
+// after the sweeper closed a direct session is attached to its record once,
+// with the overrun.
+func (s *Service) End(ctx context.Context, userID, id string, req EndRequest) (Session, error) {
+	if !validSessionID(id) {
+		return Session{}, notFound(nil)
+	}
+	if req.Reason == "" {
+		req.Reason = ReasonUserHangup
+	}
+	if !clientReasons[req.Reason] {
+		return Session{}, apierr.New(apierr.InvalidRequest, "reason must be user_hangup, app_closed, error or timeout.")
+	}
+	sess, _, err := s.end(ctx, userID, id, req)
+	return sess, err
+}
+
+// end ends a session for any reason. It settles the quota first, on its
+// own (settlement is idempotent per session, so a racing end or a retry
+// replays the first charge), then, in one transaction that locks the
+// session row, marks it ended and writes its cost record: concurrent ends,
+// replaces and sweepers on any replica take turns, and a session is never
+// ended without its record. No connection is held while another is
+// needed. ended says this call was the one that ended it.
+func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (Session, bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
+	defer cancel()
+	var now time.Time
+	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`, now() FROM voice_sessions
+		WHERE id = $1 AND user_id = $2`, id, userID), &now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Session{}, false, notFound(err)
+	}
+	if err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	durationMS := min(now.Sub(sess.StartedAt).Milliseconds(), sess.MaxDurationS*1000)
+	used := (durationMS + 999) / 1000
+	if req.Reason == ReasonExpired {
+		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // charged in full
+	}
+	var charged int64
+	if sess.Active() {
+		if charged, err = s.settle(ctx, sess, used); err != nil {
+			return Session{}, false, err
+		}
+	}
+
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	defer tx.Rollback(ctx)
+	if sess, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+`, now() FROM voice_sessions
+		WHERE id = $1 FOR UPDATE`, id), &now); err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	if !sess.Active() {
+		sess, err = s.lateEnd(ctx, tx, sess, req, now)
+		if err == nil {
+			err = tx.Commit(ctx)
+		}
+		if err != nil {
+			return Session{}, false, database.Error("controlplane: end", err)
+		}
+		return sess, false, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE voice_sessions SET ended_at = $2, end_reason = $3, duration_ms = $4, charged_s = $5
+		WHERE id = $1`, id, now, req.Reason, durationMS, charged); err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	rec, err := s.ledger.Write(ctx, tx, s.record(sess, req, durationMS, 0))
+	if err != nil {
+		return Session{}, false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	s.metrics.ended.WithLabelValues(sess.Mode, req.Reason).Inc()
+	sess.EndedAt, sess.EndReason, sess.DurationMS, sess.ChargedS, sess.Cost = &now, &req.Reason, &durationMS, &charged, &rec
+	return sess, true, nil
+}
+
+// settle charges the session's seconds to the month. Quota's own reclaim
+// may have charged an expired reservation in full already, and an end
+// retried after a lost reply finds the first end's charge: neither is an
+// error, and neither charges twice.
+func (s *Service) settle(ctx context.Context, sess Session, used int64) (int64, error) {
+	st, err := s.quota.SettleVoice(ctx, sess.UserID, sess.ID, used)
+	if errors.Is(err, quota.ErrNoReservation) {
+		return sess.MaxDurationS, nil // reclaimed and forgotten: it was charged in full
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.Charged, nil
+}
+
+// record is the session's cost record. Direct mode's usage is what the app
+// reported; a session ended with none (the sweeper, a replace) has none.
+func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int64) billing.Record {
+	r := billing.Record{
+		UserID: sess.UserID, SessionID: sess.ID, Kind: billing.KindVoice, Provider: sess.provider, Model: sess.Model,
+		DurationMS: durationMS, OverrunS: overrunS, UsageSource: billing.SourceNone,
+	}
+	if req.Usage != nil && sess.Mode == ModeDirect {
+		r.Usage, r.UsageSource = req.Usage.Session, billing.SourceClientReported
+		if !req.Usage.Transcription.IsZero() {
+			r.Transcription, r.TranscriptionModel = req.Usage.Transcription, sess.transcriptionModel
+		}
+	}
+	return r
+}
+
+// lateEnd answers an end of a session already ended. A direct session the
+// sweeper closed gets the app's late usage attached, with how far past its
+// reservation the app kept going; anything else is returned as it is.
+func (s *Service) lateEnd(ctx context.Context, tx pgx.Tx, sess Session, req EndRequest, now time.Time) (Session, error) {
+	rec, ok, err := s.ledger.SessionRecord(ctx, tx, sess.ID)
+	if err != nil || !ok {
+		return sess, err
+	}
+	if req.Usage != nil && sess.Mode == ModeDirect && rec.UsageSource == billing.SourceNone && *sess.EndReason == ReasonExpired {
+		overrun := max(int64(now.Sub(sess.ExpiresAt)/time.Second), 0)
+		r := s.record(sess, req, *sess.DurationMS, overrun)
+		if rec, err = s.ledger.AttachUsage(ctx, tx, r); err != nil {
+			return sess, err
+		}
+	}
+	sess.Cost = &rec
+	return sess, nil
+}
+
+// Sweep ends every session past its reservation (end_reason expired,
+// charged in full) and returns how many this call ended. Every replica
+// sweeps; the row lock in end makes each session end once.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, user_id FROM voice_sessions
+		WHERE ended_at IS NULL AND expires_at <= now() ORDER BY expires_at LIMIT 500`)
+	if err != nil {
+		return 0, database.Error("controlplane: sweep", err)
+	}
+	type due struct{ id, user string }
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		return d, r.Scan(&d.id, &d.user)
+	})
+	if err != nil {
+		return 0, database.Error("controlplane: sweep", err)
+	}
+	n := 0
+	for _, d := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		_, ended, err := s.end(ctx, d.user, d.id, EndRequest{Reason: ReasonExpired})
+		if err != nil {
+			return n, err
+		}
+		if ended {
+			n++
+		}
+	}
+	return n, nil
+}

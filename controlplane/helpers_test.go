@@ -1,0 +1,208 @@
+package controlplane_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+	"github.com/voxgate/voxgate/tools"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// fixture is one replica of the gateway's voice side: its own pool, quota
+// service, executor and control plane, over a shared database and sim.
+type fixture struct {
+	svc  *controlplane.Service
+	pool *pgxpool.Pool
+	sim  *sim.Server
+	url  string // the database
+}
+
+// testQuota is the built-in plans with the request windows opened up, so
+// tests that start many sessions hit only the limits they mean to.
+func testQuota() config.Quota {
+	q := config.DefaultQuota()
+	for name, p := range q.Plans {
+		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 10_000, 100_000, 1_000_000
+		q.Plans[name] = p
+	}
+	return q
+}
+
+// echo is a voice tool that returns its arguments; private is chat only;
+// profile is the context tool.
+func testTools(runs *int64) []*tools.Tool {
+	obj := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9000}},"additionalProperties":false}`)
+	return []*tools.Tool{
+		{Name: "echo", Description: "Echoes its arguments.", Voice: true, Parameters: obj,
+			Run: func(_ context.Context, inv tools.Invocation) (tools.Outcome, error) {
+				if runs != nil {
+					*runs++
+				}
+				var a map[string]any
+				if err := inv.Decode(&a); err != nil {
+					return tools.Outcome{}, err
+				}
+				return tools.Outcome{Data: map[string]any{"args": a}}, nil
+			}},
+		{Name: "private", Description: "Not for voice.", Parameters: obj,
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) { return tools.Outcome{Data: "x"}, nil }},
+		{Name: "profile", Description: "The user's profile.", Voice: true, Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				return tools.Outcome{Data: map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian",
+					"allergies": []string{"peanut"}, "language": "en"}}, nil
+			}},
+	}
+}
+
+type options struct {
+	simCfg   sim.Config
+	url      string // share a database with another fixture
+	sim      *sim.Server
+	simURL   string
+	configFn func(*controlplane.Config)
+	runs     *int64
+}
+
+func newFixture(t *testing.T, o options) fixture {
+	t.Helper()
+	if o.url == "" {
+		o.url = pgtest.URL(t)
+	}
+	pool := pgtest.NewPool(t, o.url, 6)
+	if o.sim == nil {
+		if o.simCfg.Latency == nil {
+			o.simCfg.Latency = simtest.ZeroLatency()
+		}
+		s, ts := simtest.NewServer(t, o.simCfg)
+		o.sim, o.simURL = s, ts.URL
+	}
+	qcfg := testQuota()
+	q, err := quota.New(quota.Params{Pool: pool, Config: qcfg, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: testTools(o.runs), Plans: qcfg.PlanNames()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg, Plans: q, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRetry := 0
+	rt, err := realtime.New(realtime.Params{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices, err := billing.DefaultPrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := billing.NewLedger(billing.LedgerParams{Pool: pool, Prices: prices, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := controlplane.DefaultConfig()
+	cfg.ContextTool = "profile"
+	if o.configFn != nil {
+		o.configFn(&cfg)
+	}
+	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
+		Config: cfg, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{svc: svc, pool: pool, sim: o.sim, url: o.url}
+}
+
+// replica is another gateway replica over f's database and simulator.
+func (f fixture) replica(t *testing.T) fixture {
+	t.Helper()
+	return newFixture(t, options{url: f.url, sim: f.sim, simURL: "", runs: nil})
+}
+
+func newUser(t testing.TB, plan string) auth.Principal {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return auth.Principal{UserID: "u-" + hex.EncodeToString(b), Plan: plan}
+}
+
+// call sends one request to h as p, the way the route table would after
+// authentication.
+func call(t testing.TB, h httpx.HandlerFunc, p auth.Principal, method, target string, body []byte, pathID string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(method, target, bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+	if pathID != "" {
+		r.SetPathValue("id", pathID)
+	}
+	w := httptest.NewRecorder()
+	httpx.Handle(h).ServeHTTP(w, r)
+	return w
+}
+
+type errorBody struct {
+	Error struct {
+		Code        string `json:"code"`
+		Message     string `json:"message"`
+		SessionID   string `json:"session_id"`
+		RetryAfterS int    `json:"retry_after_s"`
+	} `json:"error"`
+}
+
+func decode[T any](t testing.TB, w *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
+		t.Fatalf("decode %s: %v", w.Body, err)
+	}
+	return v
+}
+
+func mustStart(t testing.TB, f fixture, p auth.Principal, body string) controlplane.StartResponse {
+	t.Helper()
+	w := call(t, f.svc.HandleStart, p, "POST", "/v1/voice/sessions", []byte(body), "")
+	if w.Code != http.StatusCreated {
+		t.Fatalf("start: %d %s", w.Code, w.Body)
+	}
+	return decode[controlplane.StartResponse](t, w)
+}
+
+// expire moves a session's start and reservation into the past, as if its
+// time ran out, on the database's clock.
+func expire(t testing.TB, pool *pgxpool.Pool, id string, ago time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	secs := ago.Seconds()
+	if _, err := pool.Exec(ctx, `UPDATE voice_sessions SET started_at = now() - make_interval(secs => max_duration_s + $2),
+		expires_at = now() - make_interval(secs => $2) WHERE id = $1`, id, secs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE quota_voice SET expires_at = now() - make_interval(secs => $2) WHERE session_id = $1`, id, secs); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,138 @@
+// Package controlplane runs the voice session lifecycle (DESIGN §6): start
+// (quota, credentials, the session row), tool calls on the server, end
+// (duration, quota settlement, the cost record) and the sweeper that closes
+// sessions nobody ended. Its handlers serve /v1/voice/*.
+//
+// A session has a mode. Direct mode is built: the app gets a short-lived
+// client secret and talks to the provider itself, so whatever it reports
+// is advisory. Sideband and relay will join the call from the gateway.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// Modes of a voice session.
+const (
+	ModeDirect   = "direct"
+	ModeSideband = "sideband"
+	ModeRelay    = "relay"
+)
+
+// Config is the voice configuration (the voice section of the config file).
+type Config struct {
+	// Mode is the default mode of a session that does not ask for one.
+	Mode string
+	// Provider names the provider on cost records.
+	Provider string
+	// Model is the Realtime model; it must have a price.
+	Model string
+	// Voice is the default voice; Voices, when set, are the ones an app may
+	// ask for.
+	Voice  string
+	Voices []string
+	// Instructions is the system prompt; the user's profile is appended.
+	Instructions string
+	// TranscriptionModel turns on input transcription ("" leaves it off).
+	TranscriptionModel string
+	// ContextTool is a registered tool with no required parameters whose
+	// result is the user's profile (DESIGN §7); "" means none.
+	ContextTool string
+	// SecretTTL is how long a minted client secret opens calls (≤ 60 s).
+	SecretTTL time.Duration
+	// ToolCallsPerMinute caps one session's tool calls (DESIGN §6: 60).
+	ToolCallsPerMinute int
+	// SweepInterval is how often each replica looks for expired sessions.
+	SweepInterval time.Duration
+}
+
+// DefaultConfig is the configuration every field falls back to.
+func DefaultConfig() Config {
+	return Config{
+		Mode: ModeDirect, Provider: "openai", Model: "gpt-realtime", Voice: "marin",
+		Instructions: "You are a friendly voice assistant for a food and wellness app. " +
+			"Keep answers short and spoken. Use the tools to look things up; never give medical advice.",
+		TranscriptionModel: "gpt-4o-mini-transcribe",
+		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
+	}
+}
+
+// Params are what a Service needs. New checks them.
+type Params struct {
+	Pool     *pgxpool.Pool
+	Quota    *quota.Service
+	Tools    *tools.Executor
+	Realtime *realtime.Client
+	Ledger   *billing.Ledger
+	Config   Config
+	// Registerer receives the voxgate_voice_* metrics; nil keeps them
+	// unexported (tests).
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Service is the voice control plane. It is safe for concurrent use, and
+// any number of replicas may share one database.
+type Service struct {
+	pool    *pgxpool.Pool
+	quota   *quota.Service
+	tools   *tools.Executor
+	rt      *realtime.Client
+	ledger  *billing.Ledger
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+}
+
+// New checks p and builds the service. A model with no price stops it.
+func New(p Params) (*Service, error) {
+	if p.Pool == nil || p.Quota == nil || p.Tools == nil || p.Realtime == nil || p.Ledger == nil {
+		return nil, errors.New("controlplane: Pool, Quota, Tools, Realtime and Ledger are required")
+	}
+	cfg := p.Config
+	if err := cfg.check(p.Tools.Registry()); err != nil {
+		return nil, err
+	}
+	if err := p.Ledger.Prices().Require(cfg.Model, cfg.TranscriptionModel); err != nil {
+		return nil, err
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	if p.Registerer == nil {
+		p.Registerer = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(p.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger,
+		cfg: cfg, log: p.Logger, metrics: m}, nil
+}
+
+// Run sweeps expired sessions every SweepInterval until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("voice sweep failed", "err", err)
+			}
+		}
+	}
+}
