@@ -171,7 +171,9 @@ func TestErrorCases(t *testing.T) {
 		}, 404, ""},
 		{"another user's session: get", func() int { return call(t, f.svc.HandleGet, bob, "GET", "/", nil, s.SessionID).Code }, 404, ""},
 		{"another user's session: end", func() int { return call(t, f.svc.HandleEnd, bob, "POST", "/", []byte(`{}`), s.SessionID).Code }, 404, ""},
-		{"no such session", func() int { return call(t, f.svc.HandleGet, alice, "GET", "/", nil, "vs_000000000000000000000000").Code }, 404, ""},
+		{"no such session", func() int {
+			return call(t, f.svc.HandleGet, alice, "GET", "/", nil, "vs_000000000000000000000000").Code
+		}, 404, ""},
 		{"malformed id", func() int { return call(t, f.svc.HandleGet, alice, "GET", "/", nil, "x%00y").Code }, 404, ""},
 		{"unknown end reason", func() int {
 			return call(t, f.svc.HandleEnd, alice, "POST", "/", []byte(`{"reason":"bored"}`), s.SessionID).Code
@@ -191,9 +193,15 @@ func TestErrorCases(t *testing.T) {
 		{"count as a string", func() int {
 			return call(t, f.svc.HandleEnd, alice, "POST", "/", []byte(`{"usage":{"output_tokens":"5"}}`), s.SessionID).Code
 		}, 422, ""},
-		{"unknown mode", func() int { return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"carrier-pigeon"}`), "").Code }, 400, ""},
-		{"mode not built yet", func() int { return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"sideband"}`), "").Code }, 400, ""},
-		{"bad language", func() int { return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"language":"english"}`), "").Code }, 400, ""},
+		{"unknown mode", func() int {
+			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"carrier-pigeon"}`), "").Code
+		}, 400, ""},
+		{"mode not built yet", func() int {
+			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"sideband"}`), "").Code
+		}, 400, ""},
+		{"bad language", func() int {
+			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"language":"english"}`), "").Code
+		}, 400, ""},
 		{"unknown start field", func() int { return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"modle":"direct"}`), "").Code }, 400, ""},
 	}
 	for _, tc := range cases {
