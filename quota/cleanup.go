@@ -38,8 +38,12 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// Sweep is one cleanup pass. Run calls it; tests call it directly.
+// Sweep is one cleanup pass, bounded by s.sweepTimeout so that a database
+// that stops answering cannot hold it (Run then tries again next tick). Run
+// calls it; tests call it directly.
 func (s *Service) Sweep(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.sweepTimeout)
+	defer cancel()
 	// One clock reading for the whole pass: an instant a moment old only
 	// makes the pass reclaim and purge a little less.
 	var w windows

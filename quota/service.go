@@ -54,8 +54,10 @@ type Service struct {
 	names  []string
 	limits []int64
 
-	renewEvery time.Duration // RenewEvery; tests shorten it
-	sweepEvery time.Duration
+	renewEvery   time.Duration // RenewEvery; tests shorten it
+	renewTimeout time.Duration // the bound of one renewal by KeepAlive
+	sweepEvery   time.Duration
+	sweepTimeout time.Duration // the bound of one Sweep
 }
 
 // New checks p and returns a Service. An invalid quota config (an unknown
@@ -77,7 +79,8 @@ func New(p Params) (*Service, error) {
 	}
 	s := &Service{
 		pool: p.Pool, cfg: p.Config, now: p.Now, log: p.Logger, metrics: m,
-		renewEvery: RenewEvery, sweepEvery: 30 * time.Second,
+		renewEvery: RenewEvery, renewTimeout: RenewEvery,
+		sweepEvery: 30 * time.Second, sweepTimeout: 20 * time.Second,
 	}
 	s.admits = newAdmitBatcher(s)
 	for _, name := range p.Config.PlanNames() {

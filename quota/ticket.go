@@ -59,7 +59,9 @@ func (t *Ticket) Renew(ctx context.Context) error {
 
 // KeepAlive renews the lease every RenewEvery until stop is called or ctx
 // is done. A lost lease is logged once and ends the renewing; the turn
-// itself goes on (it is admitted; only the slot count is at stake).
+// itself goes on (it is admitted; only the slot count is at stake). Each
+// renewal is bounded (by RenewEvery): one stuck behind a database that
+// stops answering is given up, logged, and the next one tried.
 func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -72,7 +74,9 @@ func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				err := t.Renew(ctx)
+				rctx, cancel := context.WithTimeout(ctx, t.svc.renewTimeout)
+				err := t.Renew(rctx)
+				cancel()
 				if err == nil || ctx.Err() != nil {
 					continue
 				}
