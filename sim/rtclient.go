@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -207,6 +208,9 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 		if w.CallID == "" {
 			return nil, "", errMissingParam("item.call_id")
 		}
+		if err := checkCallID(w.CallID); err != nil {
+			return nil, "", err
+		}
 		if w.Output == nil {
 			return nil, "", errMissingParam("item.output")
 		}
@@ -221,6 +225,8 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 		it.CallID, it.Name, it.Arguments = w.CallID, w.Name, w.Arguments
 		if it.CallID == "" {
 			it.CallID = "call_" + randomID()[:16]
+		} else if err := checkCallID(it.CallID); err != nil {
+			return nil, "", err
 		}
 	case "":
 		return nil, "", errMissingParam("item.type")
@@ -228,4 +234,14 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 		return nil, "", errInvalidValue("item.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'message', 'function_call' and 'function_call_output'.", w.Type))
 	}
 	return it, text.String(), nil
+}
+
+// callIDPattern is what the API accepts as a function call id.
+var callIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+func checkCallID(id string) *APIError {
+	if callIDPattern.MatchString(id) {
+		return nil
+	}
+	return errInvalidValue("item.call_id", "Invalid 'item.call_id': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.")
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -293,6 +294,10 @@ func (ss *rtSession) createItem(ev *clientEvent, from *sink) *APIError {
 	case "function_call":
 		ci.textBytes = len(it.Name) + len(*it.Arguments)
 	case "function_call_output":
+		if !ss.hasCall(it.CallID) {
+			return &APIError{Type: "invalid_request_error", Code: "invalid_tool_call_id", Param: "item.call_id",
+				Message: fmt.Sprintf("Tool call ID '%s' not found in conversation.", it.CallID)}
+		}
 		ci.textBytes = len(*it.Output)
 		if ss.pending[it.CallID] {
 			delete(ss.pending, it.CallID)
@@ -319,6 +324,17 @@ func (ss *rtSession) createItem(ev *clientEvent, from *sink) *APIError {
 	ss.emitConversationItem("added", prev, it)
 	ss.emitConversationItem("done", prev, it)
 	return nil
+}
+
+// hasCall reports a function_call item with this call id in the
+// conversation: the only thing a function_call_output may answer.
+func (ss *rtSession) hasCall(callID string) bool {
+	for i := range ss.items {
+		if it := &ss.items[i].item; it.Type == "function_call" && it.CallID == callID {
+			return true
+		}
+	}
+	return false
 }
 
 func (ss *rtSession) lastItemID() *string { return ss.idBefore(len(ss.items)) }

@@ -148,3 +148,54 @@ func TestRealtimeDoneBeforePlayback(t *testing.T) {
 		t.Errorf("response.cancel after response.done: %q (after %v), want response_cancel_not_active and no stopped", code, types(seen))
 	}
 }
+
+// TestRealtimeToolCallIDs: a function_call_output must answer a function
+// call in the conversation (invalid_tool_call_id otherwise), and call ids
+// must match ^[a-zA-Z0-9_-]+$.
+func TestRealtimeToolCallIDs(t *testing.T) {
+	t.Parallel()
+	spec := simtest.Spec(t)
+	_, base := newRealtimeSim(t, sim.Realtime{})
+	ctx := testCtx(t)
+	ws := dialModelSocket(t, base)
+	expect(t, ctx, ws, "session.created")
+	output := func(callID string) map[string]any {
+		return map[string]any{"type": "conversation.item.create", "event_id": "evt_" + callID[:3],
+			"item": map[string]any{"type": "function_call_output", "call_id": callID, "output": "{}"}}
+	}
+	for _, tc := range []struct {
+		name        string
+		event       map[string]any
+		code, param string
+	}{
+		{"unknown call", output("call_nope"), "invalid_tool_call_id", "item.call_id"},
+		{"bad output call id", output("call 1!"), "invalid_value", "item.call_id"},
+		{"bad function_call id", map[string]any{"type": "conversation.item.create", "item": map[string]any{
+			"type": "function_call", "call_id": "call.1", "name": "f", "arguments": "{}"}}, "invalid_value", "item.call_id"},
+	} {
+		if err := ws.Send(tc.event); err != nil {
+			t.Fatal(err)
+		}
+		e := expectEvent(t, ctx, ws, "error")
+		if err := spec.Validate("RealtimeServerEventError", e.Raw); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		checkOpenAIDecode(t, e)
+		m := e.Map()["error"].(map[string]any)
+		if m["code"] != tc.code || m["param"] != tc.param {
+			t.Errorf("%s: error %v, want %s on %s", tc.name, m, tc.code, tc.param)
+		}
+	}
+	// A call the client put in the conversation may be answered.
+	if err := ws.Send(map[string]any{"type": "conversation.item.create", "item": map[string]any{
+		"type": "function_call", "call_id": "call_Mine-1", "name": "f", "arguments": "{}"}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, ws, "conversation.item.done")
+	if err := ws.Send(output("call_Mine-1")); err != nil {
+		t.Fatal(err)
+	}
+	if e := expectEvent(t, ctx, ws, "conversation.item.done"); e.Map()["item"].(map[string]any)["call_id"] != "call_Mine-1" {
+		t.Errorf("output not added: %s", e.Raw)
+	}
+}
