@@ -1,15 +1,16 @@
 package main
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"sync"
 	"testing"
 )
 
-// tcpProxy forwards to a PostgreSQL server and can be cut (every connection
-// closed, new ones refused) and restored, to simulate a database outage.
+// tcpProxy forwards to a PostgreSQL server. It can be cut (every
+// connection closed, new ones refused) and restored, to simulate a database
+// that is down, or frozen (connections stay open but nothing is forwarded)
+// and thawed, to simulate one that hangs.
 type tcpProxy struct {
 	url    string
 	target string
@@ -17,6 +18,7 @@ type tcpProxy struct {
 	mu     sync.Mutex
 	down   bool
 	conns  []net.Conn
+	thawed chan struct{} // closed while not frozen
 }
 
 func newTCPProxy(t *testing.T, dbURL string) *tcpProxy {
@@ -29,14 +31,15 @@ func newTCPProxy(t *testing.T, dbURL string) *tcpProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tcpProxy{target: u.Host, ln: ln}
+	p := &tcpProxy{target: u.Host, ln: ln, thawed: make(chan struct{})}
+	close(p.thawed)
 	u.Host = ln.Addr().String()
 	q := u.Query()
 	q.Set("connect_timeout", "1")
 	u.RawQuery = q.Encode()
 	p.url = u.String()
 	go p.serve()
-	t.Cleanup(func() { ln.Close(); p.cut() })
+	t.Cleanup(func() { ln.Close(); p.cut(); p.thaw() })
 	return p
 }
 
@@ -60,8 +63,29 @@ func (p *tcpProxy) serve() {
 		}
 		p.conns = append(p.conns, c, up)
 		p.mu.Unlock()
-		go func() { io.Copy(up, c); up.Close() }()
-		go func() { io.Copy(c, up); c.Close() }()
+		go p.pipe(up, c)
+		go p.pipe(c, up)
+	}
+}
+
+// pipe copies src to dst, holding each chunk while the proxy is frozen.
+func (p *tcpProxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			thawed := p.thawed
+			p.mu.Unlock()
+			<-thawed
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
@@ -79,4 +103,26 @@ func (p *tcpProxy) restore() {
 	p.mu.Lock()
 	p.down = false
 	p.mu.Unlock()
+}
+
+// freeze stops forwarding: open connections and new ones stay up, and
+// every query waits, as on a database that hangs.
+func (p *tcpProxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+		p.thawed = make(chan struct{})
+	default:
+	}
+}
+
+func (p *tcpProxy) thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+	default:
+		close(p.thawed)
+	}
 }
