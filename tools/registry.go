@@ -124,7 +124,7 @@ func NewRegistry(p RegistryParams) (*Registry, error) {
 }
 
 // checkOverride checks what tools.builtins sets on a built-in; zero values
-// keep the built-in's own.
+// keep the built-in's own. A built-in without a tier has tier none.
 func checkOverride(o config.BuiltinTool, tier Tier, plans []string) error {
 	if o.Timeout != 0 {
 		if err := checkTimeout(o.Timeout); err != nil {
@@ -136,7 +136,7 @@ func checkOverride(o config.BuiltinTool, tier Tier, plans []string) error {
 			return err
 		}
 	}
-	if o.Voice != nil && *o.Voice {
+	if o.Voice != nil && *o.Voice && tier != "" {
 		if err := checkTier(tier, true); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
@@ -116,6 +117,7 @@ func TestConfigRulesNameTheKey(t *testing.T) {
 		{"built-in timeout too long", "tools:\n  builtins:\n    echo: {timeout: 90s}\n", "tools.builtins.echo.timeout: must be more than 0 and at most 1m0s"},
 		{"built-in max_tokens too large", "tools:\n  builtins:\n    echo: {max_tokens: 20000}\n", "tools.builtins.echo.max_tokens:"},
 		{"built-in unknown plan", "tools:\n  builtins:\n    echo: {plans: [gold]}\n", `tools.builtins.echo.plans: "gold" is not a configured plan`},
+		{"voice on a standard built-in", "tools:\n  builtins:\n    write: {voice: true}\n", "tools.builtins.write.voice: true needs tier none, not standard"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,7 +126,9 @@ func TestConfigRulesNameTheKey(t *testing.T) {
 			if err != nil {
 				t.Fatalf("config.Parse: %v (config only decodes tool entries)", err)
 			}
-			_, err = NewRegistry(RegistryParams{Builtins: []*Tool{echoTool("echo")}, Config: cfg.Tools, Plans: testPlans, Getenv: env})
+			write := echoTool("write")
+			write.Voice, write.Tier = false, TierStandard
+			_, err = NewRegistry(RegistryParams{Builtins: []*Tool{echoTool("echo"), write}, Config: cfg.Tools, Plans: testPlans, Getenv: env})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -134,15 +138,21 @@ func TestConfigRulesNameTheKey(t *testing.T) {
 
 func TestRegistryDefaultsAndOverrides(t *testing.T) {
 	t.Parallel()
-	off := false
+	off, on := false, true
+	quiet := echoTool("d")
+	quiet.Voice = false
 	r := mustRegistry(t, RegistryParams{
-		Builtins: []*Tool{echoTool("a"), echoTool("b"), echoTool("c")},
+		Builtins: []*Tool{echoTool("a"), echoTool("b"), echoTool("c"), quiet},
 		Config: config.Tools{Builtins: map[string]config.BuiltinTool{
 			"b": {Disabled: true},
 			"c": {Voice: &off, Plans: []string{"pro"}, MaxTokens: 100},
+			"d": {Voice: &on, Timeout: 2 * time.Second}, // no tier: tier none, so voice is allowed
 		}},
 	})
-	if got, want := strings.Join(r.Names(), ","), "a,c"; got != want {
+	if d, _ := r.Lookup("d"); !d.Voice || d.Timeout != 2*time.Second || d.Tier != TierNone {
+		t.Fatalf("override of a built-in without a tier: got voice %v timeout %s tier %s", d.Voice, d.Timeout, d.Tier)
+	}
+	if got, want := strings.Join(r.Names(), ","), "a,c,d"; got != want {
 		t.Fatalf("names: got %s, want %s", got, want)
 	}
 	a, _ := r.Lookup("a")
