@@ -41,8 +41,9 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
 	// Seed makes fractional faults reproducible. Zero picks a random seed.
 	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
-	// Now is the clock client secrets expire by; nil means time.Now. Tests
-	// set it to expire a secret without waiting out its TTL.
+	// Now is the clock client secrets expire by, and chat rate-limit usage
+	// and cached prompts age by; nil means time.Now. Tests set it to expire
+	// a secret or a cached prompt without waiting out its TTL.
 	Now func() time.Time `yaml:"-" json:"-"`
 	// Logger receives unexpected errors. Nil discards them.
 	Logger *slog.Logger `yaml:"-" json:"-"`
