@@ -2,7 +2,8 @@
 // token/cost/call budgets and monthly voice seconds (DESIGN §9), exactly,
 // across any number of replicas: every counter lives in PostgreSQL and every
 // check-and-increment is one statement (a PL/pgSQL function, see
-// migrations/0010-0012) serialised on the user's row.
+// migrations/0010-0017) serialised on the user's row, on the database's
+// clock.
 package quota
 
 import (
