@@ -33,10 +33,11 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // fixture is one replica of the gateway's voice side: its own pool, quota
 // service, executor and control plane, over a shared database and sim.
 type fixture struct {
-	svc  *controlplane.Service
-	pool *pgxpool.Pool
-	sim  *sim.Server
-	url  string // the database
+	svc    *controlplane.Service
+	pool   *pgxpool.Pool
+	sim    *sim.Server
+	simURL string
+	url    string // the database
 }
 
 // testQuota is the built-in plans with the request windows opened up, so
@@ -85,7 +86,7 @@ type options struct {
 	runs     *int64
 }
 
-func newFixture(t *testing.T, o options) fixture {
+func newFixture(t testing.TB, o options) fixture {
 	t.Helper()
 	if o.url == "" {
 		o.url = pgtest.URL(t)
@@ -134,13 +135,13 @@ func newFixture(t *testing.T, o options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{svc: svc, pool: pool, sim: o.sim, url: o.url}
+	return fixture{svc: svc, pool: pool, sim: o.sim, simURL: o.simURL, url: o.url}
 }
 
 // replica is another gateway replica over f's database and simulator.
-func (f fixture) replica(t *testing.T) fixture {
+func (f fixture) replica(t testing.TB) fixture {
 	t.Helper()
-	return newFixture(t, options{url: f.url, sim: f.sim, simURL: "", runs: nil})
+	return newFixture(t, options{url: f.url, sim: f.sim, simURL: f.simURL})
 }
 
 func newUser(t testing.TB, plan string) auth.Principal {

@@ -1,0 +1,65 @@
+package controlplane
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
+)
+
+func TestParseUsage(t *testing.T) {
+	t.Parallel()
+	u, err := parseUsage(json.RawMessage(`{"total_tokens":3,"input_tokens":2,"output_tokens":1,"extra":[1,2],
+		"input_token_details":{"text_tokens":2,"audio_tokens":0,"image_tokens":7,"cached_tokens":1,
+			"cached_tokens_details":{"text_tokens":1,"image_tokens":2},"novel":true},
+		"output_token_details":{"text_tokens":1,"audio_tokens":0},
+		"transcription":{"type":"duration","seconds":42}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ReportedUsage{
+		Session:       billing.Usage{TextIn: 2, TextCachedIn: 1, TextOut: 1, ImageIn: 7, ImageCachedIn: 2},
+		Transcription: billing.Usage{AudioMillis: 42_000},
+	}
+	if *u != want {
+		t.Fatalf("got %+v, want %+v", *u, want)
+	}
+	if u, err := parseUsage(nil); u != nil || err != nil {
+		t.Fatalf("absent usage: %v, %v", u, err)
+	}
+	for _, bad := range []string{
+		`[]`, `5`, `{"input_tokens":-1}`, `{"input_tokens":1e3}`, `{"input_tokens":"7"}`,
+		`{"output_token_details":{"audio_tokens":1000000000001}}`,
+		`{"input_token_details":{"text_tokens":1,"cached_tokens_details":{"text_tokens":2}}}`,
+		`{"transcription":{"type":"vibes"}}`, `{"transcription":{"type":"duration","seconds":0.5}}`,
+		`{"input_token_details":{"text_tokens":true}}`,
+	} {
+		if _, err := parseUsage(json.RawMessage(bad)); apierr.CodeOf(err) != apierr.Validation {
+			t.Errorf("%s: error %v, want VALIDATION_ERROR (422)", bad, err)
+		}
+	}
+}
+
+// FuzzParseUsage: any usage either is refused with a 422 or holds counts a
+// record can store.
+func FuzzParseUsage(f *testing.F) {
+	f.Add([]byte(`{"input_token_details":{"text_tokens":5,"cached_tokens_details":{"text_tokens":2}},"output_token_details":{"audio_tokens":3}}`))
+	f.Add([]byte(`{"transcription":{"input_tokens":4,"output_tokens":1}}`))
+	f.Add([]byte(`{"input_tokens":999999999999999999999}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		u, err := parseUsage(raw)
+		if err != nil {
+			if apierr.CodeOf(err) != apierr.Validation {
+				t.Fatalf("%q: error %v, want VALIDATION_ERROR", raw, err)
+			}
+			return
+		}
+		if u == nil {
+			return
+		}
+		if u.Session.Check() != nil || u.Transcription.Check() != nil {
+			t.Fatalf("%q: accepted counts a record refuses: %+v", raw, *u)
+		}
+	})
+}
