@@ -28,8 +28,8 @@ func httpFaultKinds() []FaultKind {
 func realtimeFaultKinds() map[string][]FaultKind {
 	return map[string][]FaultKind{
 		EndpointRealtimeClientSecrets: httpFaultKinds(),
-		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse),
-		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultNoResponse),
+		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse, FaultContentFilter, FaultResponseFailed),
+		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultNoResponse, FaultContentFilter, FaultResponseFailed),
 		EndpointRealtimeHangup:        {FaultServerError},
 	}
 }

@@ -39,13 +39,28 @@ func checkSession(m map[string]any, param string) *APIError {
 			return errInvalidValue(param+".tool_choice", "Invalid value for 'tool_choice': "+err.Error())
 		}
 	}
+	if err := checkMaxOutput(m, param); err != nil {
+		return err
+	}
+	return checkAudio(m, param)
+}
+
+// checkResponseParams checks response.create's parameters.
+func checkResponseParams(m map[string]any) *APIError {
+	if err := checkFields(m, responseFields(), "response"); err != nil {
+		return err
+	}
+	return checkMaxOutput(m, "response")
+}
+
+func checkMaxOutput(m map[string]any, param string) *APIError {
 	if v, ok := m["max_output_tokens"]; ok && v != "inf" {
 		n, isNum := v.(float64)
 		if !isNum || n != float64(int(n)) || n < 1 || n > 4096 {
 			return errInvalidValue(param+".max_output_tokens", "Invalid 'max_output_tokens': expected an integer between 1 and 4096, or 'inf'.")
 		}
 	}
-	return checkAudio(m, param)
+	return nil
 }
 
 func checkModalities(m map[string]any, param string) *APIError {

@@ -15,6 +15,8 @@ type clientEvent struct {
 	Type    string
 	EventID string
 	Session map[string]any // session.update
+	// Response is response.create's parameters (nil when absent).
+	Response map[string]any
 	Item    *rtItem        // conversation.item.create
 	// ItemText is a message item's text: its input_text/output_text parts.
 	ItemText       string
@@ -93,9 +95,8 @@ func decodeClientEvent(data []byte) (*clientEvent, *APIError) {
 	case "input_audio_buffer.append":
 		err = decodeAudio(w.Audio, ev)
 	case "response.create":
-		var resp map[string]any
-		if resp, err = decodeObject(w.Response, "response", false); err == nil {
-			err = checkFields(resp, responseFields(), "response")
+		if ev.Response, err = decodeObject(w.Response, "response", false); err == nil {
+			err = checkResponseParams(ev.Response)
 		}
 	case "input_audio_buffer.commit", "input_audio_buffer.clear", "response.cancel", "output_audio_buffer.clear":
 	default:

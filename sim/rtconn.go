@@ -255,7 +255,7 @@ func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 	case "output_audio_buffer.clear":
 		return ss.clearOutput()
 	case "response.create":
-		return ss.responseCreate()
+		return ss.responseCreate(ev.Response)
 	case "response.cancel":
 		if ss.active == nil {
 			return &APIError{Type: "invalid_request_error", Code: "response_cancel_not_active",

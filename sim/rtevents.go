@@ -28,6 +28,15 @@ type rtEvent struct {
 	Session        sessionConfig  `json:"session,omitempty"`
 	Error          *rtError       `json:"error,omitempty"`
 	Usage          *rtTranscriptU `json:"usage,omitempty"`
+	RateLimits     []rateLimit    `json:"rate_limits,omitempty"`
+}
+
+// rateLimit is one entry of rate_limits.updated.
+type rateLimit struct {
+	Name         string  `json:"name"`
+	Limit        int     `json:"limit"`
+	Remaining    int     `json:"remaining"`
+	ResetSeconds float64 `json:"reset_seconds"`
 }
 
 // rtItem is a conversation item (message, function_call or
@@ -59,7 +68,7 @@ type rtResponse struct {
 	Object           string         `json:"object"`
 	ID               string         `json:"id"`
 	Status           string         `json:"status"`
-	StatusDetails    *statusDetails `json:"status_details"` // null unless cancelled, as the API sends it
+	StatusDetails    *statusDetails `json:"status_details"` // null when completed, as the API sends it
 	Output           []rtItem       `json:"output"`
 	ConversationID   string         `json:"conversation_id"`
 	OutputModalities []string       `json:"output_modalities"`
@@ -70,8 +79,15 @@ type rtResponse struct {
 }
 
 type statusDetails struct {
-	Type   string `json:"type"`
-	Reason string `json:"reason,omitempty"`
+	Type   string       `json:"type"`
+	Reason string       `json:"reason,omitempty"`
+	Error  *statusError `json:"error,omitempty"`
+}
+
+// statusError is status_details.error of a failed response.
+type statusError struct {
+	Type string `json:"type"`
+	Code string `json:"code,omitempty"`
 }
 
 type responseAudio struct {

@@ -46,6 +46,7 @@ func realtimeSchemas() map[string]string {
 		"output_audio_buffer.stopped":                           "RealtimeServerEventOutputAudioBufferStopped",
 		"output_audio_buffer.cleared":                           "RealtimeServerEventOutputAudioBufferCleared",
 		"error":                                                 "RealtimeServerEventError",
+		"rate_limits.updated":                                   "RealtimeServerEventRateLimitsUpdated",
 	}
 }
 

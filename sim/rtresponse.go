@@ -25,6 +25,8 @@ type activeResponse struct {
 	started  time.Time
 	gen      *time.Timer // fires when generation ends
 	genMS    int
+	cut    string // why the reply was cut short: incomplete's reason
+	failed bool
 	// heardMS caps the audio the message keeps in the conversation when
 	// its playback was cut before generation ended; nil when not cut.
 	heardMS *int
@@ -37,7 +39,7 @@ func (a *activeResponse) stopTimer() {
 	}
 }
 
-func (ss *rtSession) responseCreate() *APIError {
+func (ss *rtSession) responseCreate(params map[string]any) *APIError {
 	if ss.active != nil {
 		return &APIError{Type: "invalid_request_error", Code: "conversation_already_has_active_response",
 			Message: fmt.Sprintf("Conversation already has an active response in progress: %s. Wait until the response is finished before creating a new one.", ss.active.resp.ID)}
@@ -46,18 +48,21 @@ func (ss *rtSession) responseCreate() *APIError {
 		ss.srv.stats.fault(ss.endpoint, f.Kind)
 		return nil // the fault: response.create is silently ignored
 	}
-	ss.startResponse()
+	ss.startResponse(params)
 	return nil
 }
 
-func (ss *rtSession) startResponse() {
+// startResponse starts a response; params are response.create's (nil for
+// one that server VAD starts).
+func (ss *rtSession) startResponse(params map[string]any) {
 	mods := []string{"audio"}
 	if ss.view.textOnly {
 		mods = []string{"text"}
 	}
-	maxOut := ss.cfg["max_output_tokens"]
-	if maxOut == nil {
-		maxOut = "inf"
+	limit := outputLimit(ss.cfg, params)
+	var maxOut any = "inf"
+	if limit > 0 {
+		maxOut = limit
 	}
 	a := &activeResponse{in: ss.inputCount(), rep: ss.srv.script.plan(ss.chatView()), started: time.Now(),
 		audio: !ss.view.textOnly, genMS: ss.rt.GenerationMS}
@@ -71,6 +76,11 @@ func (ss *rtSession) startResponse() {
 	created := newEvent("response.created")
 	created.Response = &a.resp
 	ss.emit(created)
+	ss.emit(ss.rateLimits(a))
+	if a.rep.text != "" && a.audio {
+		a.audioMS = ss.rt.ReplyAudioMS
+	}
+	ss.shape(a, limit)
 	if a.rep.text != "" {
 		ss.startMessage(a)
 	}
@@ -94,7 +104,6 @@ func (ss *rtSession) startMessage(a *activeResponse) {
 	if !a.audio {
 		return
 	}
-	a.audioMS = ss.rt.ReplyAudioMS
 	if ss.call != nil {
 		ss.startPlayback(a)
 	} else {
@@ -119,12 +128,16 @@ func (ss *rtSession) finishGeneration() {
 	a := ss.active
 	a.gen = nil
 	if a.msg != nil {
-		ss.endMessage(a, "completed")
+		status := "completed"
+		if a.cut != "" {
+			status = "incomplete"
+		}
+		ss.endMessage(a, status)
 	}
 	for _, c := range a.rep.calls {
 		ss.emitCall(a, c)
 	}
-	a.resp.Status = "completed"
+	finishOutcome(a)
 	ss.done(a)
 }
 

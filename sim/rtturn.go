@@ -33,7 +33,7 @@ func (ss *rtSession) maybeCommit() {
 		}
 		ss.cancelResponse("turn_detected")
 	}
-	ss.startResponse()
+	ss.startResponse(nil)
 }
 
 // commit turns the buffered audio into a user item, with the events server

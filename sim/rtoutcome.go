@@ -1,0 +1,119 @@
+package sim
+
+// How a response ends besides completed and cancelled: incomplete when it
+// hits max_output_tokens or the content filter (a fault) cuts it, failed
+// (a fault) with status_details.error. Both are decided when the response
+// starts, since its message streams from the start.
+
+// Realtime response fault kinds, drawn when a response starts.
+const (
+	// FaultContentFilter cuts a response's reply in half and ends it
+	// incomplete, reason content_filter.
+	FaultContentFilter FaultKind = "content_filter"
+	// FaultResponseFailed makes a response fail before any output:
+	// status failed with status_details.error.
+	FaultResponseFailed FaultKind = "response_failed"
+)
+
+// outputLimit is the response's max_output_tokens: response.create's, else
+// the session's; 0 means "inf".
+func outputLimit(session sessionConfig, params map[string]any) int {
+	v, ok := params["max_output_tokens"]
+	if !ok {
+		v = session["max_output_tokens"]
+	}
+	if n, isNum := v.(float64); isNum {
+		return int(n)
+	}
+	return 0
+}
+
+// shape decides the response's outcome and cuts its reply to match.
+func (ss *rtSession) shape(a *activeResponse, limit int) {
+	if f := ss.srv.faults.take(ss.endpoint, ss.view.model, FaultContentFilter, FaultResponseFailed); f != nil {
+		ss.srv.stats.fault(ss.endpoint, f.Kind)
+		switch f.Kind {
+		case FaultResponseFailed:
+			a.rep, a.audioMS, a.failed = reply{}, 0, true
+			return
+		case FaultContentFilter:
+			a.rep.text = truncateUTF8(a.rep.text, len(a.rep.text)/2)
+			a.audioMS = a.audioMS / 2 / packetMS * packetMS
+			a.rep.calls, a.cut = nil, "content_filter"
+		}
+	}
+	if limit > 0 && outTokens(a.rep, a.audioMS) > limit {
+		a.cut = "max_output_tokens"
+		fitOutput(a, limit)
+	}
+}
+
+// outTokens is the output usage of a reply: one text count over the
+// transcript and every call, plus the spoken audio.
+func outTokens(rep reply, audioMS int) int {
+	b := len(rep.text)
+	for _, c := range rep.calls {
+		b += len(c.Name) + len(c.Arguments)
+	}
+	return tokensFor(b) + audioOutTokens(audioMS)
+}
+
+// fitOutput cuts a's reply to at most limit output tokens, as a model that
+// runs out of tokens stops: the message shrinks (transcript and audio in
+// proportion) and the calls after it are dropped; with no message, calls
+// are kept while they fit whole.
+func fitOutput(a *activeResponse, limit int) {
+	calls := a.rep.calls
+	a.rep.calls = nil
+	if a.rep.text == "" {
+		for _, c := range calls {
+			next := reply{calls: append(a.rep.calls, c)}
+			if outTokens(next, 0) > limit {
+				break
+			}
+			a.rep = next
+		}
+		return
+	}
+	full := outTokens(a.rep, a.audioMS)
+	text, ms := a.rep.text, a.audioMS
+	text = truncateUTF8(text, len(text)*limit/full)
+	ms = ms * limit / full / packetMS * packetMS
+	for outTokens(reply{text: text}, ms) > limit {
+		if ms >= packetMS {
+			ms -= packetMS
+		}
+		if len(text) > 0 {
+			text = truncateUTF8(text, len(text)-1)
+		}
+	}
+	a.rep.text, a.audioMS = text, ms
+}
+
+// finishOutcome sets the final status of a response that was not
+// cancelled.
+func finishOutcome(a *activeResponse) {
+	switch {
+	case a.failed:
+		a.resp.Status = "failed"
+		a.resp.StatusDetails = &statusDetails{Type: "failed", Error: &statusError{Type: "server_error", Code: "response_failed"}}
+	case a.cut != "":
+		a.resp.Status = "incomplete"
+		a.resp.StatusDetails = &statusDetails{Type: "incomplete", Reason: a.cut}
+	default:
+		a.resp.Status = "completed"
+	}
+}
+
+// rateLimits is the rate_limits.updated a response starts with: a fixed
+// budget, less this session's responses and this response's input.
+func (ss *rtSession) rateLimits(a *activeResponse) *rtEvent {
+	const requests, tokens = 10000, 200000
+	n := int(ss.stats.snapshot().Responses)
+	ev := newEvent("rate_limits.updated")
+	ev.RateLimits = []rateLimit{
+		{Name: "requests", Limit: requests, Remaining: max(0, requests-n), ResetSeconds: 60},
+		{Name: "tokens", Limit: tokens, Remaining: max(0, tokens-a.in.text-a.in.audio), ResetSeconds: 60},
+	}
+	return ev
+}
