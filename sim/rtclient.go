@@ -17,7 +17,7 @@ type clientEvent struct {
 	Session map[string]any // session.update
 	// Response is response.create's parameters (nil when absent).
 	Response map[string]any
-	Item    *rtItem        // conversation.item.create
+	Item     *rtItem // conversation.item.create
 	// ItemText is a message item's text: its input_text/output_text parts.
 	ItemText       string
 	PreviousItemID string

@@ -25,8 +25,8 @@ type activeResponse struct {
 	started  time.Time
 	gen      *time.Timer // fires when generation ends
 	genMS    int
-	cut    string // why the reply was cut short: incomplete's reason
-	failed bool
+	cut      string // why the reply was cut short: incomplete's reason
+	failed   bool
 	// heardMS caps the audio the message keeps in the conversation when
 	// its playback was cut before generation ended; nil when not cut.
 	heardMS *int
