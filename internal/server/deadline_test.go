@@ -126,7 +126,8 @@ func TestBodyDeadlineIsNotInherited(t *testing.T) {
 
 // A non-streaming route's work ends at server.request_timeout: a handler
 // stuck on the database answers 503 with Retry-After. A streaming route has
-// neither that deadline nor a write deadline.
+// neither that deadline nor a write deadline, not even one left on its
+// connection by an earlier request.
 func TestRequestDeadline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(c *config.Config) { c.Server.RequestTimeout = 300 * time.Millisecond })
@@ -156,6 +157,7 @@ func TestRequestDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.Copy(io.Discard, resp.Body) // so the stream below reuses the connection
 	resp.Body.Close()
 	if took := time.Since(start); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || took > 2*time.Second {
 		t.Fatalf("stuck handler: got %d (Retry-After %q) after %s, want 503 with Retry-After after about 300ms", resp.StatusCode, resp.Header.Get("Retry-After"), took)
