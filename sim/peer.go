@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -157,7 +158,7 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 		return
 	}
 	k := newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
-		func() { _ = dc.Close() }, func() { _ = dc.Close() })
+		func(int, string) { _ = dc.Close() }, func() { _ = dc.Close() })
 	k.dropAfter = c.dropAfter
 	dc.OnOpen(func() { c.sess.join(k) })
 	dc.OnMessage(func(m webrtc.DataChannelMessage) { c.sess.submit(m.Data, k) })
@@ -165,11 +166,15 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 }
 
 // end hangs the call up: the session closes its data channel and sideband
-// sockets, then the peer closes. Only the first call counts.
+// sockets, then the peer closes. Only the first call counts. With
+// Realtime.KeepSidebandOpen, a peer that went away leaves the session
+// running for its sidebands.
 func (c *call) end(reason string) {
 	c.once.Do(func() {
 		close(c.ended)
-		c.sess.stop()
+		if !(strings.HasPrefix(reason, "peer_") && c.rt.cfg.KeepSidebandOpen && c.rt.linger(c.sess)) {
+			c.sess.stop()
+		}
 		if c.pc != nil {
 			_ = c.pc.Close()
 		}

@@ -35,6 +35,15 @@ type Realtime struct {
 	Model string `yaml:"model" json:"model,omitempty"`
 	// Instructions are the default session instructions.
 	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
+	// MaxSession is how long a session may last: then it gets the
+	// session_expired error event and its sockets close with 1001 (its call
+	// ends). Zero means 60 minutes, the API's cap.
+	MaxSession time.Duration `yaml:"max_session" json:"max_session,omitempty"`
+	// KeepSidebandOpen leaves a call's sideband sockets open after its peer
+	// closes or fails, as has been reported of the API: a gateway must learn
+	// that the call ended some other way. The session then lasts until its
+	// last sideband closes (or MaxSession).
+	KeepSidebandOpen bool `yaml:"keep_sideband_open" json:"keep_sideband_open,omitempty"`
 }
 
 // Audio modes of Realtime.Audio.
@@ -47,9 +56,8 @@ const (
 	defaultHeard        = "Find me a pasta recipe"
 	defaultRealtimeMdl  = "gpt-realtime"
 	defaultInstructions = "You are a helpful, witty, and friendly AI. You should always call a function if you can."
-	// sessionLifetime is how long a Realtime session may last (the real
-	// API's cap); it only feeds the session's expires_at.
-	sessionLifetime = time.Hour
+	// maxSession is how long a Realtime session may last: the API's cap.
+	maxSession = time.Hour
 )
 
 func (r *Realtime) validate() error {
@@ -58,8 +66,8 @@ func (r *Realtime) validate() error {
 	default:
 		return fmt.Errorf("audio: want %q or %q, got %q", AudioEcho, AudioSilence, r.Audio)
 	}
-	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 || r.GenerationMS < 0 {
-		return fmt.Errorf("turn_packets, reply_audio_ms, generation_ms and delta_bytes must not be negative")
+	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 || r.GenerationMS < 0 || r.MaxSession < 0 {
+		return fmt.Errorf("turn_packets, reply_audio_ms, generation_ms, delta_bytes and max_session must not be negative")
 	}
 	return nil
 }
@@ -89,6 +97,9 @@ func (r Realtime) withDefaults() Realtime {
 	}
 	if r.Instructions == "" {
 		r.Instructions = defaultInstructions
+	}
+	if r.MaxSession == 0 {
+		r.MaxSession = maxSession
 	}
 	return r
 }

@@ -26,6 +26,9 @@ type rtSession struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	exited chan struct{}
+	// peerGone is closed when the call's peer went away while its
+	// sidebands stay open (Realtime.KeepSidebandOpen).
+	peerGone chan struct{}
 
 	// Owned by run.
 	cfg         sessionConfig
@@ -49,11 +52,11 @@ type inEvent struct {
 
 func (s *Server) newRTSession(cfg sessionConfig, endpoint string, c *call) *rtSession {
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg.started(time.Now())
+	cfg.started(time.Now(), s.rt.cfg.MaxSession)
 	ss := &rtSession{srv: s, rt: &s.rt.cfg, endpoint: endpoint, call: c, stats: newCallCounters(),
 		convID: "conv_" + randomID()[:21], events: make(chan inEvent, 64), attach: make(chan *sink),
 		detach: make(chan *sink, 4), kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
-		exited: make(chan struct{}), cfg: cfg, view: cfg.view(), pending: map[string]bool{}}
+		exited: make(chan struct{}), peerGone: make(chan struct{}), cfg: cfg, view: cfg.view(), pending: map[string]bool{}}
 	return ss
 }
 
@@ -101,7 +104,11 @@ func (ss *rtSession) stop() {
 
 func (ss *rtSession) run() {
 	defer close(ss.exited)
-	defer ss.shutdown()
+	end := opClose
+	defer func() { ss.shutdown(end) }()
+	expire := time.NewTimer(ss.rt.MaxSession)
+	defer expire.Stop()
+	peerGone := ss.peerGone
 	for {
 		var generated, played <-chan time.Time
 		if ss.active != nil && ss.active.gen != nil {
@@ -126,9 +133,21 @@ func (ss *rtSession) run() {
 			ss.emitTo(k, ev)
 		case k := <-ss.detach:
 			ss.remove(k)
-			if ss.call == nil && len(ss.sinks) == 0 {
+			if ss.orphan() {
 				return // a WebSocket session lives as long as its socket
 			}
+		case <-peerGone:
+			peerGone = nil // read once; orphan sees it closed
+			if ss.orphan() {
+				return
+			}
+		case <-expire.C:
+			ss.emit(errorEvent(errSessionExpired(ss.rt.MaxSession), ""))
+			end = opGoingAway
+			if ss.call != nil {
+				go ss.call.end("session_expired") // end waits for this goroutine
+			}
+			return
 		case in := <-ss.events:
 			ss.stats.update(func(s *CallStats) { s.EventsIn++ })
 			ss.handle(in)
@@ -142,10 +161,28 @@ func (ss *rtSession) run() {
 	}
 }
 
-func (ss *rtSession) shutdown() {
+// orphan reports a session nobody can reach any more: a WebSocket session
+// whose socket closed, or a call session whose peer went away and whose
+// last sideband closed.
+func (ss *rtSession) orphan() bool {
+	if len(ss.sinks) > 0 {
+		return false
+	}
+	if ss.call == nil {
+		return true
+	}
+	select {
+	case <-ss.peerGone:
+		return true
+	default:
+		return false
+	}
+}
+
+func (ss *rtSession) shutdown(end sinkOp) {
 	ss.quiet()
 	for _, k := range ss.sinks {
-		k.end(opClose)
+		k.end(end)
 	}
 	for _, k := range ss.sinks {
 		<-k.gone
@@ -361,4 +398,13 @@ func (ss *rtSession) truncate(ev *clientEvent) *APIError {
 	out.ItemID, out.ContentIndex, out.AudioEndMS = ev.ItemID, ptr(ev.ContentIndex), ptr(ev.AudioEndMS)
 	ss.emit(out)
 	return nil
+}
+
+func errSessionExpired(limit time.Duration) *APIError {
+	d := limit.String()
+	if limit%time.Minute == 0 {
+		d = fmt.Sprintf("%d minutes", int(limit/time.Minute))
+	}
+	return &APIError{Type: "invalid_request_error", Code: "session_expired",
+		Message: "Your session hit the maximum duration of " + d + "."}
 }

@@ -77,9 +77,9 @@ func (c sessionConfig) clone() sessionConfig {
 }
 
 // started stamps a session that a connection is about to use.
-func (c sessionConfig) started(now time.Time) {
+func (c sessionConfig) started(now time.Time, lifetime time.Duration) {
 	c["id"] = "sess_" + randomID()
-	c["expires_at"] = now.Add(sessionLifetime).Unix()
+	c["expires_at"] = now.Add(lifetime).Unix()
 }
 
 // sessionView is what the simulator acts on, read out of a sessionConfig.

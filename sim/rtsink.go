@@ -26,7 +26,7 @@ type sink struct {
 	// write sends one event; graceful and abrupt end the transport, with a
 	// close handshake and without one (a fault).
 	write    func([]byte) error
-	graceful func()
+	graceful func(code int, text string)
 	abrupt   func()
 	// dropAfter is how many events go out before a drop fault strikes; -1
 	// means never. Only the session goroutine reads or changes it.
@@ -42,7 +42,14 @@ type sinkOp int
 const (
 	opEvent sinkOp = iota
 	opClose        // flush, then close gracefully
+	opGoingAway    // flush, then close gracefully: the session expired
 	opDrop         // flush, then cut the transport (fault)
+)
+
+// WebSocket close codes of a graceful end.
+const (
+	closeNormal    = 1000
+	closeGoingAway = 1001
 )
 
 type sinkMsg struct {
@@ -50,7 +57,7 @@ type sinkMsg struct {
 	data []byte
 }
 
-func newSink(path string, write func([]byte) error, graceful, abrupt func()) *sink {
+func newSink(path string, write func([]byte) error, graceful func(code int, text string), abrupt func()) *sink {
 	return &sink{path: path, q: make(chan sinkMsg, sinkQueue), write: write, graceful: graceful,
 		abrupt: abrupt, dropAfter: -1, gone: make(chan struct{})}
 }
@@ -66,7 +73,10 @@ func (k *sink) run() {
 				return
 			}
 		case opClose:
-			k.graceful()
+			k.graceful(closeNormal, "session ended")
+			return
+		case opGoingAway:
+			k.graceful(closeGoingAway, "session expired")
 			return
 		case opDrop:
 			k.abrupt()

@@ -23,7 +23,7 @@ type realtimeState struct {
 	closed  bool
 	calls   map[string]*call
 	ended   []*call
-	sockets map[*rtSession]bool // sessions of WebSocket-only connections
+	sockets map[*rtSession]bool // sessions of WebSocket-only connections and of ended calls' sidebands
 	wg      sync.WaitGroup      // every session goroutine
 }
 
@@ -60,14 +60,20 @@ func (rt *realtimeState) startSocket(ss *rtSession) bool {
 		return false
 	}
 	rt.sockets[ss] = true
-	rt.wg.Add(1)
-	go func() {
-		defer rt.wg.Done()
-		ss.run()
-		rt.mu.Lock()
-		delete(rt.sockets, ss)
-		rt.mu.Unlock()
-	}()
+	rt.run(ss)
+	return true
+}
+
+// linger keeps an ended call's session running for its sidebands, among
+// the sessions closeAll stops; false once the server closed.
+func (rt *realtimeState) linger(ss *rtSession) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return false
+	}
+	rt.sockets[ss] = true
+	close(ss.peerGone)
 	return true
 }
 
@@ -76,6 +82,9 @@ func (rt *realtimeState) run(ss *rtSession) {
 	go func() {
 		defer rt.wg.Done()
 		ss.run()
+		rt.mu.Lock()
+		delete(rt.sockets, ss)
+		rt.mu.Unlock()
 	}()
 }
 

@@ -109,8 +109,8 @@ func socketSink(conn *websocket.Conn, sideband bool) *sink {
 		_ = conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
 		return conn.WriteMessage(websocket.TextMessage, b)
 	}
-	graceful := func() {
-		msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "session ended")
+	graceful := func(code int, text string) {
+		msg := websocket.FormatCloseMessage(code, text)
 		_ = conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 		_ = conn.Close()
 	}

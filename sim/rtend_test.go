@@ -1,0 +1,109 @@
+package sim_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// TestRealtimeSessionExpires: at Realtime.MaxSession every transport gets
+// the session_expired error event, sockets close with 1001 and the call
+// ends; expires_at says when.
+func TestRealtimeSessionExpires(t *testing.T) {
+	t.Parallel()
+	spec := simtest.Spec(t)
+	s, base := newRealtimeSim(t, sim.Realtime{MaxSession: 2 * time.Second})
+	ctx := testCtx(t)
+	start := time.Now()
+	c, id := dialCall(t, ctx, base, "multipart+apikey")
+	created := expectEvent(t, ctx, c, "session.created")
+	exp, _ := created.Map()["session"].(map[string]any)["expires_at"].(float64)
+	if d := time.Unix(int64(exp), 0).Sub(start); d < time.Second || d > 3*time.Second {
+		t.Errorf("expires_at %v after the start, want about 2 s", d)
+	}
+	sb, _, err := simtest.DialSocket(ctx, base, simtest.TestKey, "call_id="+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	ws := dialModelSocket(t, base)
+
+	for name, stream := range map[string]simtest.EventStream{"data channel": c, "sideband": sb, "socket": ws} {
+		e := expectEvent(t, ctx, stream, "error")
+		if code := errorCode(e); code != "session_expired" {
+			t.Errorf("%s: error %s, want session_expired", name, e.Raw)
+		}
+		if err := spec.Validate("RealtimeServerEventError", e.Raw); err != nil {
+			t.Error(err)
+		}
+		checkOpenAIDecode(t, e)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond {
+		t.Errorf("expired after %v, want 2 s", d)
+	}
+	for name, sock := range map[string]*simtest.Socket{"sideband": sb, "socket": ws} {
+		var ce *websocket.CloseError
+		if err := sock.Err(); !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+			t.Errorf("%s ended with %v, want close 1001", name, err)
+		}
+	}
+	select {
+	case <-c.ChannelClosed():
+	case <-ctx.Done():
+		t.Fatal("data channel open after the session expired")
+	}
+	waitCall(t, s, id, "session_expired")
+}
+
+// TestRealtimeSidebandOutlivesPeer: with KeepSidebandOpen, the sideband
+// stays open and usable after the caller's peer goes away, though the call
+// has ended; without it, the sideband closes with the call.
+func TestRealtimeSidebandOutlivesPeer(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{true, false} {
+		s, base := newRealtimeSim(t, sim.Realtime{KeepSidebandOpen: keep})
+		ctx := testCtx(t)
+		c, id := dialCall(t, ctx, base, "multipart+apikey")
+		sb, _, err := simtest.DialSocket(ctx, base, simtest.TestKey, "call_id="+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expect(t, ctx, sb, "session.created")
+		c.Close()
+		waitCall(t, s, id, "peer_closed")
+		if !keep {
+			if _, err := sb.Next(ctx); !errors.Is(err, simtest.ErrClosed) {
+				t.Errorf("without keep_sideband_open: sideband read %v after the peer closed, want it closed", err)
+			}
+			continue
+		}
+		if err := sb.Send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "instructions": "still here"}}); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, ctx, sb, "session.updated")
+		sb.Close()
+	}
+}
+
+// waitCall waits until the call has ended for reason.
+func waitCall(t *testing.T, s *sim.Server, id, reason string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, _ := s.Call(id)
+		if st.Status == "ended" {
+			if st.EndReason != reason {
+				t.Errorf("call ended for %q, want %q", st.EndReason, reason)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("call still %s", st.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
