@@ -40,10 +40,10 @@ type sink struct {
 type sinkOp int
 
 const (
-	opEvent sinkOp = iota
-	opClose        // flush, then close gracefully
-	opGoingAway    // flush, then close gracefully: the session expired
-	opDrop         // flush, then cut the transport (fault)
+	opEvent     sinkOp = iota
+	opClose            // flush, then close gracefully
+	opGoingAway        // flush, then close gracefully: the session expired
+	opDrop             // flush, then cut the transport (fault)
 )
 
 // WebSocket close codes of a graceful end.
