@@ -30,6 +30,8 @@ type Config struct {
 	Quota    Quota    `yaml:"quota"`
 	Tools    Tools    `yaml:"tools"`
 	Demo     Demo     `yaml:"demo"`
+	Voice    Voice    `yaml:"voice"`
+	Prices   Prices   `yaml:"prices"`
 
 	// AIEnabled is the kill switch (VOXGATE_AI_ENABLED); false makes every AI
 	// route answer 503 AI_FEATURE_DISABLED.

@@ -1,0 +1,48 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Voice is the voice section (DESIGN §6). Every field left out keeps the
+// control plane's default (docs/voice.md); config only decodes, and
+// package controlplane checks the values.
+type Voice struct {
+	Mode               string        `yaml:"mode"`
+	Model              string        `yaml:"model"`
+	Voice              string        `yaml:"voice"`
+	Voices             []string      `yaml:"voices"`
+	Instructions       string        `yaml:"instructions"`
+	TranscriptionModel *string       `yaml:"transcription_model"` // "" turns transcription off
+	ContextTool        *string       `yaml:"context_tool"`        // "" means no profile context
+	SecretTTL          time.Duration `yaml:"secret_ttl"`
+	ToolCallsPerMinute int           `yaml:"tool_calls_per_minute"`
+	SweepInterval      time.Duration `yaml:"sweep_interval"`
+}
+
+// Prices is the price table override (DESIGN §10): when set, it replaces
+// the embedded prices.yaml whole, in the same shape. Package billing reads
+// and checks it; config keeps it as the YAML it was given.
+type Prices struct {
+	node *yaml.Node
+}
+
+// UnmarshalYAML keeps the section as it is written.
+func (p *Prices) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: prices must be a mapping with version and models", n.Line)
+	}
+	p.node = n
+	return nil
+}
+
+// YAML is the override as a document, or nil when the file sets none.
+func (p Prices) YAML() ([]byte, error) {
+	if p.node == nil {
+		return nil, nil
+	}
+	return yaml.Marshal(p.node)
+}
