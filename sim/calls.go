@@ -57,6 +57,11 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if isSDP(r.Header.Get("Content-Type")) {
+		if err := s.requireSecret(bearer(r)); err != nil {
+			return err
+		}
+	}
 	if cfg == nil {
 		cfg = newSessionConfig(&s.rt.cfg)
 	}
@@ -111,6 +116,11 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusCreated)
 	_, _ = io.WriteString(w, answer)
 	return nil
+}
+
+func isSDP(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/sdp"
 }
 
 // parseCallBody returns the SDP offer and, for the multipart form, the
@@ -191,6 +201,9 @@ func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
 	}
 	if wantsBeta(r) {
 		return errBetaShape()
+	}
+	if err := s.requireAPIKey(bearer(r), "hanging up a call"); err != nil {
+		return err
 	}
 	id := r.PathValue("call_id")
 	c := s.rt.live(id)

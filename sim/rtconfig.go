@@ -44,6 +44,11 @@ type Realtime struct {
 	// that the call ended some other way. The session then lasts until its
 	// last sideband closes (or MaxSession).
 	KeepSidebandOpen bool `yaml:"keep_sideband_open" json:"keep_sideband_open,omitempty"`
+	// LaxAuth accepts either kind of key on every Realtime route. By default
+	// (strict) the sideband and hangup take a standard API key only, and an
+	// application/sdp offer to /v1/realtime/calls a client secret only, so a
+	// gateway that sends the wrong kind fails here as it would in production.
+	LaxAuth bool `yaml:"lax_auth" json:"lax_auth,omitempty"`
 }
 
 // Audio modes of Realtime.Audio.

@@ -2,6 +2,8 @@ package sim_test
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -105,5 +107,51 @@ func waitCall(t *testing.T, s *sim.Server, id, reason string) {
 			t.Fatalf("call still %s", st.Status)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRealtimeStrictAuth: by default the sideband and hangup take a standard
+// API key only and an application/sdp offer a client secret only; LaxAuth
+// accepts either kind everywhere.
+func TestRealtimeStrictAuth(t *testing.T) {
+	t.Parallel()
+	spec := simtest.Spec(t)
+	for _, lax := range []bool{false, true} {
+		_, base := newRealtimeSim(t, sim.Realtime{LaxAuth: lax})
+		ctx := testCtx(t)
+		ek := mint(t, base, recipeSession, 60)
+		_, id := dialCall(t, ctx, base, "multipart+apikey")
+
+		want := func(what string, resp *http.Response, body []byte, okStatus int) {
+			t.Helper()
+			if lax {
+				if resp.StatusCode != okStatus {
+					t.Errorf("lax: %s: %d %s, want %d", what, resp.StatusCode, body, okStatus)
+				}
+				return
+			}
+			assertAPIError(t, spec, "strict: "+what, resp, body, 401, "invalid_api_key", "")
+		}
+		sb, resp, err := simtest.DialSocket(ctx, base, ek, "call_id="+id)
+		if err == nil {
+			sb.Close()
+		} else if resp == nil {
+			t.Fatal(err)
+		}
+		var body []byte
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			body, _ = io.ReadAll(resp.Body) // the refusal's JSON body
+		}
+		want("sideband with a client secret", resp, body, http.StatusSwitchingProtocols)
+
+		offer, err := simtest.NewCaller(t).Offer(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body = do(t, http.MethodPost, base+"/v1/realtime/calls", simtest.TestKey, "application/sdp", []byte(offer))
+		want("application/sdp with an API key", resp, body, 201)
+
+		resp, body = do(t, http.MethodPost, base+"/v1/realtime/calls/"+id+"/hangup", ek, "", nil)
+		want("hangup with a client secret", resp, body, 200)
 	}
 }

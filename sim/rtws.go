@@ -37,6 +37,9 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 	var c *call
 	var model string
 	if id := q.Get("call_id"); id != "" {
+		if err := s.requireAPIKey(key, "a sideband connection"); err != nil {
+			return err
+		}
 		if c = s.rt.live(id); c == nil {
 			return errCallNotFound(id)
 		}

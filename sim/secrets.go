@@ -72,6 +72,26 @@ func (s *Server) authorizeRealtime(key string) (sessionConfig, error) {
 	return nil, s.checkKey(key)
 }
 
+// requireAPIKey refuses a client secret where the API wants a standard key
+// (the sideband, hangup), unless Realtime.LaxAuth.
+func (s *Server) requireAPIKey(key, what string) *APIError {
+	if s.rt.cfg.LaxAuth || !strings.HasPrefix(key, ephemeralPrefix) {
+		return nil
+	}
+	return &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+		Message: "A client secret (ephemeral key) cannot be used for " + what + ". Use a standard API key."}
+}
+
+// requireSecret refuses a standard key where the API wants a client secret
+// (an application/sdp offer), unless Realtime.LaxAuth.
+func (s *Server) requireSecret(key string) *APIError {
+	if s.rt.cfg.LaxAuth || strings.HasPrefix(key, ephemeralPrefix) {
+		return nil
+	}
+	return &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+		Message: "An application/sdp offer must be authenticated with a client secret (ephemeral key). With a standard API key, send multipart/form-data with 'sdp' and 'session'."}
+}
+
 // mintRequest is the body of POST /v1/realtime/client_secrets.
 type mintRequest struct {
 	ExpiresAfter *struct {
