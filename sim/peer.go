@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/rtp"
@@ -122,24 +123,36 @@ func (c *call) send(payload []byte) {
 	}
 }
 
+// voice is a reply being spoken on the call's track.
+type voice struct {
+	packets atomic.Int64 // frames to send in all; lowered by shorten
+	done    chan struct{}
+	once    sync.Once
+}
+
+// stop silences the reply at once.
+func (v *voice) stop() { v.once.Do(func() { close(v.done) }) }
+
+// shorten lets the reply play only its first ms.
+func (v *voice) shorten(ms int) { v.packets.Store(int64(ms / packetMS)) }
+
 // speak plays a reply of ms milliseconds. In silence mode that is Opus
-// silence every 20 ms; in echo mode the track carries the echo only. The
-// returned func stops it early.
-func (c *call) speak(ms int) (stop func()) {
+// silence every 20 ms; in echo mode the track carries the echo only.
+func (c *call) speak(ms int) *voice {
+	v := &voice{done: make(chan struct{})}
+	v.packets.Store(int64(ms / packetMS))
 	if c.echo {
-		return func() {}
+		return v
 	}
-	done := make(chan struct{})
-	var once sync.Once
 	go func() {
 		// The first frame goes at once, so the last is sent before the
 		// reply's playback time is up.
 		t := time.NewTicker(packetMS * time.Millisecond)
 		defer t.Stop()
-		for i := range ms / packetMS {
+		for i := int64(0); i < v.packets.Load(); i++ {
 			if i > 0 {
 				select {
-				case <-done:
+				case <-v.done:
 					return
 				case <-c.ended:
 					return
@@ -149,7 +162,7 @@ func (c *call) speak(ms int) (stop func()) {
 			c.send(OpusSilence())
 		}
 	}()
-	return func() { once.Do(func() { close(done) }) }
+	return v
 }
 
 // openEvents wires the caller's oai-events channel to the session.

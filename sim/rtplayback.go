@@ -15,27 +15,28 @@ type playback struct {
 	start  time.Time
 	ms     int
 	timer  *time.Timer
-	stop   func()
+	voice  *voice
 }
 
 // startPlayback plays a's message on the call's track. A reply still
 // playing from an earlier response has played out by then.
 func (ss *rtSession) startPlayback(a *activeResponse) {
 	if ss.playing != nil {
+		ss.playing.voice.stop()
 		ss.endPlayback()
 	}
 	started := newEvent("output_audio_buffer.started")
 	started.ResponseID = a.resp.ID
 	ss.emit(started)
 	ss.playing = &playback{respID: a.resp.ID, itemID: a.msg.ID, start: time.Now(), ms: a.audioMS,
-		timer: time.NewTimer(time.Duration(a.audioMS) * time.Millisecond), stop: ss.call.speak(a.audioMS)}
+		timer: time.NewTimer(time.Duration(a.audioMS) * time.Millisecond), voice: ss.call.speak(a.audioMS)}
 }
 
-// endPlayback runs when the reply has played out.
+// endPlayback runs when the reply has played out. The track sends its last
+// frames on its own clock.
 func (ss *rtSession) endPlayback() {
 	p := ss.playing
 	p.timer.Stop()
-	p.stop()
 	ss.playing = nil
 	stopped := newEvent("output_audio_buffer.stopped")
 	stopped.ResponseID = p.respID
@@ -50,6 +51,7 @@ func (ss *rtSession) shortenPlayback(respID string, ms int) {
 		return
 	}
 	p.ms = ms
+	p.voice.shorten(ms)
 	p.timer.Reset(max(0, time.Until(p.start.Add(time.Duration(ms)*time.Millisecond))))
 }
 
@@ -58,7 +60,7 @@ func (ss *rtSession) shortenPlayback(respID string, ms int) {
 func (ss *rtSession) cutPlayback() {
 	p := ss.playing
 	p.timer.Stop()
-	p.stop()
+	p.voice.stop()
 	ss.playing = nil
 	played := min(p.ms, int(time.Since(p.start).Milliseconds()))
 	if i := ss.find(p.itemID); i >= 0 {
@@ -89,9 +91,10 @@ func (ss *rtSession) quiet() {
 	if ss.active != nil {
 		ss.active.stopTimer()
 	}
+	ss.dropTurn()
 	if ss.playing != nil {
 		ss.playing.timer.Stop()
-		ss.playing.stop()
+		ss.playing.voice.stop()
 		ss.playing = nil
 	}
 }

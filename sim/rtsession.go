@@ -91,6 +91,7 @@ type sessionView struct {
 	transcribe                 bool
 	vad, createResponse        bool
 	interrupt                  bool
+	silenceMS                  int // server VAD's silence_duration_ms
 }
 
 func (c sessionConfig) view() sessionView {
@@ -120,6 +121,10 @@ func (c sessionConfig) view() sessionView {
 		v.vad = true
 		v.createResponse = td["create_response"] != false
 		v.interrupt = td["interrupt_response"] != false
+		v.silenceMS = 200 // the API's default, and semantic VAD's stand-in
+		if ms, ok := td["silence_duration_ms"].(float64); ok && ms >= 0 {
+			v.silenceMS = int(ms)
+		}
 	}
 	return v
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Input audio: RTP packets (WebRTC) or appended PCM (WebSocket) fill a
 // buffer; with server VAD on, a buffer of Realtime.TurnPackets' worth is a
@@ -11,44 +14,91 @@ import "strings"
 // takeRTPAudio adds the RTP packets received since the last look.
 func (ss *rtSession) takeRTPAudio() {
 	n := ss.stats.packetsIn.Load()
-	ss.bufferedMS += int(n-ss.packetsSeen) * packetMS
+	ss.addAudio(int(n-ss.packetsSeen) * packetMS)
 	ss.packetsSeen = n
-	ss.maybeCommit()
 }
 
-func (ss *rtSession) maybeCommit() {
-	if !ss.view.vad || ss.bufferedMS < ss.rt.TurnPackets*packetMS {
+// vadTurn is a user turn server VAD is following: from its first audio
+// (speech_started) until Realtime.TurnPackets' worth, then the session's
+// silence_duration_ms of silence (speech_stopped, committed).
+type vadTurn struct {
+	itemID  string
+	startMS int         // audio_start_ms
+	silence *time.Timer // running once the turn's speech is complete
+}
+
+// addAudio takes ms of input audio. Without server VAD it only fills the
+// buffer. With it, the first audio of a turn is speech_started, and the
+// audio after the turn's speech is the silence that ends it, not buffered.
+func (ss *rtSession) addAudio(ms int) {
+	if ms <= 0 {
 		return
 	}
-	ss.commit()
-	if !ss.view.createResponse {
+	if !ss.view.vad {
+		ss.bufferedMS += ms
 		return
 	}
-	if ss.view.interrupt && ss.playing != nil {
+	if ss.turn == nil {
+		ss.startTurn()
+	}
+	if ss.turn.silence != nil {
+		return
+	}
+	ss.bufferedMS += ms
+	if ss.bufferedMS >= ss.rt.TurnPackets*packetMS {
+		ss.turn.silence = time.NewTimer(time.Duration(ss.view.silenceMS) * time.Millisecond)
+	}
+}
+
+// startTurn sends speech_started; with interrupt_response the user's voice
+// cuts the reply playing and cancels the response generating.
+func (ss *rtSession) startTurn() {
+	ss.turn = &vadTurn{itemID: "item_" + randomID()[:21], startMS: ss.audioPosMS + ss.bufferedMS}
+	started := newEvent("input_audio_buffer.speech_started")
+	started.AudioStartMS, started.ItemID = ptr(ss.turn.startMS), ss.turn.itemID
+	ss.emit(started)
+	if !ss.view.interrupt {
+		return
+	}
+	if ss.playing != nil {
 		ss.cutPlayback()
 	}
 	if ss.active != nil {
-		if !ss.view.interrupt {
-			return
-		}
 		ss.cancelResponse("turn_detected")
 	}
-	ss.startResponse(nil)
 }
 
-// commit turns the buffered audio into a user item, with the events server
-// VAD sends around it, and its transcription when the session asks for one.
+// endTurn runs when the turn's silence has lasted silence_duration_ms:
+// speech_stopped, the commit, and (with create_response) a response.
+func (ss *rtSession) endTurn() {
+	t := ss.turn
+	stopped := newEvent("input_audio_buffer.speech_stopped")
+	stopped.AudioEndMS, stopped.ItemID = ptr(ss.audioPosMS+ss.bufferedMS), t.itemID
+	ss.emit(stopped)
+	ss.commit()
+	if ss.view.createResponse && ss.active == nil {
+		ss.startResponse(nil)
+	}
+}
+
+// dropTurn forgets the turn in progress: its buffer was committed or
+// cleared by the client.
+func (ss *rtSession) dropTurn() {
+	if ss.turn != nil && ss.turn.silence != nil {
+		ss.turn.silence.Stop()
+	}
+	ss.turn = nil
+}
+
+// commit turns the buffered audio into a user item (the VAD turn's item
+// when there is one), and its transcription when the session asks for one.
 func (ss *rtSession) commit() {
 	ms := ss.bufferedMS
 	id := "item_" + randomID()[:21]
-	if ss.view.vad {
-		started := newEvent("input_audio_buffer.speech_started")
-		started.AudioStartMS, started.ItemID = ptr(ss.audioPosMS), id
-		ss.emit(started)
-		stopped := newEvent("input_audio_buffer.speech_stopped")
-		stopped.AudioEndMS, stopped.ItemID = ptr(ss.audioPosMS+ms), id
-		ss.emit(stopped)
+	if ss.turn != nil {
+		id = ss.turn.itemID
 	}
+	ss.dropTurn()
 	ss.audioPosMS += ms
 	ss.bufferedMS = 0
 	prev := ss.lastItemID()
