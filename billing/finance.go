@@ -25,21 +25,26 @@ type Filter struct {
 	Kind     string
 }
 
-// parseFilter reads from, to (RFC 3339, or a UTC date meaning its
-// midnight), user_id and kind. to defaults to now and from to 31 days
-// before to.
+// parseFilter reads from, to, user_id and kind from a finance request.
 func parseFilter(r *http.Request, now time.Time) (Filter, error) {
 	q := r.URL.Query()
-	f := Filter{To: now.UTC(), UserID: q.Get("user_id"), Kind: q.Get("kind")}
+	return ParseFilter(q.Get("from"), q.Get("to"), q.Get("user_id"), q.Get("kind"), now)
+}
+
+// ParseFilter builds a filter from its text: from and to are RFC 3339
+// times or UTC dates meaning their midnight; to defaults to now and from to
+// 31 days before to. Bad values are 400 INVALID_REQUEST.
+func ParseFilter(from, to, userID, kind string, now time.Time) (Filter, error) {
+	f := Filter{To: now.UTC(), UserID: userID, Kind: kind}
 	var err error
-	if s := q.Get("to"); s != "" {
-		if f.To, err = parseTime(s); err != nil {
+	if to != "" {
+		if f.To, err = parseTime(to); err != nil {
 			return f, apierr.New(apierr.InvalidRequest, "to must be an RFC 3339 time or a date like 2026-11-01.")
 		}
 	}
 	f.From = f.To.Add(-defaultRange)
-	if s := q.Get("from"); s != "" {
-		if f.From, err = parseTime(s); err != nil {
+	if from != "" {
+		if f.From, err = parseTime(from); err != nil {
 			return f, apierr.New(apierr.InvalidRequest, "from must be an RFC 3339 time or a date like 2026-11-01.")
 		}
 	}

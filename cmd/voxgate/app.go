@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
@@ -39,6 +41,9 @@ type Main struct {
 	Registry *prometheus.Registry
 	Quota    *quota.Service
 	Tools    *tools.Executor
+	Ledger   *billing.Ledger
+	// Voice is nil when no provider is configured (no OPENAI_API_KEY).
+	Voice *controlplane.Service
 
 	httpServer    *http.Server
 	metricsServer *http.Server
@@ -83,9 +88,18 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Tools, err = newTools(m, getenvOr(m.Getenv)); err != nil {
 		return err
 	}
+	if m.Ledger, err = newBilling(m); err != nil {
+		return err
+	}
+	if m.Voice, err = newVoice(m); err != nil {
+		return err
+	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
+	if m.Voice != nil {
+		m.background.Go(func() { m.Voice.Run(bg) })
+	}
 	if m.Server, err = server.New(server.Params{
 		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry,
 	}); err != nil {

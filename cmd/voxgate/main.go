@@ -28,6 +28,7 @@ Commands:
   migrate   apply database migrations and exit
   token     print a signed JWT for testing (--sub U [--role admin] [--plan pro] [--ttl 1h])
   sim       run the OpenAI-compatible simulator (--addr, --config)
+  costs     costs export --from DATE --to DATE [--out FILE]: the cost records as CSV
 
 Run 'voxgate <command> --help' for a command's flags.
 Configuration: a YAML file (--config or VOXGATE_CONFIG) plus environment variables; see README.md.
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runToken(args[1:], getenv, stdout, stderr)
 	case "sim":
 		return runSim(ctx, args[1:], getenv, stdout, stderr)
+	case "costs":
+		return runCosts(ctx, args[1:], getenv, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -11,7 +11,7 @@ import (
 // who may call it: public, any user, or a role. Routes marked Stream bound
 // their own work; every other route gets server.request_timeout.
 func routes(m *Main) []server.Route {
-	s := m.Server
+	s, v, fin := m.Server, voiceRoutes(m.Voice), m.Ledger
 	rs := []server.Route{
 		{Pattern: "GET /healthz", Handler: s.Public(s.Healthz)},
 		{Pattern: "GET /readyz", Handler: s.Public(s.Readyz)},
@@ -20,7 +20,22 @@ func routes(m *Main) []server.Route {
 		{Pattern: "GET /v1/me", Handler: s.User(m.Quota.HandleMe)},
 		{Pattern: "GET /v1/tools", Handler: s.User(m.Tools.HandleList)},
 
+		// Voice (DESIGN §6). Reading and ending a session work with the AI
+		// switched off, so a session can always be closed and charged.
+		{Pattern: "POST /v1/voice", Handler: s.AI(v.action)},
+		{Pattern: "POST /v1/voice/sessions", Handler: s.AI(v.start)},
+		{Pattern: "GET /v1/voice/sessions", Handler: s.User(v.list)},
+		{Pattern: "GET /v1/voice/sessions/{id}", Handler: s.User(v.get)},
+		{Pattern: "POST /v1/voice/sessions/{id}/tool-calls", Handler: s.AI(v.toolCall)},
+		{Pattern: "POST /v1/voice/sessions/{id}/end", Handler: s.User(v.end)},
+
 		{Pattern: "PUT /v1/admin/users/{id}/plan", Handler: s.Admin(m.Quota.SetPlanHandler)},
+
+		// Finance (DESIGN §10): roles admin and finance. The CSV streams a
+		// whole range, so it bounds its own work.
+		{Pattern: "GET /v1/admin/sessions", Handler: s.Finance(fin.HandleSessions)},
+		{Pattern: "GET /v1/admin/costs/summary", Handler: s.Finance(fin.HandleSummary)},
+		{Pattern: "GET /v1/admin/costs.csv", Handler: s.Finance(fin.HandleCSV), Stream: true},
 	}
 	if m.Config.Server.MetricsAddr == "" {
 		// With a metrics listener of its own, the public one does not serve

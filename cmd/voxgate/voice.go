@@ -1,0 +1,102 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/realtime"
+)
+
+// defaultOpenAIBaseURL is where the Realtime API lives when OPENAI_BASE_URL
+// is not set.
+const defaultOpenAIBaseURL = "https://api.openai.com/v1"
+
+// newBilling builds the ledger from the configured price table.
+func newBilling(m *Main) (*billing.Ledger, error) {
+	prices, err := loadPrices(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	return billing.NewLedger(billing.LedgerParams{Pool: m.Pool, Prices: prices, Registerer: m.Registry, Logger: m.Logger})
+}
+
+// newVoice builds the voice control plane. Without OPENAI_API_KEY there is
+// no provider to mint credentials with: voice is off (its routes answer
+// 503) and the gateway says so at start, rather than failing every start.
+func newVoice(m *Main) (*controlplane.Service, error) {
+	key := m.Config.Secrets.OpenAIAPIKey
+	if key == "" {
+		m.Logger.Warn("voice is off: OPENAI_API_KEY is not set")
+		return nil, nil
+	}
+	base := m.Config.Secrets.OpenAIBaseURL
+	if base == "" {
+		base = defaultOpenAIBaseURL
+	}
+	rt, err := realtime.New(realtime.Params{BaseURL: base, APIKey: key})
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.New(controlplane.Params{
+		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger,
+		Config: voiceConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+	})
+}
+
+// voiceConfig lays the file's voice section over the control plane's
+// defaults. With the demo on, its get_profile tool is the context tool
+// unless the file names another (or none).
+func voiceConfig(cfg *config.Config) controlplane.Config {
+	v, out := cfg.Voice, controlplane.DefaultConfig()
+	if cfg.Demo.Enabled {
+		out.ContextTool = "get_profile"
+	}
+	set := func(dst *string, src string) {
+		if src != "" {
+			*dst = src
+		}
+	}
+	set(&out.Mode, v.Mode)
+	set(&out.Model, v.Model)
+	set(&out.Voice, v.Voice)
+	set(&out.Instructions, v.Instructions)
+	if v.Voices != nil {
+		out.Voices = v.Voices
+	}
+	if v.TranscriptionModel != nil {
+		out.TranscriptionModel = *v.TranscriptionModel
+	}
+	if v.ContextTool != nil {
+		out.ContextTool = *v.ContextTool
+	}
+	if v.SecretTTL != 0 {
+		out.SecretTTL = v.SecretTTL
+	}
+	if v.ToolCallsPerMinute != 0 {
+		out.ToolCallsPerMinute = v.ToolCallsPerMinute
+	}
+	if v.SweepInterval != 0 {
+		out.SweepInterval = v.SweepInterval
+	}
+	return out
+}
+
+// voiceOff answers every voice route when no provider is configured.
+func voiceOff(http.ResponseWriter, *http.Request) error {
+	return apierr.New(apierr.AIFeatureDisabled, "Voice is not set up on this server.")
+}
+
+// voiceHandlers are the voice routes' handlers, or voiceOff for each.
+type voiceHandlers struct {
+	action, start, list, get, toolCall, end func(http.ResponseWriter, *http.Request) error
+}
+
+func voiceRoutes(v *controlplane.Service) voiceHandlers {
+	if v == nil {
+		return voiceHandlers{voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff}
+	}
+	return voiceHandlers{v.HandleAction, v.HandleStart, v.HandleList, v.HandleGet, v.HandleToolCall, v.HandleEnd}
+}
