@@ -28,8 +28,8 @@ func httpFaultKinds() []FaultKind {
 func realtimeFaultKinds() map[string][]FaultKind {
 	return map[string][]FaultKind{
 		EndpointRealtimeClientSecrets: httpFaultKinds(),
-		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse, FaultContentFilter, FaultResponseFailed),
-		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultNoResponse, FaultContentFilter, FaultResponseFailed),
+		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
+		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
 		EndpointRealtimeHangup:        {FaultServerError},
 	}
 }

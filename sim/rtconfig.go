@@ -44,6 +44,11 @@ type Realtime struct {
 	// that the call ended some other way. The session then lasts until its
 	// last sideband closes (or MaxSession).
 	KeepSidebandOpen bool `yaml:"keep_sideband_open" json:"keep_sideband_open,omitempty"`
+	// TranscriptAfterResponse holds an input transcription until the
+	// response its turn started is done, instead of sending it right after
+	// the commit: the API transcribes asynchronously, so it may arrive on
+	// either side of the response events and a gateway must cope with both.
+	TranscriptAfterResponse bool `yaml:"transcript_after_response" json:"transcript_after_response,omitempty"`
 	// LaxAuth accepts either kind of key on every Realtime route. By default
 	// (strict) the sideband and hangup take a standard API key only, and an
 	// application/sdp offer to /v1/realtime/calls a client secret only, so a

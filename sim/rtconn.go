@@ -38,9 +38,10 @@ type rtSession struct {
 	active      *activeResponse
 	playing     *playback // a WebRTC call's reply audio, until it has played
 	turn        *vadTurn  // the user turn server VAD is following
-	bufferedMS  int       // input audio not yet committed
-	audioPosMS  int       // input audio committed so far
-	packetsSeen int64     // RTP packets already added to bufferedMS
+	transcripts []heldTranscript
+	bufferedMS  int   // input audio not yet committed
+	audioPosMS  int   // input audio committed so far
+	packetsSeen int64 // RTP packets already added to bufferedMS
 	pending     map[string]bool
 	prevInput   tokenCount
 }
@@ -292,6 +293,9 @@ func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 				Message: "Error committing input audio buffer: buffer too small. Expected at least 100ms of audio."}
 		}
 		ss.commit()
+		if ss.active == nil {
+			ss.flushTranscripts()
+		}
 	case "input_audio_buffer.clear":
 		ss.bufferedMS = 0
 		ss.dropTurn()

@@ -7,28 +7,28 @@ package sim
 
 // rtEvent is one server event.
 type rtEvent struct {
-	EventID        string         `json:"event_id"`
-	Type           string         `json:"type"`
-	ResponseID     string         `json:"response_id,omitempty"`
-	ItemID         string         `json:"item_id,omitempty"`
-	PreviousItemID *string        `json:"previous_item_id,omitempty"`
-	OutputIndex    *int           `json:"output_index,omitempty"`
-	ContentIndex   *int           `json:"content_index,omitempty"`
-	CallID         string         `json:"call_id,omitempty"`
-	Name           string         `json:"name,omitempty"`
-	Arguments      *string        `json:"arguments,omitempty"`
-	Delta          *string        `json:"delta,omitempty"`
-	Transcript     *string        `json:"transcript,omitempty"`
-	Text           *string        `json:"text,omitempty"`
-	AudioStartMS   *int           `json:"audio_start_ms,omitempty"`
-	AudioEndMS     *int           `json:"audio_end_ms,omitempty"`
-	Part           *rtContent     `json:"part,omitempty"`
-	Item           *rtItem        `json:"item,omitempty"`
-	Response       *rtResponse    `json:"response,omitempty"`
-	Session        sessionConfig  `json:"session,omitempty"`
-	Error          *rtError       `json:"error,omitempty"`
-	Usage          *rtTranscriptU `json:"usage,omitempty"`
-	RateLimits     []rateLimit    `json:"rate_limits,omitempty"`
+	EventID        string        `json:"event_id"`
+	Type           string        `json:"type"`
+	ResponseID     string        `json:"response_id,omitempty"`
+	ItemID         string        `json:"item_id,omitempty"`
+	PreviousItemID *string       `json:"previous_item_id,omitempty"`
+	OutputIndex    *int          `json:"output_index,omitempty"`
+	ContentIndex   *int          `json:"content_index,omitempty"`
+	CallID         string        `json:"call_id,omitempty"`
+	Name           string        `json:"name,omitempty"`
+	Arguments      *string       `json:"arguments,omitempty"`
+	Delta          *string       `json:"delta,omitempty"`
+	Transcript     *string       `json:"transcript,omitempty"`
+	Text           *string       `json:"text,omitempty"`
+	AudioStartMS   *int          `json:"audio_start_ms,omitempty"`
+	AudioEndMS     *int          `json:"audio_end_ms,omitempty"`
+	Part           *rtContent    `json:"part,omitempty"`
+	Item           *rtItem       `json:"item,omitempty"`
+	Response       *rtResponse   `json:"response,omitempty"`
+	Session        sessionConfig `json:"session,omitempty"`
+	Error          *rtError      `json:"error,omitempty"`
+	Usage          any           `json:"usage,omitempty"` // an input transcription's: tokens or duration form
+	RateLimits     []rateLimit   `json:"rate_limits,omitempty"`
 }
 
 // rateLimit is one entry of rate_limits.updated.
@@ -129,6 +129,13 @@ type rtTranscriptU struct {
 		AudioTokens int `json:"audio_tokens"`
 	} `json:"input_token_details"`
 	OutputTokens int `json:"output_tokens"`
+}
+
+// rtDurationU is the usage of an input transcription billed by the second
+// (type "duration").
+type rtDurationU struct {
+	Type    string  `json:"type"`
+	Seconds float64 `json:"seconds"`
 }
 
 // rtError is the body of an `error` event.

@@ -24,6 +24,8 @@ func realtimeSchemas() map[string]string {
 		"conversation.item.retrieved":                           "RealtimeServerEventConversationItemRetrieved",
 		"conversation.item.truncated":                           "RealtimeServerEventConversationItemTruncated",
 		"conversation.item.input_audio_transcription.completed": "RealtimeServerEventConversationItemInputAudioTranscriptionCompleted",
+		"conversation.item.input_audio_transcription.delta":     "RealtimeServerEventConversationItemInputAudioTranscriptionDelta",
+		"conversation.item.input_audio_transcription.failed":    "RealtimeServerEventConversationItemInputAudioTranscriptionFailed",
 		"input_audio_buffer.speech_started":                     "RealtimeServerEventInputAudioBufferSpeechStarted",
 		"input_audio_buffer.speech_stopped":                     "RealtimeServerEventInputAudioBufferSpeechStopped",
 		"input_audio_buffer.committed":                          "RealtimeServerEventInputAudioBufferCommitted",
@@ -67,7 +69,10 @@ func specExceptions() map[string][]string {
 		// Examples of response.created/done carry "status_details": null and
 		// response.created "usage": null; the schema wants objects.
 		"response.created": {"response.status_details", "response.usage"},
-		"response.done":    {"response.status_details"},
+		// The failed transcription's example sends "param": null; the schema
+		// wants a string.
+		"conversation.item.input_audio_transcription.failed": {"error.param"},
+		"response.done": {"response.status_details"},
 	}
 }
 
@@ -77,7 +82,7 @@ func specExceptions() map[string][]string {
 func TestRealtimeEventsMatchSpec(t *testing.T) {
 	t.Parallel()
 	spec := simtest.Spec(t)
-	_, base := newRealtimeSim(t, sim.Realtime{})
+	s, base := newRealtimeSim(t, sim.Realtime{})
 	ctx := testCtx(t)
 
 	resp, body := do(t, http.MethodPost, base+"/v1/realtime/client_secrets", simtest.TestKey, "application/json",
@@ -92,10 +97,14 @@ func TestRealtimeEventsMatchSpec(t *testing.T) {
 	var all []simtest.Event
 	all = append(all, socketScenario(t, ctx, base)...)
 	all = append(all, callScenario(t, ctx, base)...)
+	all = append(all, transcriptScenario(t, ctx, s, base)...)
 
 	schemas, exceptions := realtimeSchemas(), specExceptions()
 	seen := map[string]bool{}
 	for _, e := range all {
+		if e.Type == "turn" { // transcriptScenario's marker
+			continue
+		}
 		seen[e.Type] = true
 		name, ok := schemas[e.Type]
 		if !ok {

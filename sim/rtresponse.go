@@ -240,6 +240,7 @@ func (ss *rtSession) done(a *activeResponse) {
 	ss.emit(ev)
 	ss.prevInput = a.in
 	ss.active = nil
+	ss.flushTranscripts()
 }
 
 // cancelResponse ends the active response while it is still generating:

@@ -89,6 +89,7 @@ type sessionView struct {
 	choice                     toolChoice
 	textOnly                   bool
 	transcribe                 bool
+	transcribeModel            string
 	vad, createResponse        bool
 	interrupt                  bool
 	silenceMS                  int // server VAD's silence_duration_ms
@@ -116,6 +117,7 @@ func (c sessionConfig) view() sessionView {
 	v.voice, _ = out["voice"].(string)
 	if tr, ok := in["transcription"].(map[string]any); ok && tr != nil {
 		v.transcribe = true
+		v.transcribeModel, _ = tr["model"].(string)
 	}
 	if td, ok := in["turn_detection"].(map[string]any); ok {
 		v.vad = true

@@ -79,6 +79,9 @@ func (ss *rtSession) endTurn() {
 	if ss.view.createResponse && ss.active == nil {
 		ss.startResponse(nil)
 	}
+	if ss.active == nil {
+		ss.flushTranscripts() // no response to wait for
+	}
 }
 
 // dropTurn forgets the turn in progress: its buffer was committed or
@@ -114,10 +117,10 @@ func (ss *rtSession) commit() {
 	ss.emitConversationItem("done", prev, it)
 
 	if ss.view.transcribe {
-		tr := newEvent("conversation.item.input_audio_transcription.completed")
-		tr.ItemID, tr.ContentIndex, tr.Transcript = id, ptr(0), ptr(ss.rt.Heard)
-		tr.Usage = transcriptionUsage(tok, ss.rt.Heard)
-		ss.emit(tr)
+		ss.transcripts = append(ss.transcripts, heldTranscript{itemID: id, ms: ms, model: ss.view.transcribeModel})
+	}
+	if !ss.rt.TranscriptAfterResponse {
+		ss.flushTranscripts()
 	}
 }
 

@@ -1,0 +1,54 @@
+package sim
+
+// Input audio transcription: conversation.item.input_audio_transcription
+// .delta events in Realtime.DeltaBytes pieces, then .completed with usage;
+// or .failed (the transcription_failed fault). Usage takes the duration
+// form for whisper-1, which the API bills by the second, and the tokens form
+// for the other transcription models.
+
+// FaultTranscriptionFailed makes an input transcription fail: its item gets
+// conversation.item.input_audio_transcription.failed instead of deltas and
+// completed.
+const FaultTranscriptionFailed FaultKind = "transcription_failed"
+
+// heldTranscript is a committed item whose transcription has not been sent.
+type heldTranscript struct {
+	itemID string
+	ms     int
+	model  string
+}
+
+// flushTranscripts sends the transcriptions held so far.
+func (ss *rtSession) flushTranscripts() {
+	held := ss.transcripts
+	ss.transcripts = nil
+	for _, h := range held {
+		ss.transcribe(h)
+	}
+}
+
+func (ss *rtSession) transcribe(h heldTranscript) {
+	if f := ss.srv.faults.take(ss.endpoint, ss.view.model, FaultTranscriptionFailed); f != nil {
+		ss.srv.stats.fault(ss.endpoint, f.Kind)
+		ev := newEvent("conversation.item.input_audio_transcription.failed")
+		ev.ItemID, ev.ContentIndex = h.itemID, ptr(0)
+		ev.Error = &rtError{Type: "transcription_error", Code: ptr("audio_unintelligible"),
+			Message: "The audio could not be transcribed."}
+		ss.emit(ev)
+		return
+	}
+	heard := ss.rt.Heard
+	for p := range pieces(heard, ss.rt.DeltaBytes) {
+		d := newEvent("conversation.item.input_audio_transcription.delta")
+		d.ItemID, d.ContentIndex, d.Delta = h.itemID, ptr(0), ptr(p)
+		ss.emit(d)
+	}
+	tr := newEvent("conversation.item.input_audio_transcription.completed")
+	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
+	if h.model == "whisper-1" {
+		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
+	} else {
+		tr.Usage = transcriptionUsage(audioInTokens(h.ms), heard)
+	}
+	ss.emit(tr)
+}
