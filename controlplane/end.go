@@ -117,6 +117,9 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 	if err != nil {
 		return Session{}, false, err
 	}
+	if err := s.chargeDay(ctx, tx, rec); err != nil {
+		return Session{}, false, err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
@@ -156,6 +159,19 @@ func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int6
 	return r
 }
 
+// chargeDay counts the record's tokens and cost toward the user's day, in
+// the transaction that writes it. An unpriced record adds its tokens only.
+func (s *Service) chargeDay(ctx context.Context, tx pgx.Tx, rec billing.Record) error {
+	t := rec.Tokens
+	tokens := t.TextIn + t.TextOut + t.AudioIn + t.AudioOut + t.ImageIn +
+		t.TranscriptionTextIn + t.TranscriptionAudioIn + t.TranscriptionTextOut
+	var cost int64
+	if rec.CostMicros != nil {
+		cost = *rec.CostMicros
+	}
+	return s.quota.ChargeDay(ctx, tx, rec.UserID, tokens, cost)
+}
+
 // lateEnd answers an end of a session already ended. A direct session the
 // sweeper closed gets the app's late usage attached, with how far past its
 // reservation the app kept going; anything else is returned as it is.
@@ -168,6 +184,9 @@ func (s *Service) lateEnd(ctx context.Context, tx pgx.Tx, sess Session, req EndR
 		overrun := max(int64(now.Sub(sess.ExpiresAt)/time.Second), 0)
 		r := s.record(sess, req, *sess.DurationMS, overrun)
 		if rec, err = s.ledger.AttachUsage(ctx, tx, r); err != nil {
+			return sess, err
+		}
+		if err := s.chargeDay(ctx, tx, rec); err != nil {
 			return sess, err
 		}
 	}

@@ -75,6 +75,14 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("duration %d ms, charged %d s; want a few seconds at most", *ended.DurationMS, *ended.ChargedS)
 	}
 
+	// The session's tokens and cost count toward the user's day, where the
+	// plan's daily caps cover voice and chat together.
+	var dayTokens, dayCost int64
+	if err := f.pool.QueryRow(context.Background(), `SELECT day_tokens, day_cost FROM quota_users WHERE user_id = $1`,
+		p.UserID).Scan(&dayTokens, &dayCost); err != nil || dayTokens != 1200+300+600+800+600+40 || dayCost != 75_240 {
+		t.Fatalf("day: %d tokens, %d micros (%v); want 3540, 75240", dayTokens, dayCost, err)
+	}
+
 	// A second end, even with other usage, is the first end's record.
 	second := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"app_closed","usage":{"output_token_details":{"audio_tokens":5}}}`), start.SessionID)
 	again2 := decode[controlplane.Session](t, second)
@@ -84,6 +92,9 @@ func TestLifecycle(t *testing.T) {
 	var records int
 	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM usage_records WHERE session_id = $1`, start.SessionID).Scan(&records); err != nil || records != 1 {
 		t.Fatalf("%d records (%v), want 1", records, err)
+	}
+	if err := f.pool.QueryRow(context.Background(), `SELECT day_cost FROM quota_users WHERE user_id = $1`, p.UserID).Scan(&dayCost); err != nil || dayCost != 75_240 {
+		t.Fatalf("after a second end the day holds %d micros (%v); want 75240, charged once", dayCost, err)
 	}
 
 	got := decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, start.SessionID))

@@ -171,6 +171,10 @@ func TestSweepExpiredOnceThenLateEnd(t *testing.T) {
 	if *again.Cost.CostMicros != 10_400 {
 		t.Fatalf("a second late end changed the record: %+v", again.Cost)
 	}
+	var dayCost int64
+	if err := a.pool.QueryRow(ctx, `SELECT day_cost FROM quota_users WHERE user_id = $1`, users[0]).Scan(&dayCost); err != nil || dayCost != 10_400 {
+		t.Fatalf("the day holds %d micros (%v); want the late usage's 10400, once", dayCost, err)
+	}
 	// Another sweep finds nothing.
 	if n, err := a.svc.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("second sweep ended %d (%v), want 0", n, err)
