@@ -37,6 +37,7 @@ type rtSession struct {
 	items       []convItem
 	active      *activeResponse
 	playing     *playback // a WebRTC call's reply audio, until it has played
+	spoke       bool      // the model has produced audio: the voice is fixed
 	turn        *vadTurn  // the user turn server VAD is following
 	transcripts []heldTranscript
 	bufferedMS  int   // input audio not yet committed
@@ -259,6 +260,9 @@ func (ss *rtSession) handle(in inEvent) {
 func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 	switch ev.Type {
 	case "session.update":
+		if err := ss.checkVoice(ev.Session); err != nil {
+			return err
+		}
 		ss.cfg.apply(ev.Session)
 		ss.view = ss.cfg.view()
 		out := newEvent("session.updated")

@@ -199,3 +199,41 @@ func TestRealtimeToolCallIDs(t *testing.T) {
 		t.Errorf("output not added: %s", e.Raw)
 	}
 }
+
+// TestRealtimeVoiceFixed: the voice may change until the model has spoken;
+// after its first audio a different voice is refused (the same one passes).
+func TestRealtimeVoiceFixed(t *testing.T) {
+	t.Parallel()
+	spec := simtest.Spec(t)
+	_, base := newRealtimeSim(t, sim.Realtime{})
+	ctx := testCtx(t)
+	ws := dialModelSocket(t, base)
+	expect(t, ctx, ws, "session.created")
+	voice := func(v string) map[string]any {
+		return map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime",
+			"audio": map[string]any{"output": map[string]any{"voice": v}}}}
+	}
+	if err := ws.Send(voice("marin")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, ws, "session.updated")
+	if err := ws.Send(map[string]any{"type": "response.create"}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, ws, "response.output_audio.delta")
+	expect(t, ctx, ws, "response.done")
+	if err := ws.Send(voice("cedar")); err != nil {
+		t.Fatal(err)
+	}
+	e := expectEvent(t, ctx, ws, "error")
+	if err := spec.Validate("RealtimeServerEventError", e.Raw); err != nil {
+		t.Error(err)
+	}
+	if m := e.Map()["error"].(map[string]any); m["code"] != "cannot_update_voice" || m["param"] != "session.audio.output.voice" {
+		t.Errorf("voice change after audio: %v, want cannot_update_voice", m)
+	}
+	if err := ws.Send(voice("marin")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, ws, "session.updated")
+}

@@ -104,6 +104,7 @@ func (ss *rtSession) startMessage(a *activeResponse) {
 	if !a.audio {
 		return
 	}
+	ss.spoke = true
 	if ss.call != nil {
 		ss.startPlayback(a)
 	} else {

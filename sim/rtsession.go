@@ -171,3 +171,21 @@ func parseRealtimeToolChoice(raw json.RawMessage) (toolChoice, error) {
 	}
 	return parseToolChoice(raw)
 }
+
+// checkVoice refuses a session.update that changes the voice once the
+// model has spoken: the API fixes it at the first audio.
+func (ss *rtSession) checkVoice(update map[string]any) *APIError {
+	audio, _ := update["audio"].(map[string]any)
+	out, _ := audio["output"].(map[string]any)
+	voice, ok := out["voice"]
+	if !ok || !ss.spoke {
+		return nil
+	}
+	haveAudio, _ := ss.cfg["audio"].(map[string]any)
+	haveOut, _ := haveAudio["output"].(map[string]any)
+	if quoteJSON(voice) == quoteJSON(haveOut["voice"]) {
+		return nil
+	}
+	return &APIError{Type: "invalid_request_error", Code: "cannot_update_voice", Param: "session.audio.output.voice",
+		Message: "Cannot update a conversation's voice if assistant audio is present."}
+}
