@@ -34,6 +34,10 @@ func realtimeFaultKinds() map[string][]FaultKind {
 	}
 }
 
+// callIDPrefix starts every call id, as in the API's ids ("rtc_u1_…"), so
+// a gateway that parses or validates them sees the real shape.
+const callIDPrefix = "rtc_u1_"
+
 // maxCallBytes caps a call's body (SDP offer plus session): offers are a few
 // KB, so anything near this is a client bug, not an offer.
 const maxCallBytes = 512 << 10
@@ -78,7 +82,7 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	if err := checkOffer(offer); err != nil {
 		return err
 	}
-	c := &call{id: "rtc_" + randomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
+	c := &call{id: callIDPrefix + randomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
 		ended: make(chan struct{})}
 	if f := s.faults.take(EndpointRealtimeCalls, model, append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose)...); f != nil {
 		s.stats.fault(EndpointRealtimeCalls, f.Kind)

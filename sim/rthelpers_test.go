@@ -121,8 +121,8 @@ func dialCall(t *testing.T, ctx context.Context, base, variant string) (*simtest
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(id, "rtc_") {
-		t.Fatalf("call id = %q, want rtc_…", id)
+	if !strings.HasPrefix(id, "rtc_u1_") {
+		t.Fatalf("call id = %q, want rtc_u1_…", id)
 	}
 	if err := c.WaitOpen(ctx); err != nil {
 		t.Fatal(err)

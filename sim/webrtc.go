@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
 	"github.com/pion/webrtc/v4"
 )
 
@@ -22,16 +23,19 @@ func LoopbackSettingEngine() webrtc.SettingEngine {
 }
 
 // NewOpusAPI builds a pion API that negotiates Opus audio only, with the
-// given settings. It registers no interceptors (NACK, RTCP reports, TWCC):
-// the simulator does not adapt its bitrate, and skipping them roughly halves
-// the CPU cost of a call, which is what lets one machine hold 100+ calls.
+// given settings. It registers no interceptors (NACK, RTCP reports, TWCC),
+// where pion's NewAPI would register its defaults: the simulator does not
+// adapt its bitrate, skipping them keeps a call cheap enough for one machine
+// to hold 100+, and its SDP answers then advertise no transport-cc feedback
+// the simulator would never send.
 func NewOpusAPI(se webrtc.SettingEngine) (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: OpusCapability(), PayloadType: 111},
 		webrtc.RTPCodecTypeAudio); err != nil {
 		return nil, fmt.Errorf("sim: register opus: %w", err)
 	}
-	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)), nil
+	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se),
+		webrtc.WithInterceptorRegistry(&interceptor.Registry{})), nil
 }
 
 // OpusCapability is the codec the Realtime API negotiates: Opus at 48 kHz,
