@@ -34,6 +34,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // service, executor and control plane, over a shared database and sim.
 type fixture struct {
 	svc    *controlplane.Service
+	exec   *tools.Executor
 	pool   *pgxpool.Pool
 	sim    *sim.Server
 	simURL string
@@ -84,6 +85,7 @@ type options struct {
 	simURL   string
 	configFn func(*controlplane.Config)
 	runs     *int64
+	poolSize int32 // default 6
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -91,7 +93,10 @@ func newFixture(t testing.TB, o options) fixture {
 	if o.url == "" {
 		o.url = pgtest.URL(t)
 	}
-	pool := pgtest.NewPool(t, o.url, 6)
+	if o.poolSize == 0 {
+		o.poolSize = 6
+	}
+	pool := pgtest.NewPool(t, o.url, o.poolSize)
 	if o.sim == nil {
 		if o.simCfg.Latency == nil {
 			o.simCfg.Latency = simtest.ZeroLatency()
@@ -135,7 +140,7 @@ func newFixture(t testing.TB, o options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{svc: svc, pool: pool, sim: o.sim, simURL: o.simURL, url: o.url}
+	return fixture{svc: svc, exec: exec, pool: pool, sim: o.sim, simURL: o.simURL, url: o.url}
 }
 
 // replica is another gateway replica over f's database and simulator.
