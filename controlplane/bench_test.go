@@ -61,13 +61,19 @@ func report(b *testing.B, base, gw []time.Duration) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkStartSession: start_session at 16 concurrent callers against the
+// BenchmarkStartSession: start_session at 1 and 16 concurrent callers against the
 // in-process simulator, beside minting the same session config directly
 // against the same simulator in the same run. The target is at most 3 ms
 // added at p50 (docs/voice.md).
 //
 //	go test ./controlplane -run '^$' -bench StartSession -benchtime 400x
 func BenchmarkStartSession(b *testing.B) {
+	for _, c := range []int{1, 16} {
+		b.Run(fmt.Sprintf("callers=%d", c), func(b *testing.B) { benchStart(b, c) })
+	}
+}
+
+func benchStart(b *testing.B, callers int) {
 	f := newFixture(b, options{poolSize: 20})
 	noRetry := 0
 	rt, err := realtime.New(realtime.Params{BaseURL: f.simURL + "/v1", APIKey: "sk-test", MaxRetries: &noRetry})
@@ -83,8 +89,8 @@ func BenchmarkStartSession(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ResetTimer()
-	base := latencies(b, b.N, 16, func(int) error { _, err := rt.Mint(ctx, sess, time.Minute); return err })
-	gw := latencies(b, b.N, 16, func(i int) error {
+	base := latencies(b, b.N, callers, func(int) error { _, err := rt.Mint(ctx, sess, time.Minute); return err })
+	gw := latencies(b, b.N, callers, func(i int) error {
 		_, err := f.svc.Start(ctx, users[i], controlplane.StartRequest{})
 		return err
 	})
@@ -94,11 +100,17 @@ func BenchmarkStartSession(b *testing.B) {
 
 // BenchmarkToolCall: execute_tool through HTTP (a real listener, JSON both
 // ways, the session check and the per-minute window) beside the bare
-// executor running the same tool, in the same run, at 8 concurrent callers.
+// executor running the same tool, in the same run, at 1 and 8 concurrent callers.
 // The target is at most 1 ms added at p50.
 //
 //	go test ./controlplane -run '^$' -bench ToolCall -benchtime 2000x
 func BenchmarkToolCall(b *testing.B) {
+	for _, c := range []int{1, 8} {
+		b.Run(fmt.Sprintf("callers=%d", c), func(b *testing.B) { benchToolCall(b, c) })
+	}
+}
+
+func benchToolCall(b *testing.B, callers int) {
 	f := newFixture(b, options{poolSize: 20, configFn: func(c *controlplane.Config) { c.ToolCallsPerMinute = 1 << 30 }})
 	p := newUser(b, "pro")
 	s := mustStart(b, f, p, `{}`)
@@ -112,12 +124,12 @@ func BenchmarkToolCall(b *testing.B) {
 	exec := f.exec
 	ctx := context.Background()
 	b.ResetTimer()
-	base := latencies(b, b.N, 8, func(i int) error {
+	base := latencies(b, b.N, callers, func(i int) error {
 		_, err := exec.Execute(ctx, tools.Call{SessionID: s.SessionID, SessionKind: tools.KindVoice, Source: "bench",
 			CallID: fmt.Sprintf("bare_%d", i), Name: "echo", Arguments: []byte(`{"q":"pasta"}`), Principal: p, Plan: "pro"})
 		return err
 	})
-	gw := latencies(b, b.N, 8, func(i int) error {
+	gw := latencies(b, b.N, callers, func(i int) error {
 		body := fmt.Sprintf(`{"call_id":"http_%d","name":"echo","arguments":"{\"q\":\"pasta\"}"}`, i)
 		resp, err := client.Post(srv.URL, "application/json", strings.NewReader(body))
 		if err != nil {
