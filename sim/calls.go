@@ -29,10 +29,16 @@ func realtimeFaultKinds() map[string][]FaultKind {
 	return map[string][]FaultKind{
 		EndpointRealtimeClientSecrets: httpFaultKinds(),
 		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
-		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
+		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultSidebandNotFound, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
 		EndpointRealtimeHangup:        {FaultServerError},
 	}
 }
+
+// FaultSidebandNotFound answers a sideband attach to a live call with 404
+// call_id_not_found, as the API has been reported to do right after a call
+// is created: a gateway must attach with backoff. Count N fails the next N
+// attaches.
+const FaultSidebandNotFound FaultKind = "sideband_not_found"
 
 // callIDPrefix starts every call id, as in the API's ids ("rtc_u1_…"), so
 // a gateway that parses or validates them sees the real shape.
@@ -193,7 +199,7 @@ func errInvalidSDP(detail string) *APIError {
 }
 
 func errCallNotFound(id string) *APIError {
-	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "call_id", Code: "call_not_found",
+	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "call_id", Code: "call_id_not_found",
 		Message: fmt.Sprintf("No active call found with id '%s'.", id)}
 }
 

@@ -54,8 +54,8 @@ func TestRealtimeBadInput(t *testing.T) {
 		{"mint bad anchor", secrets, simtest.TestKey, "application/json", `{"expires_after":{"anchor":"now"}}`, 400, "invalid_value", "expires_after.anchor"},
 		{"mint transcription session", secrets, simtest.TestKey, "application/json", `{"session":{"type":"transcription"}}`, 400, "invalid_value", "session.type"},
 		{"mint oversized", secrets, simtest.TestKey, "application/json", `{"session":{"type":"realtime","instructions":"` + strings.Repeat("a", 5000) + `"}}`, 413, "request_too_large", ""},
-		{"hangup unknown call", base + "/v1/realtime/calls/rtc_nope/hangup", simtest.TestKey, "", "", 404, "call_not_found", "call_id"},
-		{"sideband unknown call", base + "/v1/realtime?call_id=rtc_nope", simtest.TestKey, "", "", 404, "call_not_found", "call_id"},
+		{"hangup unknown call", base + "/v1/realtime/calls/rtc_nope/hangup", simtest.TestKey, "", "", 404, "call_id_not_found", "call_id"},
+		{"sideband unknown call", base + "/v1/realtime?call_id=rtc_nope", simtest.TestKey, "", "", 404, "call_id_not_found", "call_id"},
 		{"socket without model", base + "/v1/realtime", simtest.TestKey, "", "", 400, "missing_required_parameter", "model"},
 	}
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -179,5 +180,37 @@ func TestRealtimeClose(t *testing.T) {
 	resp, _ := do(t, http.MethodPost, srv+"/v1/realtime/calls", simtest.TestKey, "application/sdp", []byte("x"))
 	if resp.StatusCode == http.StatusCreated {
 		t.Error("a call was created after Close")
+	}
+}
+
+// TestRealtimeSidebandNotFound: the sideband_not_found fault answers the
+// first attaches to a live call with 404 call_id_not_found; an attach with
+// backoff then gets in.
+func TestRealtimeSidebandNotFound(t *testing.T) {
+	t.Parallel()
+	spec := simtest.Spec(t)
+	s, base := newRealtimeSim(t, sim.Realtime{})
+	ctx := testCtx(t)
+	_, id := dialCall(t, ctx, base, "multipart+apikey")
+	addFault(t, s, sim.Fault{Endpoint: sim.EndpointRealtime, Kind: sim.FaultSidebandNotFound, Count: 2})
+	for attempt := 1; ; attempt++ {
+		sb, resp, err := simtest.DialSocket(ctx, base, simtest.TestKey, "call_id="+id)
+		if err == nil {
+			defer sb.Close()
+			expect(t, ctx, sb, "session.created")
+			if attempt != 3 {
+				t.Errorf("attached on attempt %d, want 3", attempt)
+			}
+			break
+		}
+		if resp == nil || attempt > 3 {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		assertAPIError(t, spec, "refused attach", resp, body, http.StatusNotFound, "call_id_not_found", "call_id")
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+	}
+	if st, _ := s.Call(id); st.Sidebands != 1 {
+		t.Errorf("sidebands = %d, want 1", st.Sidebands)
 	}
 }

@@ -44,6 +44,10 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 			return errCallNotFound(id)
 		}
 		model = c.model
+		if f := s.faults.take(EndpointRealtime, model, FaultSidebandNotFound); f != nil {
+			s.stats.fault(EndpointRealtime, f.Kind)
+			return errCallNotFound(id) // the call exists, but the API does not know it yet
+		}
 	} else {
 		if cfg == nil {
 			if q.Get("model") == "" {
