@@ -23,7 +23,7 @@ type fixture struct {
 	reg    *prometheus.Registry
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	pool := pgtest.NewPool(t, pgtest.URL(t), 4)
 	prices, err := billing.DefaultPrices()
