@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
@@ -86,6 +87,7 @@ type options struct {
 	configFn func(*controlplane.Config)
 	runs     *int64
 	poolSize int32 // default 6
+	registry *prometheus.Registry
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -135,8 +137,12 @@ func newFixture(t testing.TB, o options) fixture {
 	if o.configFn != nil {
 		o.configFn(&cfg)
 	}
+	var metrics prometheus.Registerer
+	if o.registry != nil {
+		metrics = o.registry
+	}
 	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
-		Config: cfg, Logger: quiet()})
+		Config: cfg, Logger: quiet(), Registerer: metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

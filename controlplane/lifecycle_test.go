@@ -2,10 +2,13 @@ package controlplane_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
@@ -278,4 +281,59 @@ func TestMintFailure(t *testing.T) {
 	if s := mustStart(t, f, p, `{}`); s.MaxDurationS != 900 || *s.Quota.SecondsRemaining != 1800-900 {
 		t.Fatalf("after the failure: max %d, remaining %d", s.MaxDurationS, *s.Quota.SecondsRemaining)
 	}
+}
+
+// The metrics count what happened: a start, a tool call, an end, and the
+// open sessions across replicas.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	f := newFixture(t, options{registry: reg})
+	p := newUser(t, "pro")
+	s := mustStart(t, f, p, `{}`)
+	gauge := func() string {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "voxgate_voice_active_sessions" {
+				return fmt.Sprint(mf.GetMetric()[0].GetGauge().GetValue())
+			}
+		}
+		return "absent"
+	}
+	if g := gauge(); g != "1" {
+		t.Fatalf("active sessions %s, want 1", g)
+	}
+	call(t, f.svc.HandleToolCall, p, "POST", "/", []byte(`{"call_id":"m1","name":"echo","arguments":"{}"}`), s.SessionID)
+	call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{}`), s.SessionID)
+	if g := gauge(); g != "0" {
+		t.Fatalf("active sessions after the end %s, want 0", g)
+	}
+	for name, want := range map[string]float64{
+		`voxgate_voice_sessions_started_total`: 1, `voxgate_voice_sessions_ended_total`: 1, `voxgate_voice_tool_calls_total`: 1,
+	} {
+		if got := sumMetric(t, reg, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// sumMetric adds up every series of the counter name.
+func sumMetric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
 }

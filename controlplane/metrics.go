@@ -1,8 +1,11 @@
 package controlplane
 
 import (
+	"context"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -13,7 +16,7 @@ type metrics struct {
 	mint      prometheus.Histogram
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error) {
 	m := &metrics{
 		started: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "voxgate", Subsystem: "voice", Name: "sessions_started_total",
@@ -33,10 +36,33 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.started, m.ended, m.toolCalls, m.mint} {
+	active := activeSessions{pool: pool, desc: prometheus.NewDesc("voxgate_voice_active_sessions",
+		"Voice sessions open now, across every replica (read from the database at each scrape).", nil, nil)}
+	for _, c := range []prometheus.Collector{m.started, m.ended, m.toolCalls, m.mint, active} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("controlplane: metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// activeSessions counts open sessions at scrape time. A session outlives
+// the replica that started it, so a per-replica gauge would be wrong; the
+// count uses the partial index on open sessions and gives up after a
+// second rather than stall a scrape.
+type activeSessions struct {
+	pool *pgxpool.Pool
+	desc *prometheus.Desc
+}
+
+func (a activeSessions) Describe(ch chan<- *prometheus.Desc) { ch <- a.desc }
+
+func (a activeSessions) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var n int64
+	if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM voice_sessions WHERE ended_at IS NULL AND expires_at > now()`).Scan(&n); err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(a.desc, prometheus.GaugeValue, float64(n))
 }

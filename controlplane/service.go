@@ -113,7 +113,7 @@ func New(p Params) (*Service, error) {
 	if p.Registerer == nil {
 		p.Registerer = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(p.Registerer)
+	m, err := newMetrics(p.Registerer, p.Pool)
 	if err != nil {
 		return nil, err
 	}
