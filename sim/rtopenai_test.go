@@ -83,7 +83,8 @@ func TestOpenAIMintFaults(t *testing.T) {
 }
 
 // TestOpenAIRealtimeSocket: openai-go's Realtime WebSocket client connects
-// to ?model= and decodes every event of a scripted turn with its types.
+// to ?model= and decodes every event of a scripted turn with its types,
+// the GA item events and rate_limits.updated among them.
 func TestOpenAIRealtimeSocket(t *testing.T) {
 	t.Parallel()
 	_, base := newRealtimeSim(t, sim.Realtime{})
@@ -105,13 +106,36 @@ func TestOpenAIRealtimeSocket(t *testing.T) {
 	if err := conn.SendRaw(ctx, []byte(`{"type":"input_audio_buffer.append","audio":"`+pcm+`"}`)); err != nil {
 		t.Fatal(err)
 	}
+	seen := map[string]bool{}
 	for {
 		ev, err := conn.Recv(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		seen[ev.Type] = true
+		switch ev.Type {
+		case "conversation.item.added":
+			if it := ev.AsConversationItemAdded().Item; it.Type == "" || it.AsAny() == nil {
+				t.Errorf("conversation.item.added decoded as %+v", it)
+			}
+		case "conversation.item.done":
+			it := ev.AsConversationItemDone().Item
+			if call := it.AsRealtimeConversationItemFunctionCall(); it.Type == "function_call" &&
+				(call.ID == "" || call.Name != "search_recipes" || call.Status != "completed") {
+				t.Errorf("conversation.item.done decoded as %+v", call)
+			}
+		case "rate_limits.updated":
+			if rl := ev.AsRateLimitsUpdatedEvent().RateLimits; len(rl) != 2 || rl[0].Limit == 0 {
+				t.Errorf("rate_limits.updated decoded as %+v", rl)
+			}
+		}
 		if ev.Type != "response.done" {
 			continue
+		}
+		for _, typ := range []string{"conversation.item.added", "conversation.item.done", "rate_limits.updated"} {
+			if !seen[typ] {
+				t.Errorf("no %s before response.done", typ)
+			}
 		}
 		done := ev.AsResponseDoneEvent()
 		u := done.Response.Usage
