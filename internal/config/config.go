@@ -277,7 +277,6 @@ func (c *Config) Validate() error {
 		bad("auth.jwks_url", "must be an https URL (plain http only on loopback): whoever can swap the key set can forge tokens")
 	}
 	errs = append(errs, c.Quota.validate()...)
-	errs = append(errs, c.Tools.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -46,9 +46,3 @@ type WebhookTool struct {
 
 // DefaultTools has no webhooks; the built-in tools need no config.
 func DefaultTools() Tools { return Tools{} }
-
-// validate has nothing to check: the rules of a tool definition (names,
-// timeouts, budgets, tiers, URLs, secrets, schemas) belong to package
-// tools, whose registry applies them at startup and names the key of an
-// entry that breaks one. Config only decodes the entries.
-func (Tools) validate() []error { return nil }
