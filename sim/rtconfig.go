@@ -17,6 +17,11 @@ type Realtime struct {
 	// TurnPackets is how many caller RTP packets (20 ms each) make a user turn
 	// when server VAD is on. Zero means 50, about one second.
 	TurnPackets int `yaml:"turn_packets" json:"turn_packets,omitempty"`
+	// BargeInPackets is how many packets (20 ms each) of audio the
+	// simulated user listens to while the model answers before speaking
+	// over it: a barge-in, which interrupt_response acts on. Zero means the
+	// user waits until the reply has been generated and has played.
+	BargeInPackets int `yaml:"barge_in_packets" json:"barge_in_packets,omitempty"`
 	// Heard is what the model "hears" in an audio turn: the input
 	// transcription and the user message that scripts match. The simulator
 	// does not decode Opus. Empty means "Find me a pasta recipe".
@@ -76,8 +81,8 @@ func (r *Realtime) validate() error {
 	default:
 		return fmt.Errorf("audio: want %q or %q, got %q", AudioEcho, AudioSilence, r.Audio)
 	}
-	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 || r.GenerationMS < 0 || r.MaxSession < 0 {
-		return fmt.Errorf("turn_packets, reply_audio_ms, generation_ms, delta_bytes and max_session must not be negative")
+	if r.TurnPackets < 0 || r.ReplyAudioMS < 0 || r.DeltaBytes < 0 || r.GenerationMS < 0 || r.MaxSession < 0 || r.BargeInPackets < 0 {
+		return fmt.Errorf("turn_packets, barge_in_packets, reply_audio_ms, generation_ms, delta_bytes and max_session must not be negative")
 	}
 	return nil
 }

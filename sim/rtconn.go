@@ -39,6 +39,7 @@ type rtSession struct {
 	playing     *playback // a WebRTC call's reply audio, until it has played
 	spoke       bool      // the model has produced audio: the voice is fixed
 	turn        *vadTurn  // the user turn server VAD is following
+	waitedMS    int       // audio the user has listened to while the model answers
 	transcripts []heldTranscript
 	bufferedMS  int   // input audio not yet committed
 	audioPosMS  int   // input audio committed so far

@@ -28,8 +28,9 @@ type vadTurn struct {
 }
 
 // addAudio takes ms of input audio. Without server VAD it only fills the
-// buffer. With it, the first audio of a turn is speech_started, and the
-// audio after the turn's speech is the silence that ends it, not buffered.
+// buffer. With it, the first audio of a turn is speech_started, the audio
+// after the turn's speech is the silence that ends it, not buffered, and
+// audio while the model answers is the user listening (see listening).
 func (ss *rtSession) addAudio(ms int) {
 	if ms <= 0 {
 		return
@@ -39,6 +40,9 @@ func (ss *rtSession) addAudio(ms int) {
 		return
 	}
 	if ss.turn == nil {
+		if ms = ss.listen(ms); ms == 0 {
+			return
+		}
 		ss.startTurn()
 	}
 	if ss.turn.silence != nil {
@@ -48,6 +52,27 @@ func (ss *rtSession) addAudio(ms int) {
 	if ss.bufferedMS >= ss.rt.TurnPackets*packetMS {
 		ss.turn.silence = time.NewTimer(time.Duration(ss.view.silenceMS) * time.Millisecond)
 	}
+}
+
+// listen takes the audio the simulated user hears as silence and returns
+// the rest, the start of a turn. The user waits while the model answers
+// (generates or plays its reply), so a continuous stream such as a muted
+// microphone is one turn at a time; with Realtime.BargeInPackets the user
+// waits only that long, then speaks over the model.
+func (ss *rtSession) listen(ms int) int {
+	if ss.active == nil && ss.playing == nil {
+		ss.waitedMS = 0
+		return ms
+	}
+	if ss.rt.BargeInPackets == 0 {
+		return 0
+	}
+	wait := min(ms, ss.rt.BargeInPackets*packetMS-ss.waitedMS)
+	ss.waitedMS += wait
+	if ms > wait {
+		ss.waitedMS = 0
+	}
+	return ms - wait
 }
 
 // startTurn sends speech_started; with interrupt_response the user's voice

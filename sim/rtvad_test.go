@@ -11,10 +11,11 @@ import (
 // TestRealtimeVADOrder: server VAD sends speech_started at a turn's first
 // packet, speech_stopped once the configured silence_duration_ms has passed
 // after its speech, then committed; with interrupt_response, the first
-// packet of the next turn cuts the reply and cancels the response then.
+// packet of the next turn (after barge_in_packets of listening) cuts the
+// reply and cancels the response then.
 func TestRealtimeVADOrder(t *testing.T) {
 	t.Parallel()
-	_, base := newRealtimeSim(t, sim.Realtime{TurnPackets: 25, ReplyAudioMS: 2000, GenerationMS: 3000})
+	_, base := newRealtimeSim(t, sim.Realtime{TurnPackets: 25, ReplyAudioMS: 2000, GenerationMS: 3000, BargeInPackets: 40})
 	ctx := testCtx(t)
 	c := simtest.NewCaller(t)
 	session := `{"type":"realtime","audio":{"input":{"turn_detection":{"type":"server_vad","silence_duration_ms":400}}}}`
@@ -57,10 +58,11 @@ func TestRealtimeVADOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The reply is still generating and playing: the next turn's first
-	// packet interrupts it.
+	// The reply is still generating and playing. The user listens to it
+	// (the mic's packets after the commit, then 40 more in all), then
+	// speaks over it: the next turn's first packet interrupts it.
 	expect(t, ctx, c, "output_audio_buffer.started")
-	if err := c.SendPacket(); err != nil {
+	if err := c.SendAudio(ctx, 41, 0); err != nil {
 		t.Fatal(err)
 	}
 	done, seen := expect(t, ctx, c, "response.done")
@@ -70,5 +72,37 @@ func TestRealtimeVADOrder(t *testing.T) {
 	if !subsequence(types(seen), []string{"input_audio_buffer.speech_started", "output_audio_buffer.cleared"}) ||
 		hasType(seen, "input_audio_buffer.speech_stopped") {
 		t.Errorf("barge-in events %v, want speech_started then the reply cut, before any speech_stopped", types(seen))
+	}
+}
+
+// TestRealtimeContinuousMic: a caller that streams packets without pause,
+// as a muted microphone does, makes one turn at a time: the simulated user
+// listens while the model answers, so no response is cut by the stream's
+// next packets.
+func TestRealtimeContinuousMic(t *testing.T) {
+	t.Parallel()
+	_, base := newRealtimeSim(t, sim.Realtime{TurnPackets: 10, ReplyAudioMS: 300, GenerationMS: 100})
+	ctx := testCtx(t)
+	c, _ := dialCall(t, ctx, base, "multipart+apikey")
+	if err := c.SendAudio(ctx, 150, 20*time.Millisecond); err != nil { // 3 s
+		t.Fatal(err)
+	}
+	var done []outcome
+	for {
+		e, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == "response.done" {
+			done = append(done, decodeOutcome(t, e))
+		}
+		if e.Type == "input_audio_buffer.speech_started" && len(done) >= 2 {
+			break
+		}
+	}
+	for i, o := range done {
+		if o.Status != "completed" {
+			t.Errorf("response %d: %+v, want completed: the stream must not interrupt it", i, o)
+		}
 	}
 }
