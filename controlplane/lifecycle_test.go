@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -336,4 +337,35 @@ func sumMetric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// A month with less than the minimum session left refuses the start with
+// QUOTA_EXCEEDED and when the month resets; nothing is reserved.
+func TestQuotaExhausted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	p := newUser(t, "free")
+	s := mustStart(t, f, p, `{}`)
+	if w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{}`), s.SessionID); w.Code != 200 {
+		t.Fatalf("end: %d %s", w.Code, w.Body)
+	}
+	// The free plan's 1,800 s, all but 5 used.
+	if _, err := f.pool.Exec(context.Background(), `UPDATE quota_users SET voice_used = 1795 WHERE user_id = $1`, p.UserID); err != nil {
+		t.Fatal(err)
+	}
+	w := call(t, f.svc.HandleStart, p, "POST", "/", []byte(`{}`), "")
+	var body struct {
+		Error struct {
+			Code     string `json:"code"`
+			ResetsAt string `json:"resets_at"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(w.Body.Bytes(), &body)
+	if w.Code != 429 || body.Error.Code != "QUOTA_EXCEEDED" || body.Error.ResetsAt == "" || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("start with 5 s left: %d %s", w.Code, w.Body)
+	}
+	var open int
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM quota_voice WHERE user_id = $1`, p.UserID).Scan(&open); err != nil || open != 0 {
+		t.Fatalf("%d reservations (%v), want 0", open, err)
+	}
 }

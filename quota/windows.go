@@ -125,5 +125,26 @@ func (s *Service) refuse(w windows, kind string, sqlReasons []string) *apierr.Er
 		return apierr.Wrap(apierr.Internal, "", errors.New("quota: refusal without a reason"))
 	}
 	s.metrics.denials.WithLabelValues(kind, reason).Inc()
-	return apierr.New(code, "").WithRetry(wait).With("limit", reason)
+	e := apierr.New(code, "").WithRetry(wait).With("limit", reason)
+	if at, ok := w.resetsAt(reason); ok {
+		e = e.With("resets_at", at.UTC().Format(time.RFC3339))
+	}
+	return e
+}
+
+// resetsAt is when the window of a limit starts over, for the refusals an
+// app shows as "try again at …": the request windows and the daily and
+// monthly quotas. Concurrency limits free up when a turn ends, not at a time.
+func (w windows) resetsAt(reason string) (time.Time, bool) {
+	switch reason {
+	case ReasonMinute:
+		return w.minuteEnd(), true
+	case ReasonHour:
+		return w.hourEnd(), true
+	case ReasonDay, ReasonTokens, ReasonCost, ReasonCalls:
+		return w.dayEnd(), true
+	case ReasonVoiceSeconds:
+		return w.monthEnd(), true
+	}
+	return time.Time{}, false
 }
