@@ -19,6 +19,9 @@ func FuzzDecodeClientEvent(f *testing.F) {
 		`{"type":"input_audio_buffer.commit"}`, `{"type":"response.create","response":{}}`, `{"type":"response.cancel"}`,
 		`{"type":"conversation.item.truncate","item_id":"m1","content_index":0,"audio_end_ms":-1}`,
 		`{"type":"conversation.item.delete","item_id":"m1"}`, `{"type":7}`, `{"type":"x","event_id":5}`, `{`, `[]`, `null`,
+		`{"type":"response.create","response":{"max_output_tokens":3,"audio":{"output":{"voice":{"id":"v"}}}}}`,
+		`{"type":"session.update","session":{"type":"realtime","voice":"marin","tools":[{"type":"function","name":"f","strict":true}]}}`,
+		`{"type":"output_audio_buffer.clear"}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
