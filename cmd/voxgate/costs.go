@@ -11,7 +11,6 @@ import (
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/config"
-	"github.com/voxgate/voxgate/internal/database"
 )
 
 // runCosts serves `voxgate costs export`: the same CSV as GET
@@ -35,10 +34,7 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	if cfg.Database.URL == "" {
-		return errors.New("VOXGATE_DATABASE_URL is not set")
-	}
-	pool, err := database.Open(ctx, cfg.Database.URL, 2, 0)
+	pool, err := openSmallPool(ctx, cfg)
 	if err != nil {
 		return err
 	}

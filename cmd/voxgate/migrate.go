@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
 )
 
@@ -15,10 +18,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	if cfg.Database.URL == "" {
-		return errors.New("VOXGATE_DATABASE_URL is not set")
-	}
-	pool, err := database.Open(ctx, cfg.Database.URL, 2, 0)
+	pool, err := openSmallPool(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -28,4 +28,12 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stdout, "%s: applied %d migration(s); schema is at version %d (this binary: %d)\n", res.Set, len(res.Applied), res.Schema, res.Latest)
 	}
 	return err
+}
+
+// openSmallPool opens the two-connection pool of a one-shot command.
+func openSmallPool(ctx context.Context, cfg *config.Config) (*pgxpool.Pool, error) {
+	if cfg.Database.URL == "" {
+		return nil, errors.New("VOXGATE_DATABASE_URL is not set")
+	}
+	return database.Open(ctx, cfg.Database.URL, 2, 0)
 }
