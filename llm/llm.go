@@ -1,0 +1,148 @@
+// Package llm is the text side's seam to model providers (DESIGN §11):
+// messages and tool schemas go in as plain data, a normalized stream of
+// text deltas, tool calls, usage and a finish reason comes out, and every
+// failure is one *Error with a provider-neutral code. No SDK type crosses
+// it. The provider router (retries, failover, circuit breaker, budgets,
+// degraded mode) will sit behind the same Provider interface.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Roles of a message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one turn of the conversation sent to a model.
+type Message struct {
+	Role    string
+	Content string
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string
+}
+
+// ToolSpec is a function the model may call, as data.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object
+}
+
+// ToolCall is one function call the model made. ID is the provider's,
+// unique only within its response (and possibly empty): callers key calls
+// by turn themselves.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // JSON text, as the model wrote it
+}
+
+// Request is one model call.
+type Request struct {
+	Model    string
+	Messages []Message
+	Tools    []ToolSpec
+	// ToolChoice is "" or "auto", "none", "required", or a tool's name to
+	// force that tool.
+	ToolChoice string
+	// MaxOutputTokens bounds the answer; 0 leaves the provider's default.
+	MaxOutputTokens int
+	// SafetyIdentifier is a salted hash of the user, never the user id.
+	SafetyIdentifier string
+}
+
+// Usage is a call's token counts. CachedInputTokens are part of
+// InputTokens (DESIGN §10); adapters normalize providers that report them
+// apart.
+type Usage struct {
+	Model             string // the model as the provider reports it (often a dated snapshot)
+	InputTokens       int64
+	CachedInputTokens int64
+	OutputTokens      int64
+}
+
+// EventKind says what an Event carries.
+type EventKind int
+
+const (
+	// EventText: Text is a delta of the answer.
+	EventText EventKind = iota + 1
+	// EventToolCall: ToolCall is complete (name and whole arguments).
+	EventToolCall
+	// EventDone: the stream ended; Usage and FinishReason are set.
+	EventDone
+)
+
+// Finish reasons.
+const (
+	FinishStop          = "stop"
+	FinishToolCalls     = "tool_calls"
+	FinishLength        = "length"
+	FinishContentFilter = "content_filter"
+)
+
+// Event is one item of a normalized stream.
+type Event struct {
+	Kind         EventKind
+	Text         string
+	ToolCall     *ToolCall
+	Usage        *Usage
+	FinishReason string
+}
+
+// Stream yields a call's events in order. Next returns an EventDone last,
+// then io.EOF; a failure mid-stream is an *Error. Close releases the
+// connection and cancels the upstream call if it is still running; it is
+// safe to call more than once.
+type Stream interface {
+	Next(ctx context.Context) (Event, error)
+	Close() error
+}
+
+// Provider starts model calls.
+type Provider interface {
+	// Name is the provider's name in traces and records ("openai", "sim").
+	Name() string
+	// Stream starts a call. An error before the first event is an *Error.
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// Code is a provider-neutral failure (DESIGN §11).
+type Code string
+
+// The codes of DESIGN §11.
+const (
+	ProviderTimeout         Code = "PROVIDER_TIMEOUT"
+	ProviderRateLimit       Code = "PROVIDER_RATE_LIMIT"
+	ProviderAuth            Code = "PROVIDER_AUTH"
+	ProviderUnavailable     Code = "PROVIDER_UNAVAILABLE"
+	ProviderInvalidResponse Code = "PROVIDER_INVALID_RESPONSE"
+	ProviderContentFilter   Code = "PROVIDER_CONTENT_FILTER"
+	ProviderNetwork         Code = "PROVIDER_NETWORK"
+	UnknownProviderError    Code = "UNKNOWN_PROVIDER_ERROR"
+)
+
+// Error is a normalized provider failure.
+type Error struct {
+	Provider  string
+	Code      Code
+	Retryable bool
+	// RetryAfter is the provider's advice in seconds, 0 when it gave none.
+	RetryAfter int
+	Err        error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("llm: %s: %s: %v", e.Provider, e.Code, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
