@@ -1,5 +1,7 @@
 package sim
 
+import "encoding/json"
+
 // Wire shapes of Realtime server events. One flat struct covers every event:
 // each constructor sets exactly the fields its event type requires (pointers
 // where a required value may be zero), and the fidelity test checks every
@@ -11,7 +13,7 @@ type rtEvent struct {
 	Type           string        `json:"type"`
 	ResponseID     string        `json:"response_id,omitempty"`
 	ItemID         string        `json:"item_id,omitempty"`
-	PreviousItemID *string       `json:"previous_item_id,omitempty"`
+	PreviousItemID prevItem      `json:"previous_item_id,omitzero"`
 	OutputIndex    *int          `json:"output_index,omitempty"`
 	ContentIndex   *int          `json:"content_index,omitempty"`
 	CallID         string        `json:"call_id,omitempty"`
@@ -146,6 +148,20 @@ type rtError struct {
 	Param   *string `json:"param"`
 	EventID *string `json:"event_id"`
 }
+
+// prevItem is a previous_item_id: the id of the item before, or JSON null
+// for the first item, as the API sends it. The zero value is left out, for
+// events without one.
+type prevItem struct {
+	id  *string
+	set bool
+}
+
+// after is the previous_item_id of an item placed after id (nil: first).
+func after(id *string) prevItem { return prevItem{id: id, set: true} }
+
+func (p prevItem) IsZero() bool                 { return !p.set }
+func (p prevItem) MarshalJSON() ([]byte, error) { return json.Marshal(p.id) }
 
 func ptr[T any](v T) *T { return &v }
 

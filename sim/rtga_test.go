@@ -40,7 +40,11 @@ func TestRealtimeItemEvents(t *testing.T) {
 		"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "hi"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	assertItemPair(t, next(), next(), "msg_1")
+	first := next()
+	assertItemPair(t, first, next(), "msg_1")
+	if prev, ok := first.Map()["previous_item_id"]; !ok || prev != nil {
+		t.Errorf("first item: previous_item_id %v (present %v), want null as the API sends it", prev, ok)
+	}
 
 	// Committed audio: committed, then the user item added and done.
 	if err := ws.Send(map[string]any{"type": "input_audio_buffer.append", "audio": base64.StdEncoding.EncodeToString(make([]byte, 48000))}); err != nil {

@@ -220,7 +220,7 @@ func (ss *rtSession) emitOutputItem(stage string, a *activeResponse, it rtItem) 
 // emitConversationItem sends conversation.item.added or .done.
 func (ss *rtSession) emitConversationItem(stage string, prev *string, it rtItem) {
 	ev := newEvent("conversation.item." + stage)
-	ev.PreviousItemID, ev.Item = prev, &it
+	ev.PreviousItemID, ev.Item = after(prev), &it
 	ss.emit(ev)
 }
 

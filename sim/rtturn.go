@@ -131,7 +131,7 @@ func (ss *rtSession) commit() {
 	ss.bufferedMS = 0
 	prev := ss.lastItemID()
 	committed := newEvent("input_audio_buffer.committed")
-	committed.PreviousItemID, committed.ItemID = prev, id
+	committed.PreviousItemID, committed.ItemID = after(prev), id
 	ss.emit(committed)
 
 	it := rtItem{ID: id, Object: "realtime.item", Type: "message", Status: "completed", Role: "user",
