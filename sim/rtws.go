@@ -72,8 +72,7 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 		}
 		dropAfter = max(1, f.AfterChunks)
 	}
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{"realtime"}}
-	conn, err := up.Upgrade(w, r, nil)
+	conn, err := upgrader().Upgrade(w, r, nil)
 	if err != nil {
 		return nil // Upgrade has answered the client
 	}
@@ -127,6 +126,12 @@ func socketSink(conn *websocket.Conn, sideband bool) *sink {
 	return newSink(path, write, graceful, abrupt)
 }
 
+// upgrader accepts any origin (browsers connect straight to the API) and
+// echoes the "realtime" subprotocol.
+func upgrader() *websocket.Upgrader {
+	return &websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{"realtime"}}
+}
+
 // protocolKey reads a key passed as an "openai-insecure-api-key." subprotocol.
 func protocolKey(r *http.Request) string {
 	for _, p := range websocket.Subprotocols(r) {
@@ -145,8 +150,7 @@ const betaCloseCode = 4000
 // error event and closes the socket with 4000, as the API does with a
 // client still speaking the beta protocol.
 func refuseBetaSocket(w http.ResponseWriter, r *http.Request) {
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{"realtime"}}
-	conn, err := up.Upgrade(w, r, nil)
+	conn, err := upgrader().Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
