@@ -1,0 +1,336 @@
+package sse
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func mustWriter(t *testing.T) (*Writer, *httptest.ResponseRecorder) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	w, err := NewWriter(rec, httptest.NewRequest(http.MethodPost, "/v1/chat", nil))
+	if err != nil {
+		t.Fatalf("NewWriter: %v", err)
+	}
+	t.Cleanup(w.Close)
+	return w, rec
+}
+
+func TestNewWriterHeadersAndFlush(t *testing.T) {
+	t.Parallel()
+	_, rec := mustWriter(t)
+	if rec.Code != http.StatusOK {
+		t.Errorf("status: got %d, want 200", rec.Code)
+	}
+	if !rec.Flushed {
+		t.Error("NewWriter did not flush")
+	}
+	for k, want := range map[string]string{
+		"Content-Type":      "text/event-stream",
+		"Cache-Control":     "no-cache",
+		"X-Accel-Buffering": "no",
+	} {
+		if got := rec.Header().Get(k); got != want {
+			t.Errorf("%s: got %q, want %q", k, got, want)
+		}
+	}
+}
+
+// noFlush hides the recorder's Flush.
+type noFlush struct{ rw http.ResponseWriter }
+
+func (n noFlush) Header() http.Header         { return n.rw.Header() }
+func (n noFlush) Write(b []byte) (int, error) { return n.rw.Write(b) }
+func (n noFlush) WriteHeader(code int)        { n.rw.WriteHeader(code) }
+
+// unwrapper hides Flush but lets ResponseController reach it, as the
+// server's middleware does.
+type unwrapper struct{ noFlush }
+
+func (u unwrapper) Unwrap() http.ResponseWriter { return u.rw }
+
+func TestNewWriterNeedsAFlusher(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat", nil)
+	rec := httptest.NewRecorder()
+	if _, err := NewWriter(noFlush{rec}, r); err == nil {
+		t.Fatal("NewWriter on a writer that cannot flush: got nil error")
+	}
+	if rec.Header().Get("Content-Type") != "" || rec.Body.Len() != 0 {
+		t.Errorf("a refused writer was touched: headers %v, body %q", rec.Header(), rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	if _, err := NewWriter(unwrapper{noFlush{rec}}, r); err != nil {
+		t.Fatalf("NewWriter through Unwrap: %v", err)
+	}
+	if !rec.Flushed {
+		t.Error("NewWriter through Unwrap did not flush")
+	}
+}
+
+func TestSendFrames(t *testing.T) {
+	t.Parallel()
+	w, rec := mustWriter(t)
+	sends := []struct {
+		typ  string
+		v    any
+		data string
+	}{
+		{"session", map[string]string{"session_id": "s1"}, `{"type":"session","session_id":"s1"}`},
+		{"content", struct {
+			Content string `json:"content"`
+		}{"line one\nline two\r\n<b>"}, `{"type":"content","content":"line one\nline two\r\n\u003cb\u003e"}`},
+		{"stream_complete", nil, `{"type":"stream_complete"}`},
+		{"stream_complete", struct{}{}, `{"type":"stream_complete"}`},
+		{"done", map[string]any{"type": "done", "response": 1}, `{"response":1,"type":"done"}`},
+		{"error", (*struct{})(nil), `{"type":"error"}`},
+	}
+	for _, s := range sends {
+		if err := w.Send(s.typ, s.v); err != nil {
+			t.Fatalf("Send(%q): %v", s.typ, err)
+		}
+	}
+	if got := w.Events(); got != len(sends) {
+		t.Errorf("Events: got %d, want %d", got, len(sends))
+	}
+	frames, rest := parseFrames(t, rec.Body.String())
+	if rest != "" || len(frames) != len(sends) {
+		t.Fatalf("got %d frames and rest %q, want %d frames:\n%s", len(frames), rest, len(sends), rec.Body)
+	}
+	for i, f := range frames {
+		want := frame{id: strconv.Itoa(i + 1), event: sends[i].typ, data: sends[i].data, hasData: true}
+		if f != want {
+			t.Errorf("frame %d: got %+v, want %+v", i, f, want)
+		}
+	}
+	if !strings.HasPrefix(rec.Body.String(), "id: 1\nevent: session\ndata: {") {
+		t.Errorf("wire shape: got %q", rec.Body.String())
+	}
+}
+
+func TestSendRefuses(t *testing.T) {
+	t.Parallel()
+	w, rec := mustWriter(t)
+	cases := []struct {
+		name, typ string
+		v         any
+	}{
+		{"empty type", "", nil},
+		{"upper case", "Content", nil},
+		{"hyphen", "stream-complete", nil},
+		{"newline in type", "content\ndata: x", nil},
+		{"digit", "v2", nil},
+		{"string data", "content", "hello"},
+		{"array data", "content", []int{1}},
+		{"number data", "content", 3},
+		{"other type field", "content", map[string]string{"type": "done"}},
+		{"non-string type field", "content", map[string]int{"type": 1}},
+		{"unmarshalable", "content", map[string]any{"f": func() {}}},
+	}
+	for _, c := range cases {
+		if err := w.Send(c.typ, c.v); err == nil {
+			t.Errorf("%s: Send(%q, %v): got nil error", c.name, c.typ, c.v)
+		}
+	}
+	if rec.Body.Len() != 0 || w.Events() != 0 {
+		t.Errorf("refused sends wrote %q (events %d)", rec.Body, w.Events())
+	}
+	if err := w.Send("content", map[string]string{"content": "ok"}); err != nil {
+		t.Fatalf("Send after refusals: %v", err)
+	}
+	if f, _ := parseFrames(t, rec.Body.String()); len(f) != 1 || f[0].id != "1" {
+		t.Errorf("after refusals the first event should be id 1: %+v", f)
+	}
+}
+
+func TestCloseStopsWrites(t *testing.T) {
+	t.Parallel()
+	w, rec := mustWriter(t)
+	if err := w.Send("content", nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w.Close()
+	n := rec.Body.Len()
+	if err := w.Send("content", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Send after Close: got %v, want ErrClosed", err)
+	}
+	if err := w.Ping(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Ping after Close: got %v, want ErrClosed", err)
+	}
+	if rec.Body.Len() != n || w.Events() != 1 {
+		t.Errorf("wrote after Close: body %q, events %d", rec.Body, w.Events())
+	}
+}
+
+// TestConcurrentSendPingClose runs sends, pings and a Close at once: under
+// -race, and every byte written still parses into whole frames with ids in
+// order.
+func TestConcurrentSendPingClose(t *testing.T) {
+	t.Parallel()
+	w, rec := mustWriter(t)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if g == 0 {
+					_ = w.Ping()
+				} else {
+					_ = w.Send("content", map[string]string{"content": strings.Repeat("x\n", i)})
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Millisecond)
+	w.Close()
+	wg.Wait()
+	w.mu.Lock()
+	body := rec.Body.String()
+	w.mu.Unlock()
+	frames, rest := parseFrames(t, body)
+	if rest != "" {
+		t.Fatalf("a frame was cut: rest %q", rest)
+	}
+	id := 0
+	for _, f := range frames {
+		if f.comment != "" {
+			if f.comment != "ping" {
+				t.Errorf("comment: got %q", f.comment)
+			}
+			continue
+		}
+		id++
+		if f.id != strconv.Itoa(id) || !json.Valid([]byte(f.data)) {
+			t.Errorf("frame %+v: want id %d and valid JSON", f, id)
+		}
+	}
+	if id != w.Events() {
+		t.Errorf("frames: got %d events, Events() = %d", id, w.Events())
+	}
+}
+
+func TestKeepAlivePings(t *testing.T) {
+	t.Parallel()
+	w, rec := mustWriter(t)
+	stop := w.KeepAlive(context.Background(), 5*time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		n := strings.Count(rec.Body.String(), ": ping\n\n")
+		w.mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d pings in 5 s at a 5 ms period", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	stop()
+	w.mu.Lock()
+	n := rec.Body.Len()
+	w.mu.Unlock()
+	time.Sleep(30 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rec.Body.Len() != n {
+		t.Errorf("pinged after stop: %q", rec.Body.String()[n:])
+	}
+}
+
+// TestClientDisconnect streams through a real server to a client that reads
+// three events and hangs up: the handler's Send fails promptly, Gone is
+// closed, and the keep-alive goroutine ends on its own.
+func TestClientDisconnect(t *testing.T) {
+	t.Parallel()
+	type result struct {
+		sent     int
+		err      error
+		gone     bool
+		duration time.Duration
+	}
+	results := make(chan result, 1)
+	var hungUp time.Time
+	var hangMu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w, err := NewWriter(rw, r)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer w.Close()
+		stop := w.KeepAlive(r.Context(), time.Millisecond)
+		defer stop()
+		var res result
+		for {
+			if res.err = w.Send("content", map[string]string{"content": "tick"}); res.err != nil {
+				break
+			}
+			res.sent++
+			time.Sleep(2 * time.Millisecond)
+		}
+		hangMu.Lock()
+		res.duration = time.Since(hungUp)
+		hangMu.Unlock()
+		select {
+		case <-w.Gone():
+			res.gone = true
+		case <-time.After(time.Second):
+		}
+		results <- res
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	for events := 0; events < 3; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if strings.HasPrefix(line, "event: content") {
+			events++
+		}
+	}
+	hangMu.Lock()
+	hungUp = time.Now()
+	hangMu.Unlock()
+	cancel()
+	_ = resp.Body.Close()
+
+	select {
+	case res := <-results:
+		if res.err == nil || res.sent < 3 {
+			t.Errorf("handler: sent %d, err %v; want ≥ 3 and an error", res.sent, res.err)
+		}
+		if !errors.Is(res.err, ErrGone) {
+			t.Errorf("Send after disconnect: got %v, want ErrGone", res.err)
+		}
+		if !res.gone {
+			t.Error("Gone was not closed after the client left")
+		}
+		if res.duration > 500*time.Millisecond {
+			t.Errorf("Send noticed the disconnect after %s, want < 500 ms", res.duration)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler kept sending 5 s after the client hung up")
+	}
+}
