@@ -1,0 +1,65 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
+)
+
+// pending is a stored tool call awaiting the user's confirmation.
+type pending struct {
+	CallID        string
+	SessionID     string
+	TurnID        string
+	Tool          string
+	Arguments     json.RawMessage
+	AssistantText string
+}
+
+// storePending saves a validated call for confirmation, bound to the user
+// and the session, for ConfirmationTTL.
+func (s *Service) storePending(ctx context.Context, userID string, p pending) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO chat_confirmations
+		(call_id, user_id, session_id, turn_id, tool, arguments, assistant_text, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+		p.CallID, userID, p.SessionID, p.TurnID, p.Tool, p.Arguments, p.AssistantText, ConfirmationTTL.Seconds())
+	if err != nil {
+		return database.Error("sse: store confirmation", err)
+	}
+	return nil
+}
+
+const pendingCols = `call_id, session_id, turn_id, tool, arguments, assistant_text`
+
+func scanPending(row pgx.Row) (pending, error) {
+	var p pending
+	err := row.Scan(&p.CallID, &p.SessionID, &p.TurnID, &p.Tool, &p.Arguments, &p.AssistantText)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, apierr.New(apierr.NotFound, "That confirmation is not available any more.")
+	}
+	if err != nil {
+		return p, database.Error("sse: read confirmation", err)
+	}
+	return p, nil
+}
+
+// peekPending finds a usable confirmation without using it, so a request
+// naming an unknown, expired, used or foreign one is refused (404) before
+// it is admitted and counted.
+func (s *Service) peekPending(ctx context.Context, userID, callID string) (pending, error) {
+	return scanPending(s.pool.QueryRow(ctx, `SELECT `+pendingCols+` FROM chat_confirmations
+		WHERE call_id = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > now()`, callID, userID))
+}
+
+// takePending uses the confirmation: exactly one request can, whichever
+// replica it reaches.
+func (s *Service) takePending(ctx context.Context, userID, callID string) (pending, error) {
+	return scanPending(s.pool.QueryRow(ctx, `UPDATE chat_confirmations SET used_at = now()
+		WHERE call_id = $1 AND user_id = $2 AND used_at IS NULL AND expires_at > now()
+		RETURNING `+pendingCols, callID, userID))
+}

@@ -1,0 +1,165 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// recordTimeout bounds the writes that end a turn, which run on after the
+// request's context is gone (a client that left still used what it used).
+const recordTimeout = 10 * time.Second
+
+// run runs the admitted turn to its end and settles its ticket whatever
+// happens: an answer, a failure, the client leaving, a shutdown or a
+// panic. It returns the final response as JSON.
+func (t *turn) run(ctx context.Context) (raw []byte, err error) {
+	stopLease := t.ticket.KeepAlive(ctx)
+	defer stopLease()
+	defer func() {
+		if p := recover(); p != nil {
+			err = t.fail(ctx, apierr.Wrap(apierr.Internal, "", fmt.Errorf("sse: turn panicked: %v\n%s", p, debug.Stack())))
+		}
+	}()
+	if err := t.prepare(ctx); err != nil {
+		return nil, t.fail(ctx, err)
+	}
+	if t.confirm != nil {
+		if err := t.answerConfirmation(ctx); err != nil {
+			return nil, t.fail(ctx, err)
+		}
+	}
+	if err := t.loop(ctx); err != nil {
+		return nil, t.fail(ctx, err)
+	}
+	return t.finish(ctx)
+}
+
+// finish validates the final response, stores the turn with its cost
+// record, settles the quota and stores the response under the key.
+func (t *turn) finish(ctx context.Context) ([]byte, error) {
+	resp := &Response{Version: "1.0", SessionID: t.sessionID, MessageID: newID("msg_"), Message: t.text.String(),
+		Language: t.language, Cards: t.answer.Cards, Actions: t.answer.Actions, DBWrites: t.answer.DBWrites,
+		SafetyFlags: t.answer.SafetyFlags, Usage: UsageBlock{Plan: t.ticket.Plan}}
+	resp.nonNil()
+	if _, err := t.s.schema.check(resp); err != nil {
+		return nil, t.fail(ctx, err)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	var rec billing.Record
+	err := pgx.BeginFunc(wctx, t.s.pool, func(tx pgx.Tx) error {
+		err := saveTurn(wctx, tx, storedTurn{sessionID: t.sessionID, userID: t.p.UserID, turnID: t.turnID,
+			userText: t.req.Message, userData: messageData{Confirm: t.req.Confirm},
+			answerID: resp.MessageID, answer: resp.Message, answerData: t.answer})
+		if err != nil {
+			return err
+		}
+		rec, err = t.s.ledger.Write(wctx, tx, t.record())
+		return err
+	})
+	if err != nil {
+		return nil, t.fail(ctx, database.Error("sse: store the turn", err))
+	}
+	d := t.settle(wctx, rec)
+	resp.Usage = t.usageBlock(rec, d)
+	raw, err := json.Marshal(resp)
+	if err != nil {
+		return nil, apierr.Wrap(apierr.Internal, "", err)
+	}
+	if t.key != "" {
+		if err := t.s.finishKey(wctx, t.p.UserID, t.key, raw); err != nil {
+			t.s.log.WarnContext(ctx, "chat: could not store the idempotent response", "err", err)
+		}
+	}
+	outcome := "ok"
+	if t.pending {
+		outcome = "confirmation"
+	}
+	t.observe(outcome)
+	return raw, nil
+}
+
+// fail ends a turn that will not answer: the usage so far is recorded and
+// settled (nothing used: the ticket is released). It returns err.
+func (t *turn) fail(ctx context.Context, err error) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if t.calls == 0 {
+		if rerr := t.ticket.Release(wctx); rerr != nil {
+			t.s.log.WarnContext(ctx, "chat: could not release a quota ticket", "err", rerr)
+		}
+	} else {
+		rec, rerr := t.s.ledger.Write(wctx, t.s.pool, t.record())
+		if rerr != nil {
+			t.s.log.ErrorContext(ctx, "chat: could not record a failed turn's usage", "session_id", t.sessionID, "err", rerr)
+		}
+		t.settle(wctx, rec)
+	}
+	outcome := string(apierr.From(err).Code)
+	if ctx.Err() != nil {
+		outcome = "cancelled"
+	}
+	t.observe(outcome)
+	return err
+}
+
+func (t *turn) observe(outcome string) {
+	t.s.metrics.turns.WithLabelValues(outcome).Inc()
+	t.s.metrics.duration.Observe(time.Since(t.started).Seconds())
+}
+
+// record is the turn's cost record (priced by the ledger).
+func (t *turn) record() billing.Record {
+	model := t.model
+	if model == "" {
+		model = t.s.cfg.Model
+	}
+	source := billing.SourceProviderReported
+	if t.estimated {
+		source = billing.SourceServerObserved
+	}
+	return billing.Record{UserID: t.p.UserID, SessionID: t.sessionID, TurnID: t.turnID, Kind: billing.KindChat,
+		Provider: t.s.provider.Name(), Model: model, Usage: t.usage,
+		DurationMS: time.Since(t.started).Milliseconds(), UsageSource: source}
+}
+
+// settle reconciles the ticket with what the turn used. A failure is
+// logged: the lease lapses on its own and the record is already written.
+func (t *turn) settle(ctx context.Context, rec billing.Record) quota.Daily {
+	var cost int64
+	if rec.CostMicros != nil {
+		cost = *rec.CostMicros
+	}
+	d, err := t.ticket.Settle(ctx, quota.Usage{Tokens: t.usage.TextIn + t.usage.TextOut, CostMicros: cost, Calls: t.calls})
+	if err != nil {
+		t.s.log.WarnContext(ctx, "chat: could not settle a turn", "err", err)
+		return t.ticket.Daily
+	}
+	return d
+}
+
+// usageBlock is the response's usage: the turn's tokens and cost, and the
+// user's day after it.
+func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
+	lim := t.ticket.Limits
+	remaining := func(limit, used int64) *int64 {
+		if limit <= 0 {
+			return nil
+		}
+		r := max(limit-used, 0)
+		return &r
+	}
+	return UsageBlock{InputTokens: t.usage.TextIn, OutputTokens: t.usage.TextOut, CostMicros: rec.CostMicros,
+		CallsUsedToday: d.Requests, CallsRemainingToday: remaining(lim.RequestsPerDay, d.Requests),
+		TokensUsedToday: d.Tokens, TokensRemainingToday: remaining(lim.TokensPerDay, d.Tokens), Plan: t.ticket.Plan}
+}

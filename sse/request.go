@@ -1,0 +1,112 @@
+package sse
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+)
+
+// maxBody caps a chat request: a 2,000-character message, a small app
+// context and the rest of the envelope.
+const maxBody = 64 << 10
+
+// maxContextBytes caps the app's context object, which the model reads.
+const maxContextBytes = 4 << 10
+
+// Request is the body of POST /v1/chat (DESIGN §7).
+type Request struct {
+	Message   string          `json:"message"`
+	SessionID string          `json:"session_id,omitempty"`
+	Stream    *bool           `json:"stream,omitempty"`
+	Workflow  string          `json:"workflow,omitempty"`
+	Context   json.RawMessage `json:"context,omitempty"`
+	Confirm   *Confirm        `json:"confirm,omitempty"`
+}
+
+// Confirm answers a confirmation_required event.
+type Confirm struct {
+	CallID string `json:"call_id"`
+	Allow  *bool  `json:"allow"`
+}
+
+// streaming is the request's stream flag; absent means true.
+func (r *Request) streaming() bool { return r.Stream == nil || *r.Stream }
+
+// normalize sanitizes and checks the request in place. A message is
+// required except when the request answers a confirmation.
+func (r *Request) normalize() error {
+	r.Message = sanitize(r.Message)
+	n := utf8.RuneCountInString(r.Message)
+	switch {
+	case n > MaxMessageChars:
+		return apierr.Errorf(apierr.InvalidRequest, "message must be at most %d characters.", MaxMessageChars)
+	case n == 0 && r.Confirm == nil:
+		return apierr.New(apierr.InvalidRequest, "message must not be empty.")
+	}
+	if r.SessionID != "" && !validID(r.SessionID) {
+		return apierr.New(apierr.NotFound, "")
+	}
+	if r.Workflow != "" && !validID(r.Workflow) {
+		return apierr.New(apierr.InvalidRequest, "workflow must name a tool.")
+	}
+	if len(r.Context) > 0 {
+		if len(r.Context) > maxContextBytes {
+			return apierr.Errorf(apierr.InvalidRequest, "context must be at most %d bytes.", maxContextBytes)
+		}
+		var obj map[string]any
+		if json.Unmarshal(r.Context, &obj) != nil {
+			return apierr.New(apierr.InvalidRequest, "context must be a JSON object.")
+		}
+		if len(obj) == 0 {
+			r.Context = nil
+		} else {
+			r.Context, _ = json.Marshal(obj)
+		}
+	}
+	if c := r.Confirm; c != nil {
+		if c.Allow == nil {
+			return apierr.New(apierr.InvalidRequest, "confirm.allow must be true or false.")
+		}
+		if !validID(c.CallID) {
+			return apierr.New(apierr.NotFound, "")
+		}
+	}
+	return nil
+}
+
+// sanitize drops control and invisible format characters (keeping line
+// breaks and tabs), replaces invalid UTF-8, and trims the ends. The
+// length check runs on the result; nothing is ever truncated.
+func sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r':
+			return -1
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
+}
+
+// validID accepts the ids this package hands out and tool names: 1–200
+// bytes of [A-Za-z0-9_.:-].
+func validID(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}

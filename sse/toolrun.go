@@ -1,0 +1,178 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// toolSpecs are the tools plan may use, as the model sees them.
+func (s *Service) toolSpecs(plan string) []llm.ToolSpec {
+	ts := s.tools.Registry().ForPlan(plan, false)
+	out := make([]llm.ToolSpec, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	return out
+}
+
+// runTools answers one model response's tool calls, in order. A call to a
+// standard or elevated tool is validated, stored for confirmation and ends
+// the turn (stop); the calls after it are not run.
+func (t *turn) runTools(ctx context.Context, text string, calls []llm.ToolCall) (stop bool, err error) {
+	keyed := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		keyed[i] = llm.ToolCall{ID: t.callID(), Name: c.Name, Arguments: c.Arguments}
+	}
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: text, ToolCalls: keyed})
+	if err := t.status("searching", labelSearching, "start"); err != nil {
+		return false, err
+	}
+	for _, c := range keyed {
+		tool, ok := t.s.tools.Registry().Lookup(c.Name)
+		if ok && tool.Tier != tools.TierNone {
+			stored, err := t.askConfirmation(ctx, tool, c)
+			if err != nil {
+				return false, err
+			}
+			if stored {
+				return true, t.status("searching", labelSearching, "complete")
+			}
+			continue
+		}
+		if err := t.execute(ctx, c, false); err != nil {
+			return false, err
+		}
+	}
+	return false, t.status("searching", labelSearching, "complete")
+}
+
+// execute runs one call through the shared executor and reports it.
+func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) error {
+	if err := t.out.send("tool", toolEvent(c, "started")); err != nil {
+		return err
+	}
+	res, err := t.s.tools.Execute(ctx, tools.Call{
+		SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "chat", CallID: c.ID,
+		Name: c.Name, Arguments: []byte(c.Arguments), Principal: t.p, Confirmed: confirmed, Plan: t.ticket.Plan,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctxError(ctx, err)
+		}
+		switch apierr.CodeOf(err) {
+		case apierr.Internal, apierr.Unavailable:
+			return err
+		}
+		// A refusal (unknown tool, not allowed, bad arguments) is the
+		// model's mistake: it reads why and may try again.
+		e := apierr.From(err)
+		t.answerTool(c, toolErrorOutput(string(e.Code), e.Message), "refused")
+		return t.out.send("tool", toolEvent(c, "failed"))
+	}
+	state := "finished"
+	if res.Error != nil {
+		state = "failed"
+	}
+	t.answerTool(c, res.Output, state)
+	t.answer.Cards = appendCards(t.answer.Cards, res.Cards, res.Partials)
+	t.answer.DBWrites = append(t.answer.DBWrites, res.DBWrites...)
+	t.answer.SafetyFlags = append(t.answer.SafetyFlags, res.SafetyFlags...)
+	if err := t.out.send("tool", toolEvent(c, state)); err != nil {
+		return err
+	}
+	for _, p := range res.Partials {
+		if err := t.out.send("partial", map[string]any{"kind": p.Kind, "data": p.Data}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answerTool gives the model a call's output and records the call.
+func (t *turn) answerTool(c llm.ToolCall, output, state string) {
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: output})
+	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: state,
+		Arguments: rawArgs(c.Arguments)})
+}
+
+// askConfirmation validates a call that needs the user's confirmation and
+// stores it. Arguments that fail validation go back to the model like any
+// refused call (stored is false): a call that could never run is never
+// offered to the user.
+func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.ToolCall) (stored bool, err error) {
+	_, args, err := t.s.tools.Check(ctx, tools.Call{SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "chat",
+		CallID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Principal: t.p, Plan: t.ticket.Plan})
+	if err != nil {
+		switch apierr.CodeOf(err) {
+		case apierr.Internal, apierr.Unavailable:
+			return false, err
+		}
+		e := apierr.From(err)
+		t.answerTool(c, toolErrorOutput(string(e.Code), e.Message), "refused")
+		return false, t.out.send("tool", toolEvent(c, "failed"))
+	}
+	err = t.s.storePending(ctx, t.p.UserID, pending{CallID: c.ID, SessionID: t.sessionID, TurnID: t.turnID,
+		Tool: tool.Name, Arguments: args, AssistantText: t.msgs[len(t.msgs)-1].Content})
+	if err != nil {
+		return false, err
+	}
+	t.pending = true
+	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "pending", Arguments: args})
+	t.answer.Actions = append(t.answer.Actions, Action{Type: "confirm", Label: tool.Description,
+		Payload: map[string]any{"call_id": c.ID, "name": tool.Name, "tier": string(tool.Tier), "arguments": json.RawMessage(args)}})
+	return true, t.out.send("confirmation_required", map[string]string{
+		"call_id": c.ID, "name": tool.Name, "description": tool.Description, "tier": string(tool.Tier)})
+}
+
+// answerConfirmation continues a turn from a stored call: allowed, it runs
+// (confirmed); denied, the model hears so.
+func (t *turn) answerConfirmation(ctx context.Context) error {
+	p := t.confirm
+	c := llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.Arguments)}
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{c}})
+	if !*t.req.Confirm.Allow {
+		t.answerTool(c, toolErrorOutput("denied", "The user chose not to do this."), "denied")
+		return nil
+	}
+	return t.execute(ctx, c, true)
+}
+
+func toolEvent(c llm.ToolCall, state string) map[string]string {
+	return map[string]string{"call_id": c.ID, "name": c.Name, "state": state}
+}
+
+func toolErrorOutput(code, message string) string {
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
+	return string(b)
+}
+
+// rawArgs keeps a call's arguments as JSON when they are JSON, and as a
+// JSON string otherwise (a model can write anything).
+func rawArgs(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// appendCards adds a call's cards and partials to the answer's cards, a
+// partial that is also a card only once.
+func appendCards(dst []tools.Card, lists ...[]tools.Card) []tools.Card {
+	for _, l := range lists {
+	next:
+		for _, c := range l {
+			for _, d := range dst {
+				if d.Kind == c.Kind && string(d.Data) == string(c.Data) {
+					continue next
+				}
+			}
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
