@@ -1,0 +1,218 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// DefaultTimeout bounds the wait for a provider's first event, and for
+// each event after it (DESIGN §11: 10 s per provider).
+const DefaultTimeout = 10 * time.Second
+
+// OpenAIParams configure an OpenAI provider.
+type OpenAIParams struct {
+	// BaseURL is the API base (OPENAI_BASE_URL), e.g.
+	// https://api.openai.com/v1, or the simulator's http://127.0.0.1:PORT/v1.
+	BaseURL string
+	// APIKey is the server's key (OPENAI_API_KEY). It never leaves the
+	// gateway.
+	APIKey string
+	// HTTPClient, when set, carries the requests (tests, proxies).
+	HTTPClient *http.Client
+	// Timeout bounds the wait for the first event of a call, and then for
+	// each next chunk while the caller waits on Next; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+}
+
+// OpenAI streams Chat Completions through openai-go. It sends one request
+// per call: retries and failover belong to the router behind Provider.
+type OpenAI struct {
+	client  openai.Client
+	timeout time.Duration
+}
+
+var _ Provider = (*OpenAI)(nil)
+
+// NewOpenAI checks p and builds the provider.
+func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
+	if p.BaseURL == "" || p.APIKey == "" {
+		return nil, errors.New("llm: openai: BaseURL and APIKey are required")
+	}
+	if !strings.HasPrefix(p.BaseURL, "https://") && !strings.HasPrefix(p.BaseURL, "http://") {
+		return nil, fmt.Errorf("llm: openai: base URL %q is not http(s)", p.BaseURL)
+	}
+	if p.Timeout < 0 {
+		return nil, fmt.Errorf("llm: openai: timeout must not be negative, got %s", p.Timeout)
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(p.BaseURL, "/") + "/"),
+		option.WithAPIKey(p.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if p.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(p.HTTPClient))
+	}
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	return &OpenAI{client: openai.NewClient(opts...), timeout: timeout}, nil
+}
+
+// Name is "openai".
+func (o *OpenAI) Name() string { return "openai" }
+
+// Stream starts a streamed Chat Completion and waits for its first chunk,
+// so that every failure before the first event (a refusal, a timeout, a
+// dropped connection, an unreadable first chunk) is returned here, where
+// the router may still fail over. The call runs under ctx until the stream
+// is closed: ending ctx cancels it.
+func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
+	params, err := chatParams(req)
+	if err != nil {
+		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
+	}
+	upstream, cancel := context.WithCancelCause(ctx)
+	s := &openaiStream{provider: o.Name(), caller: ctx, upstream: upstream, cancel: cancel, timeout: o.timeout}
+	s.timer = time.AfterFunc(o.timeout, func() { cancel(errTimedOut) })
+	s.sse = o.client.Chat.Completions.NewStreaming(upstream, params)
+	if err := s.first(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// chatParams turns a Request into openai-go's parameters. It refuses a
+// request the API would refuse for our own mistake, so that such a bug is
+// not mistaken for a provider failure.
+func chatParams(req Request) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(req.Model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if req.Model == "" {
+		return p, errors.New("request: model is required")
+	}
+	if len(req.Messages) == 0 {
+		return p, errors.New("request: at least one message is required")
+	}
+	if req.MaxOutputTokens < 0 {
+		return p, fmt.Errorf("request: max output tokens must not be negative, got %d", req.MaxOutputTokens)
+	}
+	// max_completion_tokens, not max_tokens: reasoning models refuse the
+	// latter, and every chat model accepts the former.
+	if req.MaxOutputTokens > 0 {
+		p.MaxCompletionTokens = openai.Int(int64(req.MaxOutputTokens))
+	}
+	if req.SafetyIdentifier != "" {
+		p.SafetyIdentifier = openai.String(req.SafetyIdentifier)
+	}
+	for i, m := range req.Messages {
+		msg, err := chatMessage(m)
+		if err != nil {
+			return p, fmt.Errorf("request: messages[%d]: %w", i, err)
+		}
+		p.Messages = append(p.Messages, msg)
+	}
+	for i, t := range req.Tools {
+		tool, err := chatTool(t)
+		if err != nil {
+			return p, fmt.Errorf("request: tools[%d] %q: %w", i, t.Name, err)
+		}
+		p.Tools = append(p.Tools, tool)
+	}
+	choice, err := toolChoice(req.ToolChoice, req.Tools)
+	if err != nil {
+		return p, fmt.Errorf("request: %w", err)
+	}
+	p.ToolChoice = choice
+	return p, nil
+}
+
+func chatMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case RoleSystem:
+		return openai.SystemMessage(m.Content), nil
+	case RoleUser:
+		return openai.UserMessage(m.Content), nil
+	case RoleTool:
+		if m.ToolCallID == "" {
+			return openai.ChatCompletionMessageParamUnion{}, errors.New("a tool message needs the id of the call it answers")
+		}
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case RoleAssistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name: tc.Name, Arguments: tc.Arguments,
+					},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
+func chatTool(t ToolSpec) (openai.ChatCompletionToolUnionParam, error) {
+	if t.Name == "" {
+		return openai.ChatCompletionToolUnionParam{}, errors.New("name is required")
+	}
+	fn := shared.FunctionDefinitionParam{Name: t.Name}
+	if t.Description != "" {
+		fn.Description = openai.String(t.Description)
+	}
+	if len(t.Parameters) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil || schema == nil {
+			return openai.ChatCompletionToolUnionParam{}, errors.New("parameters must be a JSON Schema object")
+		}
+		fn.Parameters = schema
+	}
+	return openai.ChatCompletionFunctionTool(fn), nil
+}
+
+// toolChoice maps Request.ToolChoice: with tools, "" is auto; the three
+// modes pass through; anything else must name one of the tools. Without
+// tools the API takes no tool_choice, so only "" and "none" make sense.
+func toolChoice(choice string, tools []ToolSpec) (openai.ChatCompletionToolChoiceOptionUnionParam, error) {
+	var c openai.ChatCompletionToolChoiceOptionUnionParam
+	if len(tools) == 0 {
+		if choice != "" && choice != "none" {
+			return c, fmt.Errorf("tool choice %q without tools", choice)
+		}
+		return c, nil
+	}
+	switch choice {
+	case "":
+		c.OfAuto = openai.String("auto")
+	case "auto", "none", "required":
+		c.OfAuto = openai.String(choice)
+	default:
+		for _, t := range tools {
+			if t.Name == choice {
+				return openai.ToolChoiceOptionFunctionToolChoice(
+					openai.ChatCompletionNamedToolChoiceFunctionParam{Name: choice}), nil
+			}
+		}
+		return c, fmt.Errorf("tool choice %q is not among the tools", choice)
+	}
+	return c, nil
+}
