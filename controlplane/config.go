@@ -11,11 +11,11 @@ import (
 )
 
 // check refuses a configuration that could not serve a session, naming the
-// key. Sideband and relay are refused as defaults until they are built.
+// key. Relay is refused as a default until it is built.
 func (c Config) check(reg *tools.Registry) error {
 	switch {
-	case c.Mode != ModeDirect:
-		return fmt.Errorf("voice.mode: %q is not available; use %q", c.Mode, ModeDirect)
+	case c.Mode != ModeDirect && c.Mode != ModeSideband:
+		return fmt.Errorf("voice.mode: %q is not available; use %q or %q", c.Mode, ModeDirect, ModeSideband)
 	case c.Provider == "":
 		return fmt.Errorf("voice.provider is required")
 	case c.Model == "":
@@ -30,6 +30,10 @@ func (c Config) check(reg *tools.Registry) error {
 		return fmt.Errorf("voice.tool_calls_per_minute must be at least 1")
 	case c.SweepInterval < 100*time.Millisecond:
 		return fmt.Errorf("voice.sweep_interval must be at least 100ms")
+	case c.IdleTimeout < time.Second:
+		return fmt.Errorf("voice.idle_timeout must be at least 1s")
+	case c.AttachWithin < 0 || c.AttachWithin > time.Minute:
+		return fmt.Errorf("voice.attach_within must be from 0 to 1m")
 	}
 	if c.ContextTool != "" {
 		t, ok := reg.Lookup(c.ContextTool)

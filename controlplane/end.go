@@ -34,6 +34,8 @@ var clientReasons = map[string]bool{ReasonUserHangup: true, ReasonAppClosed: tru
 type EndRequest struct {
 	Reason string
 	Usage  *ReportedUsage
+	// byHolder says the call's holder is ending its own session.
+	byHolder bool
 }
 
 // endTimeout bounds an end's database work, even when the caller has gone:
@@ -66,9 +68,17 @@ func (s *Service) End(ctx context.Context, userID, id string, req EndRequest) (S
 // replaces and sweepers on any replica take turns, and a session is never
 // ended without its record. No connection is held while another is
 // needed. ended says this call was the one that ended it.
+//
+// A sideband call this replica holds is ended by its holder: it hangs up
+// and reads the call's last events first, so the record has all the usage
+// observed. A call held elsewhere, or by no one, is hung up here after the
+// session has ended.
 func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (Session, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
 	defer cancel()
+	if !req.byHolder && s.release(ctx, id, req.Reason) {
+		req.byHolder = true // the holder hung up; what follows finds its end
+	}
 	var now time.Time
 	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`, now() FROM voice_sessions
 		WHERE id = $1 AND user_id = $2`, id, userID), &now)
@@ -80,8 +90,8 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 	}
 	durationMS := min(now.Sub(sess.StartedAt).Milliseconds(), sess.MaxDurationS*1000)
 	used := (durationMS + 999) / 1000
-	if req.Reason == ReasonExpired {
-		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // charged in full
+	if req.Reason == ReasonExpired || req.Reason == ReasonQuota {
+		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // the reservation ran out: charged in full
 	}
 	var charged int64
 	if sess.Active() {
@@ -124,6 +134,9 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
 	s.metrics.ended.WithLabelValues(sess.Mode, req.Reason).Inc()
+	if sess.callID != nil && !req.byHolder {
+		s.hangup(ctx, *sess.callID)
+	}
 	sess.EndedAt, sess.EndReason, sess.DurationMS, sess.ChargedS, sess.Cost = &now, &req.Reason, &durationMS, &charged, &rec
 	return sess, true, nil
 }
@@ -144,16 +157,22 @@ func (s *Service) settle(ctx context.Context, sess Session, used int64) (int64, 
 }
 
 // record is the session's cost record. Direct mode's usage is what the app
-// reported; a session ended with none (the sweeper, a replace) has none.
+// reported; sideband's is what the gateway observed on the call, and
+// whatever the app reports is ignored. A session ended with none (the
+// sweeper, a replace, a call never placed) has none.
 func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int64) billing.Record {
 	r := billing.Record{
 		UserID: sess.UserID, SessionID: sess.ID, Kind: billing.KindVoice, Provider: sess.provider, Model: sess.Model,
 		DurationMS: durationMS, OverrunS: overrunS, UsageSource: billing.SourceNone,
 	}
-	if req.Usage != nil && sess.Mode == ModeDirect {
-		r.Usage, r.UsageSource = req.Usage.Session, billing.SourceClientReported
-		if !req.Usage.Transcription.IsZero() {
-			r.Transcription, r.TranscriptionModel = req.Usage.Transcription, sess.transcriptionModel
+	u, source := req.Usage, billing.SourceClientReported
+	if sess.Mode != ModeDirect {
+		u, source = sess.observed, billing.SourceServerObserved
+	}
+	if u != nil {
+		r.Usage, r.UsageSource = u.Session, source
+		if !u.Transcription.IsZero() {
+			r.Transcription, r.TranscriptionModel = u.Transcription, sess.transcriptionModel
 		}
 	}
 	return r

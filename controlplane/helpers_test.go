@@ -146,6 +146,7 @@ func newFixture(t testing.TB, o options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(svc.Close)
 	return fixture{svc: svc, exec: exec, pool: pool, sim: o.sim, simURL: o.simURL, url: o.url}
 }
 

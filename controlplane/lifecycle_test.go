@@ -212,7 +212,7 @@ func TestErrorCases(t *testing.T) {
 			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"carrier-pigeon"}`), "").Code
 		}, 400, ""},
 		{"mode not built yet", func() int {
-			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"sideband"}`), "").Code
+			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"mode":"relay"}`), "").Code
 		}, 400, ""},
 		{"bad language", func() int {
 			return call(t, f.svc.HandleStart, bob, "POST", "/", []byte(`{"language":"english"}`), "").Code

@@ -14,6 +14,14 @@ type metrics struct {
 	ended     *prometheus.CounterVec
 	toolCalls *prometheus.CounterVec
 	mint      prometheus.Histogram
+	// Sideband: sessions held here, adoptions, configs re-asserted, the
+	// tool round trip the gateway adds, hangups by reason, cap notices.
+	held      prometheus.Gauge
+	adoptions prometheus.Counter
+	reasserts prometheus.Counter
+	roundTrip prometheus.Histogram
+	hangups   *prometheus.CounterVec
+	notices   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error) {
@@ -35,10 +43,36 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error)
 			Help:    "Time to mint a session's client secret at the provider.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_sessions_held",
+			Help: "Sideband sessions whose call this replica holds now.",
+		}),
+		adoptions: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_adoptions_total",
+			Help: "Sideband sessions this replica took over from a holder that died or drained.",
+		}),
+		reasserts: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_config_reasserted_total",
+			Help: "Times the gateway restored its session config after the app changed it.",
+		}),
+		roundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_tool_overhead_seconds",
+			Help:    "Time from a function call's last event to its output sent, less the tool's own run.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, 1},
+		}),
+		hangups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_hangups_total",
+			Help: "Calls the gateway hung up, by end reason.",
+		}, []string{"reason"}),
+		notices: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_cap_notices_total",
+			Help: "Spoken notices that a session nears its reservation (80% and 95%).",
+		}),
 	}
 	active := activeSessions{pool: pool, desc: prometheus.NewDesc("voxgate_voice_active_sessions",
 		"Voice sessions open now, across every replica (read from the database at each scrape).", nil, nil)}
-	for _, c := range []prometheus.Collector{m.started, m.ended, m.toolCalls, m.mint, active} {
+	for _, c := range []prometheus.Collector{m.started, m.ended, m.toolCalls, m.mint, active,
+		m.held, m.adoptions, m.reasserts, m.roundTrip, m.hangups, m.notices} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("controlplane: metrics: %w", err)
 		}

@@ -3,15 +3,18 @@
 // (duration, quota settlement, the cost record) and the sweeper that closes
 // sessions nobody ended. Its handlers serve /v1/voice/*.
 //
-// A session has a mode. Direct mode is built: the app gets a short-lived
-// client secret and talks to the provider itself, so whatever it reports
-// is advisory. Sideband and relay will join the call from the gateway.
+// A session has a mode. In direct mode the app gets a short-lived client
+// secret and talks to the provider itself, so whatever it reports is
+// advisory. In sideband mode the gateway places the call with the app's
+// offer and holds the call's control socket: it runs the tools, observes
+// usage and enforces the cap. Relay will carry the media as well.
 package controlplane
 
 import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -55,6 +58,13 @@ type Config struct {
 	ToolCallsPerMinute int
 	// SweepInterval is how often each replica looks for expired sessions.
 	SweepInterval time.Duration
+	// IdleTimeout hangs up a sideband call with no speech or response
+	// activity for this long (end_reason idle): the provider's socket may
+	// stay open after the phone has gone.
+	IdleTimeout time.Duration
+	// AttachWithin is how long the sideband keeps retrying a call the
+	// provider does not know yet.
+	AttachWithin time.Duration
 }
 
 // DefaultConfig is the configuration every field falls back to.
@@ -65,6 +75,7 @@ func DefaultConfig() Config {
 			"Keep answers short and spoken. Use the tools to look things up; never give medical advice.",
 		TranscriptionModel: "gpt-4o-mini-transcribe",
 		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
+		IdleTimeout: 60 * time.Second, AttachWithin: 5 * time.Second,
 	}
 }
 
@@ -93,6 +104,15 @@ type Service struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
+
+	// The sideband calls this replica holds (holder.go). life ends them
+	// on Close.
+	hmu     sync.Mutex
+	holders map[string]*holder
+	hwg     sync.WaitGroup
+	closing bool
+	life    context.Context
+	stop    context.CancelFunc
 }
 
 // New checks p and builds the service. A model with no price stops it.
@@ -117,8 +137,9 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	life, stop := context.WithCancel(context.Background())
 	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger,
-		cfg: cfg, log: p.Logger, metrics: m}, nil
+		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop}, nil
 }
 
 // Run sweeps expired sessions every SweepInterval until ctx ends.

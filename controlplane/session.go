@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -35,20 +36,29 @@ type Session struct {
 	Cost          *billing.Record `json:"cost"`
 
 	provider, transcriptionModel string
+	// observed is the usage the gateway read off a sideband call so far;
+	// nil when it never held one.
+	observed *ReportedUsage
+	callID   *string
 }
 
 // Active reports a session not yet ended.
 func (s Session) Active() bool { return s.EndedAt == nil }
 
 const sessionColumns = `id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id,
-	max_duration_s, started_at, expires_at, ended_at, end_reason, duration_ms, charged_s`
+	max_duration_s, started_at, expires_at, ended_at, end_reason, duration_ms, charged_s, observed, call_id`
 
 // scanSession reads sessionColumns, then any extra columns into extra.
 func scanSession(row pgx.Row, extra ...any) (Session, error) {
 	var s Session
+	var observed []byte
 	err := row.Scan(append([]any{&s.ID, &s.UserID, &s.Mode, &s.Plan, &s.provider, &s.Model, &s.Voice, &s.Language,
 		&s.transcriptionModel, &s.ChatSessionID, &s.MaxDurationS, &s.StartedAt, &s.ExpiresAt, &s.EndedAt,
-		&s.EndReason, &s.DurationMS, &s.ChargedS}, extra...)...)
+		&s.EndReason, &s.DurationMS, &s.ChargedS, &observed, &s.callID}, extra...)...)
+	if err == nil && observed != nil {
+		s.observed = new(ReportedUsage)
+		err = json.Unmarshal(observed, s.observed)
+	}
 	return s, err
 }
 

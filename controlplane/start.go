@@ -64,9 +64,9 @@ func (s *Service) checkStart(req *StartRequest) error {
 	switch req.Mode {
 	case "":
 		req.Mode = s.cfg.Mode
-	case ModeDirect:
-	case ModeSideband, ModeRelay:
-		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct.", req.Mode)
+	case ModeDirect, ModeSideband:
+	case ModeRelay:
+		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct or sideband.", req.Mode)
 	default:
 		return apierr.New(apierr.InvalidRequest, "mode must be direct, sideband or relay.")
 	}
@@ -111,33 +111,42 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 		Instructions:       s.cfg.Instructions + s.profileContext(ctx, p, id, res.Plan),
 		TranscriptionModel: s.cfg.TranscriptionModel, Language: req.Language,
 	}
-	began := time.Now()
-	secret, err := s.rt.Mint(ctx, sess, s.cfg.SecretTTL)
-	s.metrics.mint.Observe(time.Since(began).Seconds())
-	if err != nil {
-		giveBack()
-		return StartResponse{}, err
+	out := StartResponse{
+		SessionID: id, Mode: req.Mode, Model: s.cfg.Model, Voice: req.Voice, MaxDurationS: res.Seconds,
+		Tools: toolInfos(toolList), Quota: res.Quota,
+	}
+	// Direct mode hands the app a secret carrying the config; sideband
+	// keeps the config for the call the gateway places with the app's
+	// offer, and the app gets only where to post it.
+	var config []byte
+	if req.Mode == ModeDirect {
+		began := time.Now()
+		secret, err := s.rt.Mint(ctx, sess, s.cfg.SecretTTL)
+		s.metrics.mint.Observe(time.Since(began).Seconds())
+		if err != nil {
+			giveBack()
+			return StartResponse{}, err
+		}
+		out.ClientSecret = &ClientSecret{Value: secret.Value, ExpiresAt: secret.ExpiresAt}
+		out.RealtimeURL = s.rt.CallsURL()
+	} else {
+		config, _ = json.Marshal(sess) // plain data: strings and decoded JSON schemas
+		out.SDPURL = "/v1/voice/sessions/" + id + "/sdp"
 	}
 	var chatID *string
 	if req.ChatSessionID != "" {
 		chatID = &req.ChatSessionID
 	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO voice_sessions
-		(id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id, max_duration_s, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, now() + make_interval(secs => $11::bigint))`,
+		(id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id, max_duration_s, expires_at, config)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, now() + make_interval(secs => $11::bigint), $12)`,
 		id, p.UserID, req.Mode, res.Plan, s.cfg.Provider, s.cfg.Model, req.Voice, req.Language, s.cfg.TranscriptionModel,
-		chatID, res.Seconds)
+		chatID, res.Seconds, config)
 	if err != nil {
 		giveBack()
 		return StartResponse{}, database.Error("controlplane: insert session", err)
 	}
 	s.metrics.started.WithLabelValues(req.Mode).Inc()
-	out := StartResponse{
-		SessionID: id, Mode: req.Mode, Model: s.cfg.Model, Voice: req.Voice, MaxDurationS: res.Seconds,
-		Tools: toolInfos(toolList), Quota: res.Quota,
-		ClientSecret: &ClientSecret{Value: secret.Value, ExpiresAt: secret.ExpiresAt},
-		RealtimeURL:  s.rt.CallsURL(),
-	}
 	return out, nil
 }
 

@@ -59,6 +59,14 @@ func (s *Service) ExecuteTool(ctx context.Context, p auth.Principal, id string, 
 	if len(req.CallID) > 128 {
 		return tools.Result{}, apierr.New(apierr.InvalidRequest, "call_id is too long.")
 	}
+	return s.runTool(ctx, p, id, ModeDirect, req)
+}
+
+// runTool admits one tool call of session id under the per-minute cap and
+// runs it through the executor with the session's plan; source is the
+// path it came by (direct: the app forwarded it; sideband: the gateway
+// read it off the call).
+func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source string, req ToolCallRequest) (tools.Result, error) {
 	var plan string
 	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute).Scan(&plan)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -73,7 +81,7 @@ func (s *Service) ExecuteTool(ctx context.Context, p auth.Principal, id string, 
 		args = []byte(`{}`)
 	}
 	res, err := s.tools.Execute(ctx, tools.Call{
-		SessionID: id, SessionKind: tools.KindVoice, Source: ModeDirect, CallID: req.CallID,
+		SessionID: id, SessionKind: tools.KindVoice, Source: source, CallID: req.CallID,
 		Name: req.Name, Arguments: args, Principal: p, Plan: plan,
 	})
 	switch {

@@ -50,6 +50,8 @@ type Params struct {
 type Client struct {
 	oai     openai.Client
 	baseURL string
+	apiKey  string
+	http    *http.Client
 	timeout time.Duration
 }
 
@@ -78,7 +80,11 @@ func New(p Params) (*Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &Client{oai: openai.NewClient(opts...), baseURL: base, timeout: timeout}, nil
+	hc := p.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{oai: openai.NewClient(opts...), baseURL: base, apiKey: p.APIKey, http: hc, timeout: timeout}, nil
 }
 
 // CallsURL is where a phone posts its SDP offer with a client secret: the

@@ -26,14 +26,7 @@ func normalize(ctx context.Context, doing string, err error) error {
 	cause := fmt.Errorf("realtime: %s: %w", doing, err)
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
-		switch code := apiErr.StatusCode; {
-		case code == http.StatusTooManyRequests && apiErr.Code != "insufficient_quota":
-			return apierr.Wrap(apierr.AIRateLimited, "", cause).WithRetry(retryAfter(apiErr.Response))
-		case code >= 500:
-			return apierr.Wrap(apierr.AIUnavailable, "", cause).WithRetry(retryAfter(apiErr.Response))
-		default:
-			return apierr.Wrap(apierr.AIConfigError, "", cause)
-		}
+		return byStatus(apiErr.StatusCode, apiErr.Code, apiErr.Response, cause)
 	}
 	if ctx.Err() != nil && context.Cause(ctx) == context.Canceled && !errors.Is(err, context.DeadlineExceeded) {
 		return err // the caller left; nothing to tell it
@@ -43,6 +36,18 @@ func normalize(ctx context.Context, doing string, err error) error {
 		return apierr.Wrap(apierr.AIUnavailable, "", cause).WithRetry(1)
 	}
 	return parseError(doing, err)
+}
+
+// byStatus maps a provider's HTTP refusal to its AI_* code (see normalize).
+func byStatus(status int, code string, res *http.Response, cause error) error {
+	switch {
+	case status == http.StatusTooManyRequests && code != "insufficient_quota":
+		return apierr.Wrap(apierr.AIRateLimited, "", cause).WithRetry(retryAfter(res))
+	case status >= 500:
+		return apierr.Wrap(apierr.AIUnavailable, "", cause).WithRetry(retryAfter(res))
+	default:
+		return apierr.Wrap(apierr.AIConfigError, "", cause)
+	}
 }
 
 func parseError(doing string, err error) error {

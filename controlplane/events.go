@@ -1,0 +1,155 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	oairt "github.com/openai/openai-go/v3/realtime"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+)
+
+// handle acts on one server event of a held call. Every event counts as
+// activity for the idle timer: a call with nobody on it sends none.
+func (c *call) handle(ctx context.Context, data []byte) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(data, &head) != nil {
+		return
+	}
+	arrived := time.Now()
+	c.lastActivity = arrived
+	switch head.Type {
+	case "response.function_call_arguments.done":
+		var ev oairt.ResponseFunctionCallArgumentsDoneEvent
+		if json.Unmarshal(data, &ev) == nil {
+			c.runTool(ctx, arrived, ev.CallID, ev.Name, ev.Arguments)
+		}
+	case "response.output_item.done":
+		// The same call as its arguments' done event; whichever comes
+		// first runs it.
+		var ev struct {
+			Item struct {
+				Type, Status, CallID, Name, Arguments string
+			} `json:"item"`
+		}
+		if json.Unmarshal(data, &ev) == nil && ev.Item.Type == "function_call" && ev.Item.Status == "completed" {
+			c.runTool(ctx, arrived, ev.Item.CallID, ev.Item.Name, ev.Item.Arguments)
+		}
+	case "response.done":
+		var ev struct {
+			Response struct {
+				Usage json.RawMessage `json:"usage"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(data, &ev) == nil {
+			c.observe(ctx, ev.Response.Usage, false)
+		}
+	case "conversation.item.input_audio_transcription.completed":
+		var ev struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(data, &ev) == nil {
+			c.observe(ctx, ev.Usage, true)
+		}
+	case "session.updated":
+		c.checkConfig(data)
+	case "error":
+		var ev struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &ev) == nil && ev.Error.Code == "session_expired" {
+			c.expired = true // the socket closes next
+		}
+	}
+}
+
+// observe adds one usage object, read by the same rules as usage an app
+// reports, and saves the sum.
+func (c *call) observe(ctx context.Context, raw json.RawMessage, transcription bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	if transcription {
+		raw, _ = json.Marshal(map[string]json.RawMessage{"transcription": raw})
+	}
+	u, err := parseUsage(raw)
+	if err != nil || u == nil {
+		c.s.log.Warn("voice sideband: usage not read", "session_id", c.id, "err", err)
+		return
+	}
+	c.observed.Session = c.observed.Session.Add(u.Session)
+	c.observed.Transcription = c.observed.Transcription.Add(u.Transcription)
+	c.flush(ctx)
+}
+
+// runTool runs one of the model's function calls through the executor,
+// as the session's user with its plan, and answers it with one
+// function_call_output and one response.create. A call is run and
+// answered once however often it is seen; a refused call is answered with
+// the refusal, so the model can say so.
+func (c *call) runTool(ctx context.Context, arrived time.Time, callID, name, args string) {
+	if callID == "" || c.answered[callID] {
+		return
+	}
+	c.answered[callID] = true
+	ran := time.Now()
+	res, err := c.s.runTool(ctx, auth.Principal{UserID: c.userID, Plan: c.plan}, c.id, ModeSideband,
+		ToolCallRequest{CallID: callID, Name: name, Arguments: json.RawMessage(args)})
+	ranFor := time.Since(ran)
+	output := res.Output
+	if err != nil {
+		e := apierr.From(err)
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": string(e.Code), "message": e.Message}})
+		output = string(b)
+	}
+	item, _ := json.Marshal(map[string]any{"type": "conversation.item.create",
+		"item": map[string]any{"type": "function_call_output", "call_id": callID, "output": output}})
+	c.send(item, []byte(`{"type":"response.create"}`))
+	c.s.metrics.roundTrip.Observe((time.Since(arrived) - ranFor).Seconds())
+}
+
+// checkConfig re-asserts the gateway's session config when the session
+// as updated no longer has its instructions, tools or tool choice: the
+// app may send session.update on its data channel.
+func (c *call) checkConfig(data []byte) {
+	var ev struct {
+		Session struct {
+			Instructions string `json:"instructions"`
+			ToolChoice   any    `json:"tool_choice"`
+			Tools        []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+			} `json:"tools"`
+		} `json:"session"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	got, want := ev.Session, c.config
+	same := got.Instructions == want.Instructions && len(got.Tools) == len(want.Tools)
+	for i := 0; same && i < len(want.Tools); i++ {
+		same = got.Tools[i].Name == want.Tools[i].Name && got.Tools[i].Description == want.Tools[i].Description
+	}
+	choice := want.ToolChoice
+	if choice == "" {
+		choice = "auto"
+	}
+	if len(want.Tools) > 0 && got.ToolChoice != choice {
+		same = false
+	}
+	if same {
+		return
+	}
+	update, err := want.UpdateEvent()
+	if err != nil {
+		return
+	}
+	c.s.metrics.reasserts.Inc()
+	c.send(update)
+}

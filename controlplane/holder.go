@@ -1,0 +1,152 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/realtime"
+)
+
+// holder is this replica's hold on one sideband call: the goroutine that
+// runs it (sideband.go) and the way to ask it to end.
+type holder struct {
+	ends chan string   // an end from elsewhere: hang up, drain, end with this reason
+	done chan struct{} // closed once the holder is gone
+}
+
+// hold starts holding session id's call, unless this replica already
+// does or is closing.
+func (s *Service) hold(id string) {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if s.closing || s.holders[id] != nil {
+		return
+	}
+	h := &holder{ends: make(chan string, 1), done: make(chan struct{})}
+	s.holders[id] = h
+	s.metrics.held.Inc()
+	s.hwg.Add(1)
+	go func() {
+		defer s.hwg.Done()
+		defer func() {
+			s.hmu.Lock()
+			delete(s.holders, id)
+			s.hmu.Unlock()
+			s.metrics.held.Dec()
+			close(h.done)
+		}()
+		s.runCall(s.life, id, h.ends)
+	}()
+}
+
+// release asks this replica's holder of id, if there is one, to hang up
+// and end the session with reason, and waits until it has: the holder
+// reads the call's last events, so the record has every usage the call
+// reported. It reports whether there was a holder.
+func (s *Service) release(ctx context.Context, id, reason string) bool {
+	s.hmu.Lock()
+	h := s.holders[id]
+	s.hmu.Unlock()
+	if h == nil {
+		return false
+	}
+	select {
+	case h.ends <- reason:
+	default: // already asked
+	}
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// Held is how many sideband calls this replica holds.
+func (s *Service) Held() int {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	return len(s.holders)
+}
+
+// Close stops holding calls and waits for every holder to stop. The
+// sessions stay open: their calls go on, for another replica to adopt.
+func (s *Service) Close() {
+	s.hmu.Lock()
+	s.closing = true
+	s.hmu.Unlock()
+	s.stop()
+	s.hwg.Wait()
+}
+
+// heldSession is what a holder needs of its session's row.
+type heldSession struct {
+	userID, plan, callID string
+	config               realtime.Session
+	observed             ReportedUsage
+	deadline             time.Time // the reservation's end, on this replica's clock
+	max                  time.Duration
+}
+
+// loadHeld reads an open session with a call. The deadline is the time
+// left by the database clock, laid on this replica's.
+func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) {
+	var h heldSession
+	var config, observed []byte
+	var left float64
+	var maxS int64
+	err := s.pool.QueryRow(ctx, `SELECT user_id, plan, call_id, config, observed, max_duration_s,
+		extract(epoch FROM expires_at - now())::float8
+		FROM voice_sessions WHERE id = $1 AND ended_at IS NULL AND call_id IS NOT NULL`, id).
+		Scan(&h.userID, &h.plan, &h.callID, &config, &observed, &maxS, &left)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return h, err
+		}
+		return h, database.Error("controlplane: load a held session", err)
+	}
+	h.deadline = time.Now().Add(time.Duration(left * float64(time.Second)))
+	h.max = time.Duration(maxS) * time.Second
+	if err := json.Unmarshal(config, &h.config); err != nil {
+		return h, err
+	}
+	if observed != nil {
+		if err := json.Unmarshal(observed, &h.observed); err != nil {
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+// hangupTries is how often a hangup is tried before the session is ended
+// without it.
+const hangupTries = 4
+
+// hangup ends a call at the provider, retrying failures with backoff. A
+// call already gone is done.
+func (s *Service) hangup(ctx context.Context, callID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	wait := 100 * time.Millisecond
+	for try := 1; ; try++ {
+		err := s.rt.Hangup(ctx, callID)
+		if err == nil || errors.Is(err, realtime.ErrCallNotFound) {
+			return
+		}
+		if try == hangupTries || ctx.Err() != nil {
+			s.log.WarnContext(ctx, "voice hangup failed; the session ends without it", "call_id", callID, "err", err)
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		wait *= 2
+	}
+}

@@ -1,0 +1,142 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/realtime"
+)
+
+// MaxOfferBytes caps an SDP offer (DESIGN §6), checked before it is read.
+const MaxOfferBytes = 64 * 1024
+
+// HandleSDP serves POST /v1/voice/sessions/{id}/sdp: the app's SDP offer
+// in, 201 with the provider's answer out (application/sdp both ways).
+func (s *Service) HandleSDP(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	offer, err := readOffer(r)
+	if err != nil {
+		return err
+	}
+	answer, err := s.Offer(r.Context(), p, r.PathValue("id"), offer)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/sdp")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = io.WriteString(w, answer)
+	return nil
+}
+
+// readOffer reads an application/sdp body of at most MaxOfferBytes: a
+// declared length over the cap is refused before a byte is read.
+func readOffer(r *http.Request) (string, error) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/sdp" {
+		return "", apierr.New(apierr.InvalidRequest, "The offer must be sent as Content-Type: application/sdp.")
+	}
+	if r.ContentLength > MaxOfferBytes {
+		return "", apierr.Errorf(apierr.PayloadTooLarge, "The offer is larger than %d bytes.", MaxOfferBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxOfferBytes+1))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge) || len(body) > MaxOfferBytes:
+		return "", apierr.Errorf(apierr.PayloadTooLarge, "The offer is larger than %d bytes.", MaxOfferBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "", apierr.Wrap(apierr.InvalidRequest, "The offer did not arrive in time.", err)
+	case err != nil:
+		return "", apierr.Wrap(apierr.InvalidRequest, "The offer could not be read.", err)
+	}
+	offer := string(body)
+	if !strings.HasPrefix(strings.TrimSpace(offer), "v=0") {
+		return "", apierr.New(apierr.InvalidRequest, "The body is not an SDP offer.")
+	}
+	return offer, nil
+}
+
+// claimOfferSQL takes a sideband session's one offer: the user's, open,
+// within its reservation, and not offered before.
+const claimOfferSQL = `UPDATE voice_sessions SET offer_at = now()
+WHERE id = $1 AND user_id = $2 AND mode = 'sideband' AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
+RETURNING config`
+
+// Offer places the call for p's sideband session id: the provider gets
+// the app's offer with the server key and the session's config, the
+// gateway keeps the call id and holds the call's sideband, and the app
+// gets the SDP answer. One offer per session; a provider failure frees
+// the offer so the app may try again.
+func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string) (string, error) {
+	if !validSessionID(id) {
+		return "", notFound(nil)
+	}
+	var config []byte
+	err := s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID).Scan(&config)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", s.offerRefusal(ctx, p.UserID, id)
+	}
+	if err != nil {
+		return "", database.Error("controlplane: take the offer", err)
+	}
+	var sess realtime.Session
+	if err := json.Unmarshal(config, &sess); err != nil {
+		return "", apierr.Wrap(apierr.Internal, "", err)
+	}
+	began := time.Now()
+	call, err := s.rt.CreateCall(ctx, offer, sess)
+	s.metrics.mint.Observe(time.Since(began).Seconds())
+	if err != nil {
+		s.freeOffer(ctx, id)
+		return "", err
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2 WHERE id = $1`, id, call.ID); err != nil {
+		// The call is up but nobody could ever hold it: hang it up.
+		s.hangup(ctx, call.ID)
+		s.freeOffer(ctx, id)
+		return "", database.Error("controlplane: keep the call id", err)
+	}
+	s.hold(id)
+	return call.Answer, nil
+}
+
+func (s *Service) freeOffer(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET offer_at = NULL WHERE id = $1 AND call_id IS NULL`, id); err != nil {
+		s.log.WarnContext(ctx, "voice offer not freed", "session_id", id, "err", err)
+	}
+}
+
+// offerRefusal says why claimOffer refused: no such session of this
+// user, ended, not sideband, or offered already.
+func (s *Service) offerRefusal(ctx context.Context, userID, id string) error {
+	var mode string
+	var ended, offered bool
+	err := s.pool.QueryRow(ctx, `SELECT mode, ended_at IS NOT NULL OR expires_at <= now(), offer_at IS NOT NULL
+		FROM voice_sessions WHERE id = $1 AND user_id = $2`, id, userID).Scan(&mode, &ended, &offered)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound(err)
+	case err != nil:
+		return database.Error("controlplane: offer refusal", err)
+	case ended:
+		return apierr.New(apierr.SessionEnded, "")
+	case mode != ModeSideband:
+		return apierr.Errorf(apierr.Conflict, "This is a %s session: it takes no offer through the gateway.", mode)
+	}
+	return apierr.New(apierr.Conflict, "This session already has its call; start a new session for another.")
+}

@@ -1,0 +1,204 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/realtime"
+)
+
+// drainFor bounds how long a holder that hung up keeps reading the call's
+// last events before it ends the session without the socket's close.
+const drainFor = 2 * time.Second
+
+// call is one held sideband call's state. Only its holder goroutine
+// touches it.
+type call struct {
+	s  *Service
+	id string
+	heldSession
+	sb           *realtime.Sideband
+	answered     map[string]bool // function calls run (or being run), by call_id
+	unsent       [][]byte        // outputs a dropped socket did not take, sent after re-attaching
+	lastActivity time.Time
+	notices      int    // cap notices sent: at 80% then 95%
+	ending       string // the end reason, once the gateway decided to end
+	drainUntil   time.Time
+	expired      bool // the provider said session_expired
+}
+
+// reader reads one socket into events until it fails or is stopped.
+type reader struct {
+	sb     *realtime.Sideband
+	events chan []byte
+	done   chan struct{}
+	quit   chan struct{}
+	err    error
+}
+
+func startReader(sb *realtime.Sideband) *reader {
+	r := &reader{sb: sb, events: make(chan []byte, 16), done: make(chan struct{}), quit: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			data, err := sb.Read()
+			if err != nil {
+				r.err = err
+				return
+			}
+			select {
+			case r.events <- data:
+			case <-r.quit:
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// stop closes the socket and waits for the read goroutine to end.
+func (r *reader) stop() {
+	close(r.quit)
+	_ = r.sb.Close()
+	<-r.done
+}
+
+// runCall holds session id's call until the session ends or ctx does
+// (the replica closing: the session stays open for another to adopt).
+func (s *Service) runCall(ctx context.Context, id string, ends <-chan string) {
+	held, err := s.loadHeld(ctx, id)
+	if err != nil {
+		if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
+			s.log.Warn("voice sideband: session not loaded", "session_id", id, "err", err)
+		}
+		return
+	}
+	c := &call{s: s, id: id, heldSession: held, answered: map[string]bool{}, lastActivity: time.Now()}
+	if c.sb, err = s.rt.AttachRetry(ctx, c.callID, s.cfg.AttachWithin); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("voice sideband: attach failed; ending the session", "session_id", id, "err", err)
+			c.finish(ctx, ReasonError)
+		}
+		return
+	}
+	rd := startReader(c.sb)
+	timer := time.NewTimer(c.nextWake(time.Now()))
+	defer func() {
+		timer.Stop()
+		rd.stop()
+	}()
+	for {
+		select {
+		case data := <-rd.events:
+			c.handle(ctx, data)
+			continue
+		case <-rd.done:
+			c.drain(ctx, rd)
+			if c.ending == "" && !c.expired && realtime.CloseCode(rd.err) != 1000 {
+				// Dropped, not closed: the call may well be up. Attach again.
+				if sb, err := s.rt.AttachRetry(ctx, c.callID, s.cfg.AttachWithin); err == nil {
+					c.sb, rd = sb, startReader(sb)
+					c.resend()
+					continue
+				} else if ctx.Err() != nil {
+					return
+				}
+				c.ending = ReasonError
+			}
+			c.finish(ctx, c.endReason())
+			return
+		case reason := <-ends:
+			if c.ending == "" {
+				c.hangup(ctx, reason)
+			}
+		case <-timer.C:
+			if c.tick(ctx, time.Now()) {
+				c.drain(ctx, rd)
+				c.finish(ctx, c.endReason())
+				return
+			}
+		case <-ctx.Done():
+			c.flush(context.WithoutCancel(ctx))
+			return
+		}
+		timer.Reset(c.nextWake(time.Now()))
+	}
+}
+
+// drain handles the events the reader had already taken.
+func (c *call) drain(ctx context.Context, rd *reader) {
+	for {
+		select {
+		case data := <-rd.events:
+			c.handle(ctx, data)
+		default:
+			return
+		}
+	}
+}
+
+// endReason is why the call ended: the gateway's own reason, the
+// provider's maximum length, or the call closed under it (the app left).
+func (c *call) endReason() string {
+	switch {
+	case c.ending != "":
+		return c.ending
+	case c.expired:
+		return ReasonUpstreamExpired
+	}
+	return ReasonAppClosed
+}
+
+// hangup ends the call for reason: the provider closes the sideband
+// after the call's last events, which the holder still reads (for at
+// most drainFor).
+func (c *call) hangup(ctx context.Context, reason string) {
+	c.ending = reason
+	c.s.metrics.hangups.WithLabelValues(reason).Inc()
+	c.s.hangup(ctx, c.callID)
+	c.drainUntil = time.Now().Add(drainFor)
+}
+
+// finish ends the session with the usage observed.
+func (c *call) finish(ctx context.Context, reason string) {
+	ctx = context.WithoutCancel(ctx)
+	if reason == ReasonError {
+		c.s.hangup(ctx, c.callID) // the call may be up with nobody holding it
+	}
+	c.flush(ctx)
+	if _, _, err := c.s.end(ctx, c.userID, c.id, EndRequest{Reason: reason, byHolder: true}); err != nil {
+		c.s.log.Warn("voice sideband: end failed; the sweeper will close the session", "session_id", c.id, "err", err)
+	}
+}
+
+// flush writes the usage observed so far to the session, so whoever ends
+// it, on any replica, records it.
+func (c *call) flush(ctx context.Context) {
+	raw, _ := json.Marshal(c.observed)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET observed = $2 WHERE id = $1 AND ended_at IS NULL`, c.id, raw); err != nil {
+		c.s.log.Warn("voice sideband: usage not saved", "session_id", c.id, "err", err)
+	}
+}
+
+// send writes client events; one the socket did not take is kept for
+// after the re-attach.
+func (c *call) send(events ...[]byte) {
+	for i, e := range events {
+		if err := c.sb.Send(e); err != nil {
+			c.unsent = append(c.unsent, events[i:]...)
+			return
+		}
+	}
+}
+
+func (c *call) resend() {
+	pending := c.unsent
+	c.unsent = nil
+	c.send(pending...)
+}
