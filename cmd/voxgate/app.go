@@ -184,6 +184,9 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())
 	}
+	if m.Voice != nil {
+		m.Voice.Close() // held sideband calls go on, for another replica to adopt
+	}
 	if m.stopBackground != nil {
 		m.stopBackground()
 		m.background.Wait()

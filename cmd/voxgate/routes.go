@@ -27,6 +27,7 @@ func routes(m *Main) []server.Route {
 		{Pattern: "GET /v1/voice/sessions", Handler: s.User(v.list)},
 		{Pattern: "GET /v1/voice/sessions/{id}", Handler: s.User(v.get)},
 		{Pattern: "POST /v1/voice/sessions/{id}/tool-calls", Handler: s.AI(v.toolCall)},
+		{Pattern: "POST /v1/voice/sessions/{id}/sdp", Handler: s.AI(v.sdp)},
 		{Pattern: "POST /v1/voice/sessions/{id}/end", Handler: s.User(v.end)},
 
 		{Pattern: "PUT /v1/admin/users/{id}/plan", Handler: s.Admin(m.Quota.SetPlanHandler)},

@@ -81,6 +81,9 @@ func voiceConfig(cfg *config.Config) controlplane.Config {
 	if v.SweepInterval != 0 {
 		out.SweepInterval = v.SweepInterval
 	}
+	if v.IdleTimeout != 0 {
+		out.IdleTimeout = v.IdleTimeout
+	}
 	return out
 }
 
@@ -91,12 +94,12 @@ func voiceOff(http.ResponseWriter, *http.Request) error {
 
 // voiceHandlers are the voice routes' handlers, or voiceOff for each.
 type voiceHandlers struct {
-	action, start, list, get, toolCall, end func(http.ResponseWriter, *http.Request) error
+	action, start, list, get, toolCall, end, sdp func(http.ResponseWriter, *http.Request) error
 }
 
 func voiceRoutes(v *controlplane.Service) voiceHandlers {
 	if v == nil {
-		return voiceHandlers{voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff}
+		return voiceHandlers{voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff}
 	}
-	return voiceHandlers{v.HandleAction, v.HandleStart, v.HandleList, v.HandleGet, v.HandleToolCall, v.HandleEnd}
+	return voiceHandlers{v.HandleAction, v.HandleStart, v.HandleList, v.HandleGet, v.HandleToolCall, v.HandleEnd, v.HandleSDP}
 }

@@ -21,6 +21,7 @@ type Voice struct {
 	SecretTTL          time.Duration `yaml:"secret_ttl"`
 	ToolCallsPerMinute int           `yaml:"tool_calls_per_minute"`
 	SweepInterval      time.Duration `yaml:"sweep_interval"`
+	IdleTimeout        time.Duration `yaml:"idle_timeout"` // sideband: hang up a call silent this long
 }
 
 // Prices is the price table override (DESIGN §10): when set, it replaces
