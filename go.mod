@@ -13,6 +13,7 @@ require (
 	// answers, which the database error classifier tells apart.
 	github.com/jackc/puddle/v2 v2.2.3
 	github.com/openai/openai-go/v3 v3.96.0
+	github.com/pganalyze/pg_query_go/v6 v6.2.2
 	github.com/pion/ice/v4 v4.4.2
 	github.com/pion/interceptor v0.1.48
 	github.com/pion/rtp v1.10.5
@@ -22,8 +23,13 @@ require (
 	github.com/pion/webrtc/v4 v4.2.20
 	github.com/prometheus/client_golang v1.25.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	// go-pgquery is libpg_query built to WebAssembly (run by wazero): PostgreSQL's
+	// own parser for the open-SQL checker without cgo, so the binary stays static.
+	// It has no tagged release; this is its newest commit.
+	github.com/wasilibs/go-pgquery v0.0.0-20260728010200-155ebad2880e
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/time v0.16.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -49,15 +55,16 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/tetratelabs/wazero v1.12.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
+	github.com/wasilibs/wazero-helpers v0.0.0-20250123031827-cd30c44769bb // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -20,6 +20,24 @@ const (
 	outcomeError       = "error"
 )
 
+// Outcomes counted by voxgate_tools_sql_statements_total.
+const (
+	sqlOutcomeRows      = "rows"             // answered
+	sqlOutcomeRefused   = "refused_parser"   // the checker refused it; never sent
+	sqlOutcomeRefusedDB = "refused_database" // the sandbox refused it or it failed
+	sqlOutcomeTimeout   = "timeout"          // statement_timeout
+	sqlOutcomeError     = "error"            // the gateway's own failure
+)
+
+// sqlStatements counts SQL tool statements. It is the package's because
+// SQL tool bodies are built before any executor; newMetrics registers it.
+var sqlStatements = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "voxgate", Subsystem: "tools", Name: "sql_statements_total",
+	Help: "SQL tool statements by tool and outcome (rows, refused_parser, refused_database, timeout, error).",
+}, []string{"tool", "outcome"})
+
+func countSQL(tool, outcome string) { sqlStatements.WithLabelValues(tool, outcome).Inc() }
+
 type metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -45,7 +63,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, sqlStatements} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("tools: register metrics: %w", err)
 		}

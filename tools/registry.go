@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/voxgate/voxgate/internal/config"
 )
 
@@ -35,6 +37,8 @@ type RegistryParams struct {
 	// HTTPClient sends webhook requests; nil builds one that never follows
 	// redirects. A client given here has its redirect policy replaced.
 	HTTPClient *http.Client
+	// DB runs SQL tools (Config.SQL). Required when there are any.
+	DB *pgxpool.Pool
 }
 
 // NewRegistry checks every definition against the rules (rules.go) and
@@ -101,6 +105,22 @@ func NewRegistry(p RegistryParams) (*Registry, error) {
 			}
 			all = append(all, def{t, where})
 		}
+	}
+
+	if len(p.Config.SQL) > 0 && p.DB == nil {
+		return nil, errors.New("tools: RegistryParams.DB is required for SQL tools")
+	}
+	for i, d := range p.Config.SQL {
+		where := fmt.Sprintf("tools.sql[%d]", i)
+		if d.Name != "" {
+			where += " (" + d.Name + ")"
+		}
+		t, err := NewSQLTool(p.DB, d)
+		if err != nil {
+			fail(where, err)
+			continue
+		}
+		all = append(all, def{t, where})
 	}
 
 	r := &Registry{byName: map[string]*Tool{}}

@@ -12,6 +12,67 @@ type Tools struct {
 	Builtins map[string]BuiltinTool `yaml:"builtins"`
 	// Webhooks are tools executed by POSTing to a fixed URL.
 	Webhooks []WebhookTool `yaml:"webhooks"`
+	// SQL are read-only tools over the user's own rows: one fixed query
+	// each, or (open: true) one SELECT the model writes.
+	SQL []SQLTool `yaml:"sql"`
+	// MCP are servers whose allowlisted tools join the registry.
+	MCP []MCPServer `yaml:"mcp"`
+}
+
+// SQLTool is a SQL tool (DESIGN §8). Its statement runs as voxgate_reader
+// in a READ ONLY transaction, with the user's id set for row-level
+// security, and returns at most 100 rows.
+type SQLTool struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Views are the schema-qualified views the statement may read.
+	Views []string `yaml:"views"`
+	// Open lets the model write the statement (one SELECT over Views,
+	// functions from Functions); otherwise Query is the statement.
+	Open bool `yaml:"open"`
+	// Functions replaces the default function allowlist of an open tool.
+	Functions []string `yaml:"functions"`
+	// Query is a fixed tool's one SELECT; $1, $2, ... bind Args.
+	Query string `yaml:"query"`
+	// Args names, in placeholder order, the parameters that bind $1, $2, ...
+	Args []string `yaml:"args"`
+	// Parameters is the JSON Schema of a fixed tool's arguments.
+	Parameters map[string]any `yaml:"parameters"`
+	// Notice is added to every answer ("This isn't medical advice.").
+	Notice           string        `yaml:"notice"`
+	Voice            bool          `yaml:"voice"`
+	Plans            []string      `yaml:"plans"`
+	Timeout          time.Duration `yaml:"timeout"`
+	StatementTimeout time.Duration `yaml:"statement_timeout"`
+	MaxTokens        int           `yaml:"max_tokens"`
+}
+
+// MCPServer is a Model Context Protocol server whose tools join the
+// registry under "<name>__<tool>".
+type MCPServer struct {
+	Name string `yaml:"name"`
+	// URL is a streamable HTTP endpoint; Command runs a local server over
+	// stdio instead. Exactly one is set.
+	URL     string   `yaml:"url"`
+	Command []string `yaml:"command"`
+	// Tools is the allowlist: only these of the server's tools are exposed.
+	Tools []string `yaml:"tools"`
+	// Voice and Tier apply to every tool of the server; the defaults are
+	// not voice and tier standard.
+	Voice   *bool         `yaml:"voice"`
+	Tier    string        `yaml:"tier"`
+	Plans   []string      `yaml:"plans"`
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxResponseBytes caps a call's answer; 0 means 64 KiB.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	MaxTokens        int   `yaml:"max_tokens"`
+	// Refresh is how often the tool list is read again; 0 means 5 minutes.
+	Refresh time.Duration `yaml:"refresh"`
+	// IdentityHeader, when set, sends the user's id to an HTTP server in
+	// this header, signed with the secret named by SecretEnv
+	// (X-Voxgate-Signature over the id). Never as an argument.
+	IdentityHeader string `yaml:"identity_header"`
+	SecretEnv      string `yaml:"secret_env"`
 }
 
 // BuiltinTool overrides a built-in tool's operator-facing settings. Zero

@@ -1,0 +1,168 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The sandbox every SQL tool's statement runs in (DESIGN §8).
+const (
+	// ReaderRole is the role a statement runs as (migration 0055): no
+	// BYPASSRLS, owns nothing, no EXECUTE on set_config, SELECT only on
+	// what SQL tools declare.
+	ReaderRole = "voxgate_reader"
+	// UserSetting is the setting row-level-security policies key on:
+	// USING (user_id = current_setting('voxgate.user_id', true)).
+	UserSetting = "voxgate.user_id"
+	// MaxSQLRows is the most rows a SQL tool returns; the model is told
+	// when more matched.
+	MaxSQLRows = 100
+	// DefaultStatementTimeout bounds one statement; it is below the tool's
+	// default timeout so the model hears "the query took too long" rather
+	// than the executor's generic timeout.
+	DefaultStatementTimeout = 3 * time.Second
+)
+
+// sandbox runs one statement for one user.
+type sandbox struct {
+	db      *pgxpool.Pool
+	timeout time.Duration // statement_timeout
+	// searchPath resolves unqualified view names: the declared views'
+	// schemas. pg_catalog stays implicitly first, so a name never
+	// resolves to a catalog through it (the checker refuses catalogs).
+	searchPath string
+	// open marks a statement written by a model: it is sent as given, in
+	// its own unnamed prepared statement, so it never fills the
+	// connection's statement cache.
+	open bool
+}
+
+// sqlRows is a statement's answer as the model and the app read it.
+type sqlRows struct {
+	Columns  []string `json:"columns"`
+	Rows     [][]any  `json:"rows"`
+	RowCount int      `json:"row_count"`
+	// More says rows beyond MaxSQLRows matched and were cut.
+	More bool   `json:"more_rows,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+const moreRowsNote = "More than 100 rows matched; only the first 100 are here. Aggregate or narrow the question to see everything."
+
+// query runs stmt with args for userID: a READ ONLY transaction with the
+// user's id and statement_timeout set by the gateway's own statement, then
+// SET LOCAL ROLE, then stmt. It always rolls back. Failures are ToolErrors
+// the model can read (a timeout, a refused privilege, a bad column), or
+// an error of the gateway's own.
+func (s *sandbox) query(ctx context.Context, userID, stmt string, args []any) (sqlRows, error) {
+	tx, err := s.db.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return sqlRows{}, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	ms := strconv.FormatInt(s.timeout.Milliseconds(), 10)
+	if _, err := tx.Exec(ctx, `SELECT set_config('`+UserSetting+`', $1, true),
+		set_config('statement_timeout', $2, true), set_config('search_path', $3, true)`,
+		userID, ms, s.searchPath); err != nil {
+		return sqlRows{}, err
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL ROLE "+ReaderRole); err != nil {
+		return sqlRows{}, err
+	}
+	mode := pgx.QueryExecModeCacheStatement
+	if s.open {
+		mode = pgx.QueryExecModeDescribeExec
+	}
+	rows, err := tx.Query(ctx, stmt, append([]any{mode, pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
+	if err != nil {
+		return sqlRows{}, statementError(err, s.timeout)
+	}
+	out, err := collect(rows)
+	if err != nil {
+		return sqlRows{}, statementError(err, s.timeout)
+	}
+	return out, nil
+}
+
+// collect reads at most MaxSQLRows rows, and one more to learn whether
+// there are more. Values come as text and become JSON numbers, booleans,
+// objects or strings by column type.
+func collect(rows pgx.Rows) (sqlRows, error) {
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	out := sqlRows{Columns: make([]string, len(fields)), Rows: [][]any{}}
+	for i, f := range fields {
+		out.Columns[i] = f.Name
+	}
+	for rows.Next() {
+		if len(out.Rows) == MaxSQLRows {
+			out.More = true
+			out.Note = moreRowsNote
+			break
+		}
+		raw := rows.RawValues()
+		row := make([]any, len(raw))
+		for i, v := range raw {
+			row[i] = jsonValue(fields[i].DataTypeOID, v)
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	out.RowCount = len(out.Rows)
+	if out.More {
+		// Closing drains what the server still sends; the statement itself
+		// is bounded by statement_timeout.
+		rows.Close()
+	}
+	return out, rows.Err()
+}
+
+func jsonValue(oid uint32, v []byte) any {
+	if v == nil {
+		return nil
+	}
+	s := string(v)
+	switch oid {
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.NumericOID, pgtype.Float4OID, pgtype.Float8OID:
+		if json.Valid(v) { // not NaN or Infinity
+			return json.Number(s)
+		}
+	case pgtype.BoolOID:
+		return s == "t"
+	case pgtype.JSONOID, pgtype.JSONBOID:
+		if json.Valid(v) {
+			return json.RawMessage(s)
+		}
+	}
+	return s
+}
+
+// statementError turns a failed statement into what the model reads. The
+// message never repeats the statement.
+func statementError(err error, timeout time.Duration) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case pe.Code == "57014": // query_canceled: statement_timeout
+		return Failf("query_timeout", "The query ran longer than %s and was stopped. Ask for less: a narrower time range, or an aggregate.", timeout)
+	case pe.Code == "42501" || pe.Code == "25006" || strings.HasPrefix(pe.Code, "28"):
+		// insufficient_privilege, read_only_sql_transaction
+		return Failf("query_refused", "The query was refused: only reading the listed views is allowed.")
+	case strings.HasPrefix(pe.Code, "42") || strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "21"):
+		// Syntax, undefined names, bad values: the model can fix these.
+		return Failf("query_error", "The query failed: %s.", strings.TrimSuffix(pe.Message, "."))
+	case pe.Code == "54001": // statement too complex
+		return Failf("query_error", "The query is too complex.")
+	}
+	return err
+}
