@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -89,7 +90,10 @@ func drain(t *testing.T, s llm.Stream) result {
 	t.Helper()
 	defer s.Close()
 	var r result
-	ctx := t.Context()
+	// Bounded, so a stream that never ends fails the test instead of
+	// hanging it.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	for {
 		ev, err := s.Next(ctx)
 		if err != nil {

@@ -1,0 +1,359 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/sim"
+)
+
+// TestOpenAIFaults injects every chat fault kind and checks the code, the
+// retry advice, and whether it comes from Stream (before the first event,
+// where the router may fail over) or from Next (after text went out).
+func TestOpenAIFaults(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	cases := []struct {
+		name       string
+		cfg        sim.Config
+		fault      *sim.Fault
+		req        func(llm.Request) llm.Request
+		code       llm.Code
+		retryable  bool
+		retryAfter int
+		atStream   bool
+	}{
+		{name: "rate limit", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
+			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, atStream: true},
+		{name: "rate limit without advice", fault: &sim.Fault{Kind: sim.FaultRateLimit},
+			code: llm.ProviderRateLimit, retryable: true, atStream: true},
+		{name: "insufficient quota", fault: &sim.Fault{Kind: sim.FaultQuota},
+			code: llm.ProviderAuth, atStream: true},
+		{name: "server error", fault: &sim.Fault{Kind: sim.FaultServerError},
+			code: llm.ProviderUnavailable, retryable: true, atStream: true},
+		{name: "unavailable", fault: &sim.Fault{Kind: sim.FaultUnavailable, RetryAfter: 3},
+			code: llm.ProviderUnavailable, retryable: true, retryAfter: 3, atStream: true},
+		{name: "timeout before answering", fault: &sim.Fault{Kind: sim.FaultTimeout},
+			code: llm.ProviderTimeout, retryable: true, atStream: true},
+		{name: "stream stalls", fault: &sim.Fault{Kind: sim.FaultTimeout, AfterChunks: 3},
+			code: llm.ProviderTimeout, retryable: true},
+		{name: "malformed first chunk", fault: &sim.Fault{Kind: sim.FaultMalformedJSON},
+			code: llm.ProviderInvalidResponse, atStream: true},
+		{name: "malformed chunk", fault: &sim.Fault{Kind: sim.FaultMalformedJSON, AfterChunks: 3},
+			code: llm.ProviderInvalidResponse},
+		{name: "cut before the first chunk", fault: &sim.Fault{Kind: sim.FaultCutStream},
+			code: llm.ProviderInvalidResponse, atStream: true},
+		{name: "cut stream", fault: &sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 3},
+			code: llm.ProviderInvalidResponse},
+		{name: "error object in the stream", fault: &sim.Fault{Kind: sim.FaultStreamError, AfterChunks: 3},
+			code: llm.ProviderUnavailable, retryable: true},
+		{name: "slow drip past the timeout", fault: &sim.Fault{Kind: sim.FaultSlowDrip, IntervalMS: 1000},
+			code: llm.ProviderTimeout, retryable: true, atStream: true},
+		{name: "unknown key", cfg: sim.Config{Keys: []string{"sk-other"}},
+			code: llm.ProviderAuth, atStream: true},
+		{name: "unknown model", cfg: sim.Config{Models: []string{"gpt-4o"}},
+			code: llm.UnknownProviderError, atStream: true},
+		{name: "refused parameter", req: func(r llm.Request) llm.Request {
+			r.Tools = []llm.ToolSpec{{Name: "not a valid name!"}}
+			return r
+		}, code: llm.UnknownProviderError, atStream: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := c.cfg
+			cfg.Script = sim.Script{Text: answer}
+			if c.fault != nil {
+				f := *c.fault
+				f.Endpoint = sim.EndpointChatCompletions
+				cfg.Faults = []sim.Fault{f}
+			}
+			_, url := newSim(t, cfg)
+			req := userRequest("gpt-4o-mini", "hello")
+			if c.req != nil {
+				req = c.req(req)
+			}
+			st, err := newOpenAI(t, url, timeout, nil).Stream(t.Context(), req)
+			if c.atStream {
+				if err == nil {
+					st.Close()
+					t.Fatal("Stream: got nil error, want a failure before the first event")
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("Stream: %v, want the failure after the first event", err)
+				}
+				r := drain(t, st)
+				if err = r.err; err == nil {
+					t.Fatal("the stream ended without the injected failure")
+				}
+				if len(answer) < len(r.text) || r.text != answer[:len(r.text)] {
+					t.Errorf("text before the failure: got %q, want a prefix of the answer", r.text)
+				}
+			}
+			e := asError(t, err)
+			if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.retryAfter {
+				t.Errorf("got %s retryable %v retry-after %d, want %s %v %d (%v)",
+					e.Code, e.Retryable, e.RetryAfter, c.code, c.retryable, c.retryAfter, e.Err)
+			}
+		})
+	}
+}
+
+// TestOpenAISlowDripWithinTimeout: chunks slower than usual but each within
+// the timeout make a whole answer, however long it takes in total.
+func TestOpenAISlowDripWithinTimeout(t *testing.T) {
+	t.Parallel()
+	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "one two three four five six"},
+		Faults: []sim.Fault{{Endpoint: sim.EndpointChatCompletions, Kind: sim.FaultSlowDrip, IntervalMS: 40}}})
+	st, err := newOpenAI(t, url, 200*time.Millisecond, nil).Stream(t.Context(), userRequest("gpt-4o", "count"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := drain(t, st)
+	if r.err != nil || r.text != "one two three four five six" {
+		t.Fatalf("got %q, %v; want the whole answer", r.text, r.err)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("the drip took %s in all, want longer than the per-event timeout to prove it is per event", took)
+	}
+}
+
+// TestOpenAISlowCallerIsNotATimeout: the timeout counts only time spent
+// waiting on the provider, not time the caller takes between Next calls.
+func TestOpenAISlowCallerIsNotATimeout(t *testing.T) {
+	t.Parallel()
+	_, url := newSim(t, sim.Config{Script: sim.Script{Text: answer}})
+	st, err := newOpenAI(t, url, 50*time.Millisecond, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	time.Sleep(150 * time.Millisecond)
+	if r := drain(t, st); r.err != nil || r.text != answer {
+		t.Fatalf("got %q, %v; want the whole answer", r.text, r.err)
+	}
+}
+
+func TestOpenAIConnectionRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	_, err = newOpenAI(t, "http://"+addr+"/v1", 0, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+	if e := asError(t, err); e.Code != llm.ProviderNetwork || !e.Retryable {
+		t.Errorf("got %s retryable %v, want PROVIDER_NETWORK, retryable (%v)", e.Code, e.Retryable, e.Err)
+	}
+}
+
+// TestOpenAIConnectionDropped: a server that reads the request and drops
+// the connection without answering, with a reset or a plain close. Either
+// way nothing came back: a network failure, not a malformed answer.
+func TestOpenAIConnectionDropped(t *testing.T) {
+	t.Parallel()
+	for _, reset := range []bool{true, false} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				buf := make([]byte, 4096)
+				_, _ = c.Read(buf)
+				if reset {
+					_ = c.(*net.TCPConn).SetLinger(0)
+				}
+				_ = c.Close()
+			}
+		}()
+		_, err = newOpenAI(t, "http://"+ln.Addr().String()+"/v1", 0, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+		if e := asError(t, err); e.Code != llm.ProviderNetwork || !e.Retryable {
+			t.Errorf("reset %v: got %s retryable %v, want PROVIDER_NETWORK, retryable (%v)", reset, e.Code, e.Retryable, e.Err)
+		}
+	}
+}
+
+// TestOpenAIStubbedEndings covers answers the simulator does not give.
+func TestOpenAIStubbedEndings(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		events []string
+		text   string
+		code   llm.Code
+	}{
+		{"content filter", []string{chunk(`{"role":"assistant","content":""}`, ""), chunk(`{"content":"Some of it"}`, ""),
+			chunk(`{}`, "content_filter"), usageChunk, "[DONE]"}, "Some of it", llm.ProviderContentFilter},
+		{"no finish reason", []string{chunk(`{"role":"assistant","content":"Half"}`, ""), usageChunk, "[DONE]"},
+			"Half", llm.ProviderInvalidResponse},
+		{"no usage", []string{chunk(`{"role":"assistant","content":"All"}`, ""), chunk(`{}`, "stop"), "[DONE]"},
+			"All", llm.ProviderInvalidResponse},
+		{"a tool call without a name", []string{chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"c","type":"function","function":{"arguments":"{}"}}]}`, ""),
+			chunk(`{}`, "tool_calls"), usageChunk, "[DONE]"}, "", llm.ProviderInvalidResponse},
+		{"an error object by its type", []string{chunk(`{"role":"assistant","content":"x"}`, ""),
+			`{"error":{"message":"quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`}, "x", llm.ProviderAuth},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			st, err := newOpenAI(t, stubUpstream(t, c.events...), 0, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			r := drain(t, st)
+			if r.text != c.text {
+				t.Errorf("text: got %q, want %q", r.text, c.text)
+			}
+			if e := asError(t, r.err); e.Code != c.code || e.Retryable {
+				t.Errorf("got %s retryable %v, want %s, not retryable (%v)", e.Code, e.Retryable, c.code, e.Err)
+			}
+		})
+	}
+}
+
+// TestOpenAIStubbedSuccess: a tool call split oddly (the id late, the
+// arguments in pieces, two calls interleaved) is put together by index.
+func TestOpenAIStubbedSuccess(t *testing.T) {
+	t.Parallel()
+	url := stubUpstream(t,
+		chunk(`{"role":"assistant","tool_calls":[{"index":1,"type":"function","function":{"name":"b","arguments":"{\"y\""}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"a","arguments":""}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":1,"id":"call_b","function":{"arguments":":2}"}},{"index":0,"function":{"arguments":"{}"}}]}`, ""),
+		chunk(`{}`, "tool_calls"), usageChunk, "[DONE]")
+	st, err := newOpenAI(t, url, 0, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := drain(t, st)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := []llm.ToolCall{{ID: "call_a", Name: "a", Arguments: "{}"}, {ID: "call_b", Name: "b", Arguments: `{"y":2}`}}
+	if len(r.calls) != 2 || r.calls[0] != want[0] || r.calls[1] != want[1] {
+		t.Errorf("calls: got %+v, want %+v", r.calls, want)
+	}
+	if u := r.done.Usage; u.Model != "stub-1" || u.InputTokens != 5 || u.OutputTokens != 2 {
+		t.Errorf("usage: got %+v", u)
+	}
+}
+
+// slowSim answers slowly enough that a stream is still running when the
+// test gives up on it: 20 tokens a second, one token a chunk.
+func slowSim(t *testing.T) (*sim.Server, string) {
+	return newSim(t, sim.Config{Script: sim.Script{Text: answer},
+		Latency: &sim.Latency{TokensPerSecond: 20, ChunkTokens: 1}})
+}
+
+// TestOpenAICancelReachesUpstream ends a running stream three ways and
+// checks the simulator sees its client go within 500 ms (DESIGN §7), and
+// that the caller gets context.Canceled or ErrClosed, never an *Error.
+func TestOpenAICancelReachesUpstream(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		end     func(cancelStream, cancelNext context.CancelFunc, st llm.Stream)
+		wantErr error
+	}{
+		{"Close", func(_, _ context.CancelFunc, st llm.Stream) { _ = st.Close() }, llm.ErrClosed},
+		{"the Stream context", func(cancel, _ context.CancelFunc, _ llm.Stream) { cancel() }, context.Canceled},
+		{"the Next context", func(_, cancel context.CancelFunc, _ llm.Stream) { cancel() }, context.Canceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, url := slowSim(t)
+			streamCtx, cancelStream := context.WithCancel(t.Context())
+			defer cancelStream()
+			st, err := newOpenAI(t, url, 0, nil).Stream(streamCtx, userRequest("gpt-4o", "hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			nextCtx, cancelNext := context.WithCancel(t.Context())
+			defer cancelNext()
+			if ev, err := st.Next(nextCtx); err != nil || ev.Kind != llm.EventText {
+				t.Fatalf("first event: %+v, %v", ev, err)
+			}
+			// Next blocks on the next chunk while the stream is ended.
+			errc := make(chan error, 1)
+			go func() {
+				for {
+					if _, err := st.Next(nextCtx); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+			time.Sleep(20 * time.Millisecond)
+			ended := time.Now()
+			c.end(cancelStream, cancelNext, st)
+			select {
+			case err := <-errc:
+				if !errors.Is(err, c.wantErr) {
+					t.Errorf("Next: got %v, want %v", err, c.wantErr)
+				}
+				var e *llm.Error
+				if errors.As(err, &e) {
+					t.Errorf("Next: got an *llm.Error %v for the caller's own ending", e)
+				}
+			case <-time.After(time.Second):
+				t.Fatal("Next still blocked 1 s after the stream was ended")
+			}
+			stats := waitCancelled(t, s)
+			if lag := stats.LastCancelledAt.Sub(ended); lag > 500*time.Millisecond {
+				t.Errorf("the simulator saw the cancel %s after it, want within 500 ms", lag)
+			}
+		})
+	}
+}
+
+// TestOpenAICallerCancelBeforeFirstEvent: a caller that gives up while
+// Stream waits gets context.Canceled, and the provider is told.
+func TestOpenAICallerCancelBeforeFirstEvent(t *testing.T) {
+	t.Parallel()
+	s, url := newSim(t, sim.Config{Faults: []sim.Fault{{Endpoint: sim.EndpointChatCompletions, Kind: sim.FaultTimeout}}})
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := newOpenAI(t, url, 5*time.Second, nil).Stream(ctx, userRequest("gpt-4o", "hi"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Stream: got %v, want context.Canceled", err)
+	}
+	var e *llm.Error
+	if errors.As(err, &e) {
+		t.Errorf("got an *llm.Error %v for the caller's own cancel", e)
+	}
+	waitCancelled(t, s)
+}
+
+// TestOpenAICloseIsSafe: Close twice, and Next after Close.
+func TestOpenAICloseIsSafe(t *testing.T) {
+	t.Parallel()
+	_, url := slowSim(t)
+	st, err := newOpenAI(t, url, 0, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := st.Next(t.Context()); !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("Next after Close: got %v, want ErrClosed", err)
+	}
+}
+
