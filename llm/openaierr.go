@@ -30,6 +30,8 @@ func (s *openaiStream) classify(caller context.Context, err error) error {
 		return &Error{Provider: s.provider, Code: ProviderTimeout, Retryable: true, Err: cause}
 	case errors.Is(cause, errClosing):
 		return ErrClosed
+	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
+		return cause // a context given to Next ended
 	}
 	return classifyOpenAI(s.provider, err)
 }

@@ -102,14 +102,14 @@ func (s *openaiStream) read(ctx context.Context) error {
 	s.timer.Reset(s.timeout)
 	ok := s.sse.Next()
 	s.timer.Stop()
-	stop()
+	if !stop() {
+		// ctx ended while we read, and cancelled the call.
+		return ctx.Err()
+	}
 	if ok {
 		return s.take(s.sse.Current())
 	}
 	if err := s.sse.Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return s.classify(s.caller, err)
 	}
 	return s.end()
