@@ -160,7 +160,7 @@ func (s *Service) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if t.key != "" {
 			s.dropKey(ctx, t.p.UserID, t.key)
 		}
-		s.sendError(ctx, wr, err)
+		s.sendError(r.Context(), wr, err)
 		return nil
 	}
 	_ = wr.Send("stream_complete", nil)
@@ -180,10 +180,16 @@ func (s *Service) runGuarded(ctx context.Context, t *turn) (raw []byte, err erro
 }
 
 // sendError ends a stream with one error event, logging a server-side
-// failure once.
+// failure once. ctx is the request's: once it is done the client is gone
+// (or the server is shutting down) and nothing can be sent; a turn that
+// ran past its own bound still gets its event.
 func (s *Service) sendError(ctx context.Context, wr *Writer, err error) {
 	e := apierr.From(err)
-	if e.Status() >= 500 && e.Err != nil && !errors.Is(err, ErrGone) {
+	switch {
+	case ctx.Err() != nil || errors.Is(err, ErrGone):
+		httpx.Logger(ctx).Info("chat turn cancelled", "code", e.Code, "cause", context.Cause(ctx))
+		return
+	case e.Status() >= 500 && e.Err != nil:
 		httpx.Logger(ctx).Error("chat turn failed", "code", e.Code, "err", e.Err)
 	}
 	body := map[string]any{"code": e.Code, "message": e.Message}

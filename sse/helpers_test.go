@@ -1,0 +1,337 @@
+package sse_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+	"github.com/voxgate/voxgate/sse"
+	"github.com/voxgate/voxgate/tools"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// counts are how often the test tools ran.
+type counts struct{ search, log, always atomic.Int64 }
+
+func testTools(c *counts) []*tools.Tool {
+	obj := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":false}`)
+	return []*tools.Tool{
+		{Name: "search_items", Description: "Searches the catalogue.", Parameters: obj,
+			Run: func(_ context.Context, inv tools.Invocation) (tools.Outcome, error) {
+				c.search.Add(1)
+				card, _ := tools.NewCard("item", map[string]any{"id": 7, "title": "Tomato soup"})
+				return tools.Outcome{Data: map[string]any{"items": []string{"Tomato soup"}}, Partials: []tools.Card{card}}, nil
+			}},
+		{Name: "log_item", Description: "Log an item to your diary.", Tier: tools.TierStandard,
+			Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false}`),
+			Run: func(_ context.Context, inv tools.Invocation) (tools.Outcome, error) {
+				c.log.Add(1)
+				return tools.Outcome{Data: map[string]any{"logged": true}}, nil
+			}},
+		{Name: "always", Description: "Ping the catalogue.", Parameters: obj,
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				c.always.Add(1)
+				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
+			}},
+		{Name: "profile", Description: "The user's profile.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				return tools.Outcome{Data: map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian", "language": "en"}}, nil
+			}},
+	}
+}
+
+func yes() *bool { b := true; return &b }
+func no() *bool  { b := false; return &b }
+
+// script is the simulated model of these tests.
+func script() sim.Script {
+	return sim.Script{Text: "Hello there.", Rules: []sim.Rule{
+		{Name: "find", When: sim.When{Contains: []string{"find"}, ToolResults: no()},
+			Reply: sim.Reply{Text: "Let me look. ", ToolCalls: []sim.ScriptCall{{Name: "search_items", Arguments: map[string]any{"q": "soup"}}}}},
+		{Name: "found", When: sim.When{Contains: []string{"find"}, ToolResults: yes()}, Reply: sim.Reply{Text: "I found tomato soup."}},
+		{Name: "log bad", When: sim.When{Contains: []string{"wrongly"}, ToolResults: no()},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "log_item", Arguments: map[string]any{"name": ""}}}}},
+		{Name: "log", When: sim.When{Contains: []string{"log"}, ToolResults: no()},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "log_item", Arguments: map[string]any{"name": "oats"}}}}},
+		{Name: "logged", When: sim.When{Contains: []string{"log", "wrongly"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Done with {{tool_names}}."}},
+		{Name: "loop", When: sim.When{Contains: []string{"loop"}},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "always", Arguments: map[string]any{"q": "x"}}}}},
+		{Name: "long", When: sim.When{Contains: []string{"ramble"}}, Reply: sim.Reply{TextTokens: 2100}},
+		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Once upon a time ", TextTokens: 200}},
+	}}
+}
+
+// fixture is one replica's chat service over a database and a simulator.
+type fixture struct {
+	svc    *sse.Service
+	pool   *pgxpool.Pool
+	sim    *sim.Server
+	url    string // the gateway's test HTTP server
+	simURL string
+	dbURL  string
+	runs   *counts
+}
+
+type options struct {
+	simCfg  *sim.Config
+	sim     *sim.Server
+	simURL  string
+	dbURL   string
+	plans   func(*config.Quota)
+	cfg     func(*sse.Config)
+	timeout time.Duration // the provider's per-event timeout
+}
+
+// testQuota opens the request windows so tests hit only what they mean to.
+func testQuota() config.Quota {
+	q := config.DefaultQuota()
+	for name, p := range q.Plans {
+		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 10_000, 100_000, 1_000_000
+		p.ConcurrentTurns = 4
+		q.Plans[name] = p
+	}
+	return q
+}
+
+func newFixture(t testing.TB, o options) *fixture {
+	t.Helper()
+	if o.dbURL == "" {
+		o.dbURL = pgtest.URL(t)
+	}
+	pool := pgtest.NewPool(t, o.dbURL, 6)
+	if o.sim == nil {
+		cfg := sim.Config{Latency: simtest.ZeroLatency(), Script: script()}
+		if o.simCfg != nil {
+			cfg = *o.simCfg
+		}
+		s, ts := simtest.NewServer(t, cfg)
+		o.sim, o.simURL = s, ts.URL
+	}
+	qcfg := testQuota()
+	if o.plans != nil {
+		o.plans(&qcfg)
+	}
+	q, err := quota.New(quota.Params{Pool: pool, Config: qcfg, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := &counts{}
+	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: testTools(runs), Plans: qcfg.PlanNames()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg, Plans: q, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices, err := billing.DefaultPrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := billing.NewLedger(billing.LedgerParams{Pool: pool, Prices: prices, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sse.DefaultConfig()
+	cfg.ContextTool = "profile"
+	if o.cfg != nil {
+		o.cfg(&cfg)
+	}
+	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
+		Config: cfg, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(routes(svc))
+	t.Cleanup(ts.Close)
+	return &fixture{svc: svc, pool: pool, sim: o.sim, simURL: o.simURL, url: ts.URL, dbURL: o.dbURL, runs: runs}
+}
+
+// routes serves the chat routes with the caller named by X-Test-User (and
+// X-Test-Plan), standing in for JWT auth, which has its own tests.
+func routes(svc *sse.Service) http.Handler {
+	mux := http.NewServeMux()
+	user := func(h httpx.HandlerFunc) http.Handler {
+		return httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
+			p := auth.Principal{UserID: r.Header.Get("X-Test-User"), Plan: r.Header.Get("X-Test-Plan")}
+			return h(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		})
+	}
+	mux.Handle("POST /v1/chat", user(svc.HandleChat))
+	mux.Handle("GET /v1/chat/sessions", user(svc.HandleList))
+	mux.Handle("GET /v1/chat/sessions/{id}/messages", user(svc.HandleMessages))
+	mux.Handle("DELETE /v1/chat/sessions/{id}", user(svc.HandleDelete))
+	return mux
+}
+
+// event is one parsed SSE event.
+type event struct {
+	ID   string
+	Type string
+	Data map[string]any
+	Raw  string
+}
+
+// reply is a chat response: a stream's events, or a JSON body.
+type reply struct {
+	Status int
+	Header http.Header
+	Events []event
+	Pings  int
+	Body   map[string]any
+}
+
+func (r reply) types() []string {
+	var out []string
+	for _, e := range r.Events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+// collapsed is types with each run of content events as one.
+func (r reply) collapsed() []string {
+	var out []string
+	for _, e := range r.Events {
+		if e.Type == "content" && len(out) > 0 && out[len(out)-1] == "content" {
+			continue
+		}
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func (r reply) last() event { return r.Events[len(r.Events)-1] }
+
+// response is the done event's response.
+func (r reply) response(t testing.TB) map[string]any {
+	t.Helper()
+	if len(r.Events) == 0 || r.last().Type != "done" {
+		t.Fatalf("no done event: %v (body %v)", r.types(), r.Body)
+	}
+	return r.last().Data["response"].(map[string]any)
+}
+
+type call struct {
+	user, plan, key string
+	body            map[string]any
+}
+
+func (f *fixture) post(t testing.TB, c call) reply {
+	t.Helper()
+	resp := f.do(t, context.Background(), c)
+	defer resp.Body.Close()
+	return readReply(t, resp)
+}
+
+func (f *fixture) do(t testing.TB, ctx context.Context, c call) *http.Response {
+	t.Helper()
+	b, _ := json.Marshal(c.body)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/v1/chat", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Test-User", c.user)
+	if c.plan != "" {
+		req.Header.Set("X-Test-Plan", c.plan)
+	}
+	if c.key != "" {
+		req.Header.Set("Idempotency-Key", c.key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func readReply(t testing.TB, resp *http.Response) reply {
+	t.Helper()
+	out := reply{Status: resp.StatusCode, Header: resp.Header}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		_ = json.NewDecoder(resp.Body).Decode(&out.Body)
+		return out
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur event
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Type != "" {
+				if err := json.Unmarshal([]byte(cur.Raw), &cur.Data); err != nil {
+					t.Fatalf("event %s: data %q: %v", cur.Type, cur.Raw, err)
+				}
+				out.Events = append(out.Events, cur)
+			}
+			cur = event{}
+		case line == ": ping":
+			out.Pings++
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			cur.Type = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.Raw += strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return out
+}
+
+func (f *fixture) get(t testing.TB, user, path string) (int, map[string]any) {
+	t.Helper()
+	return f.send(t, http.MethodGet, user, path)
+}
+
+func (f *fixture) send(t testing.TB, method, user, path string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.url+path, nil)
+	req.Header.Set("X-Test-User", user)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body
+}
+
+func (f *fixture) count(t testing.TB, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := f.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func simURL(f *fixture) string { return f.simURL }
+
+func chatStats(s *sim.Server) sim.EndpointStats {
+	return s.Stats().Endpoints["/v1/chat/completions"]
+}

@@ -1,0 +1,81 @@
+package sse_test
+
+import (
+	"context"
+	"testing"
+)
+
+// workflow forces its tool on the first model call: the same message
+// without it calls nothing.
+func TestWorkflowForcesTool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "hello", "stream": false}})
+	if r.Status != 200 || f.runs.search.Load() != 0 {
+		t.Fatalf("without workflow: status %d, search ran %d times", r.Status, f.runs.search.Load())
+	}
+	r = f.post(t, call{user: "u1", body: map[string]any{"message": "hello", "workflow": "search_items"}})
+	if got := f.runs.search.Load(); got != 1 {
+		t.Fatalf("with workflow: search ran %d times, want 1 (events %v)", got, r.types())
+	}
+	if n := len(r.response(t)["cards"].([]any)); n != 1 {
+		t.Errorf("%d cards, want the search's one", n)
+	}
+	// An unknown workflow is refused before anything is counted.
+	r = f.post(t, call{user: "u1", body: map[string]any{"message": "hello", "workflow": "nope"}})
+	if r.Status != 404 || r.Body["error"].(map[string]any)["code"] != "TOOL_NOT_FOUND" {
+		t.Errorf("unknown workflow: %d %v", r.Status, r.Body)
+	}
+}
+
+// A model that always calls a tool gets at most 10 model calls; the last
+// is made without tools, so the turn still answers.
+func TestIterationCap(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	before := chatStats(f.sim).Requests
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "loop forever"}})
+	resp := r.response(t)
+	if got := chatStats(f.sim).Requests - before; got != 10 {
+		t.Errorf("%d model calls, want 10", got)
+	}
+	if got := f.runs.always.Load(); got != 9 {
+		t.Errorf("tool ran %d times, want 9", got)
+	}
+	if resp["message"] == "" {
+		t.Error("no answer after the cap")
+	}
+	var calls int64
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM tool_calls WHERE session_id = $1 AND source = 'chat'`,
+		resp["session_id"]).Scan(&calls); err != nil || calls != 9 {
+		t.Errorf("%d tool_calls rows (%v), want 9 distinct call ids", calls, err)
+	}
+}
+
+// A final response that breaks its schema (an answer longer than the
+// schema allows) is AI_VALIDATION_ERROR, and the usage is still recorded.
+func TestFinalResponseValidated(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "ramble on"}})
+	last := r.last()
+	if last.Type != "error" || last.Data["code"] != "AI_VALIDATION_ERROR" {
+		t.Fatalf("last event %s %v", last.Type, last.Data)
+	}
+	for _, e := range r.Events {
+		if e.Type == "done" || e.Type == "stream_complete" {
+			t.Errorf("%s after a failure", e.Type)
+		}
+	}
+	sid := r.Events[0].Data["session_id"]
+	if n := f.count(t, `SELECT count(*) FROM usage_records WHERE session_id = $1 AND text_out > 2000`, sid); n != 1 {
+		t.Errorf("%d usage records for the failed turn", n)
+	}
+	if n := f.count(t, `SELECT count(*) FROM chat_messages WHERE session_id = $1`, sid); n != 0 {
+		t.Errorf("%d messages stored for a refused answer", n)
+	}
+	r = f.post(t, call{user: "u1", body: map[string]any{"message": "ramble on", "stream": false}})
+	if r.Status != 422 || r.Body["error"].(map[string]any)["code"] != "AI_VALIDATION_ERROR" {
+		t.Errorf("stream:false: %d %v", r.Status, r.Body)
+	}
+}
