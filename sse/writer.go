@@ -34,6 +34,8 @@ type Writer struct {
 	rw   http.ResponseWriter
 	rc   *http.ResponseController
 	gone <-chan struct{}
+	// writeTimeout is the package's, but a test may shorten it.
+	writeTimeout time.Duration
 
 	mu     sync.Mutex
 	n      int   // events sent; the last id
@@ -61,7 +63,7 @@ func NewWriter(w http.ResponseWriter, r *http.Request) (*Writer, error) {
 	if err := rc.Flush(); err != nil {
 		return nil, fmt.Errorf("%w: start stream: %v", ErrGone, err)
 	}
-	return &Writer{rw: w, rc: rc, gone: r.Context().Done()}, nil
+	return &Writer{rw: w, rc: rc, gone: r.Context().Done(), writeTimeout: writeTimeout}, nil
 }
 
 // canFlush reports whether w, or a writer it wraps, can flush, the way
@@ -163,8 +165,9 @@ func (w *Writer) Gone() <-chan struct{} { return w.gone }
 
 // Close marks the writer done: nothing is written after it returns. It
 // waits for a write in progress (bounded by writeTimeout) and lifts the
-// per-event write deadline so the connection can serve its next request.
-// It is safe to call more than once and beside Send.
+// per-event write deadline, which would otherwise cut off the server's own
+// closing write if the handler lingers: call it (defer it) in every handler
+// that made a Writer. It is safe to call more than once and beside Send.
 func (w *Writer) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -203,7 +206,7 @@ func (w *Writer) usableLocked() error {
 func (w *Writer) writeLocked() error {
 	// Not every ResponseWriter supports deadlines (recorders in tests); the
 	// write is then unbounded, as it would be without this writer.
-	_ = w.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
 	if _, err := w.rw.Write(w.buf.Bytes()); err != nil {
 		w.err = ErrGone
 		return fmt.Errorf("%w: %v", ErrGone, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -332,5 +333,46 @@ func TestClientDisconnect(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the handler kept sending 5 s after the client hung up")
+	}
+}
+
+// TestStreamOverHTTP reads a stream through a real server and client: the
+// headers and every frame. The handler lingers after Close past the
+// per-event write deadline, as a handler persisting a turn may; the
+// server's own closing write still goes out only because Close lifted it.
+func TestStreamOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w, err := NewWriter(rw, r)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		w.writeTimeout = 20 * time.Millisecond
+		_ = w.Send("session", map[string]string{"session_id": "s1"})
+		_ = w.Ping()
+		_ = w.Send("content", map[string]string{"content": "a\nb"})
+		_ = w.Send("done", nil)
+		w.Close()
+		time.Sleep(60 * time.Millisecond)
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		t.Fatalf("reading the stream: %v (read %q)", err, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type: got %q", ct)
+	}
+	frames, rest := parseFrames(t, string(body))
+	if rest != "" || len(frames) != 4 || frames[1].comment != "ping" ||
+		frames[2].data != `{"type":"content","content":"a\nb"}` || frames[3].id != "3" {
+		t.Fatalf("got frames %+v, rest %q", frames, rest)
 	}
 }
