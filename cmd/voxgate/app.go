@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/sse"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -44,6 +45,8 @@ type Main struct {
 	Ledger   *billing.Ledger
 	// Voice is nil when no provider is configured (no OPENAI_API_KEY).
 	Voice *controlplane.Service
+	// Chat is nil when no provider is configured (no OPENAI_API_KEY).
+	Chat *sse.Service
 
 	httpServer    *http.Server
 	metricsServer *http.Server
@@ -94,11 +97,17 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Voice, err = newVoice(m); err != nil {
 		return err
 	}
+	if m.Chat, err = newChat(m); err != nil {
+		return err
+	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
 	if m.Voice != nil {
 		m.background.Go(func() { m.Voice.Run(bg) })
+	}
+	if m.Chat != nil {
+		m.background.Go(func() { m.Chat.Run(bg) })
 	}
 	if m.Server, err = server.New(server.Params{
 		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry,

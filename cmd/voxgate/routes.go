@@ -30,6 +30,13 @@ func routes(m *Main) []server.Route {
 		{Pattern: "POST /v1/voice/sessions/{id}/sdp", Handler: s.AI(v.sdp)},
 		{Pattern: "POST /v1/voice/sessions/{id}/end", Handler: s.User(v.end)},
 
+		// Chat (DESIGN §7). A turn streams and bounds its own work; reading
+		// and deleting conversations work with the AI switched off.
+		{Pattern: "POST /v1/chat", Handler: s.AI(chatRoutes(m.Chat).chat), Stream: true},
+		{Pattern: "GET /v1/chat/sessions", Handler: s.User(chatRoutes(m.Chat).list)},
+		{Pattern: "GET /v1/chat/sessions/{id}/messages", Handler: s.User(chatRoutes(m.Chat).messages)},
+		{Pattern: "DELETE /v1/chat/sessions/{id}", Handler: s.User(chatRoutes(m.Chat).del)},
+
 		{Pattern: "PUT /v1/admin/users/{id}/plan", Handler: s.Admin(m.Quota.SetPlanHandler)},
 
 		// Finance (DESIGN §10): roles admin and finance. The CSV streams a

@@ -31,6 +31,7 @@ type Config struct {
 	Tools    Tools    `yaml:"tools"`
 	Demo     Demo     `yaml:"demo"`
 	Voice    Voice    `yaml:"voice"`
+	Chat     Chat     `yaml:"chat"`
 	Prices   Prices   `yaml:"prices"`
 
 	// AIEnabled is the kill switch (VOXGATE_AI_ENABLED); false makes every AI

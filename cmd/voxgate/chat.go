@@ -1,0 +1,80 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/sse"
+)
+
+// newChat builds the chat service over OpenAI's Chat Completions (the
+// simulator under voxgate dev). Without OPENAI_API_KEY there is no
+// provider: chat is off (its routes answer 503) and the gateway says so at
+// start. A chat model with no price stops startup.
+func newChat(m *Main) (*sse.Service, error) {
+	key := m.Config.Secrets.OpenAIAPIKey
+	if key == "" {
+		m.Logger.Warn("chat is off: OPENAI_API_KEY is not set")
+		return nil, nil
+	}
+	base := m.Config.Secrets.OpenAIBaseURL
+	if base == "" {
+		base = defaultOpenAIBaseURL
+	}
+	provider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: base, APIKey: key})
+	if err != nil {
+		return nil, err
+	}
+	return sse.New(sse.Params{
+		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger,
+		Config: chatConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+	})
+}
+
+// chatConfig lays the file's chat section over the service's defaults.
+// The context tool is voice's: voice and chat see the same profile.
+func chatConfig(cfg *config.Config) sse.Config {
+	c, out := cfg.Chat, sse.DefaultConfig()
+	out.ContextTool = voiceConfig(cfg).ContextTool
+	if c.Model != "" {
+		out.Model = c.Model
+	}
+	if c.Instructions != "" {
+		out.Instructions = c.Instructions
+	}
+	if c.MaxOutputTokens != 0 {
+		out.MaxOutputTokens = c.MaxOutputTokens
+	}
+	if c.EstimateTokens != 0 {
+		out.EstimateTokens = c.EstimateTokens
+	}
+	if c.TurnTimeout != 0 {
+		out.TurnTimeout = c.TurnTimeout
+	}
+	if c.RetentionDays != nil {
+		out.RetentionDays = *c.RetentionDays
+	}
+	if c.PurgeInterval != 0 {
+		out.PurgeInterval = c.PurgeInterval
+	}
+	return out
+}
+
+// chatOff answers every chat route when no provider is configured.
+func chatOff(http.ResponseWriter, *http.Request) error {
+	return apierr.New(apierr.AIFeatureDisabled, "Chat is not set up on this server.")
+}
+
+// chatHandlers are the chat routes' handlers, or chatOff for each.
+type chatHandlers struct {
+	chat, list, messages, del func(http.ResponseWriter, *http.Request) error
+}
+
+func chatRoutes(c *sse.Service) chatHandlers {
+	if c == nil {
+		return chatHandlers{chatOff, chatOff, chatOff, chatOff}
+	}
+	return chatHandlers{c.HandleChat, c.HandleList, c.HandleMessages, c.HandleDelete}
+}

@@ -1,0 +1,33 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+func TestChatSection(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`
+chat:
+  model: gpt-4o-mini
+  max_output_tokens: 800
+  turn_timeout: 90s
+  retention_days: 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Chat
+	if c.Model != "gpt-4o-mini" || c.MaxOutputTokens != 800 || c.TurnTimeout != 90*time.Second ||
+		c.RetentionDays == nil || *c.RetentionDays != 0 {
+		t.Fatalf("chat %+v", c)
+	}
+	if Default().Chat.RetentionDays != nil {
+		t.Error("retention set without the section")
+	}
+	for _, bad := range []string{"chat:\n  modle: x\n", "chat:\n  turn_timeout: soon\n", "chat:\n  context_tool: x\n"} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
