@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sse"
 )
 
 // waitFor polls cond until it holds or 5 s pass.
@@ -109,4 +110,15 @@ func TestShutdownCancelsRunningTurn(t *testing.T) {
 	waitFor(t, "the usage record", func() bool {
 		return f.count(t, `SELECT count(*) FROM usage_records WHERE session_id = $1`, sid) == 1
 	})
+}
+
+// A stream waiting on the model gets ": ping" comments.
+func TestPings(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{simCfg: &sim.Config{Latency: &sim.Latency{TTFT: 400 * time.Millisecond}, Script: script()}})
+	sse.SetPingEvery(f.svc, 50*time.Millisecond)
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "hi"}})
+	if r.Pings < 3 || r.last().Type != "done" {
+		t.Errorf("%d pings, events %v", r.Pings, r.types())
+	}
 }
