@@ -239,7 +239,7 @@ func TestOpenAIRequestShape(t *testing.T) {
 			return r
 		}, map[string]any{
 			"tool_choice": "auto", "tools.0.type": "function", "tools.0.function.name": "find_recipes",
-			"tools.0.function.description": "Find recipes by ingredient.",
+			"tools.0.function.description":           "Find recipes by ingredient.",
 			"tools.0.function.parameters.required.0": "query",
 		}},
 		{"required", func() llm.Request {

@@ -356,4 +356,3 @@ func TestOpenAICloseIsSafe(t *testing.T) {
 		t.Errorf("Next after Close: got %v, want ErrClosed", err)
 	}
 }
-
