@@ -55,7 +55,9 @@ func (c *call) handle(ctx context.Context, data []byte) {
 		if json.Unmarshal(data, &ev) == nil {
 			c.observe(ctx, ev.Usage, true)
 		}
-	case "session.updated":
+	case "session.created", "session.updated":
+		// session.created is the first event of every attach: the app
+		// may have changed the session before the gateway was on.
 		c.checkConfig(data)
 	case "error":
 		var ev struct {

@@ -88,6 +88,7 @@ type options struct {
 	runs     *int64
 	poolSize int32 // default 6
 	registry *prometheus.Registry
+	quotaFn  func(*config.Quota)
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -107,6 +108,9 @@ func newFixture(t testing.TB, o options) fixture {
 		o.sim, o.simURL = s, ts.URL
 	}
 	qcfg := testQuota()
+	if o.quotaFn != nil {
+		o.quotaFn(&qcfg)
+	}
 	q, err := quota.New(quota.Params{Pool: pool, Config: qcfg, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)

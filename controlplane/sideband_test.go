@@ -55,7 +55,23 @@ func sidebandCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal
 	}
 	calls := f.sim.Calls()
 	callID := calls[len(calls)-1].ID
+	waitHeld(t, ctx, f, callID, 1)
 	return start, phone, callID
+}
+
+// waitHeld waits until the call has had n sideband attaches.
+func waitHeld(t testing.TB, ctx context.Context, f fixture, callID string, n int64) {
+	t.Helper()
+	for {
+		if st, _ := f.sim.Call(callID); st.Sidebands >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("call %s: no sideband attached", callID)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // usageEvent sums the usage of one response.done or transcription event
