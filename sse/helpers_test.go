@@ -101,6 +101,8 @@ type options struct {
 	plans   func(*config.Quota)
 	cfg     func(*sse.Config)
 	timeout time.Duration // the provider's per-event timeout
+	// capture, when set, receives every Chat Completions request body.
+	capture chan<- []byte
 }
 
 // testQuota opens the request windows so tests hit only what they mean to.
@@ -127,6 +129,16 @@ func newFixture(t testing.TB, o options) *fixture {
 		}
 		s, ts := simtest.NewServer(t, cfg)
 		o.sim, o.simURL = s, ts.URL
+		if o.capture != nil {
+			spy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				o.capture <- body
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				s.ServeHTTP(w, r)
+			}))
+			t.Cleanup(spy.Close)
+			o.simURL = spy.URL
+		}
 	}
 	qcfg := testQuota()
 	if o.plans != nil {
