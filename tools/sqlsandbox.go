@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -58,58 +59,92 @@ type sqlRows struct {
 
 const moreRowsNote = "More than 100 rows matched; only the first 100 are here. Aggregate or narrow the question to see everything."
 
-// query runs stmt with args for userID: a READ ONLY transaction with the
-// user's id and statement_timeout set by the gateway's own statement, then
-// SET LOCAL ROLE, then stmt. It always rolls back. Failures are ToolErrors
-// the model can read (a timeout, a refused privilege, a bad column), or
-// an error of the gateway's own.
+// setupSQL is the gateway's own statement: the user's id for the
+// row-level-security policies, the statement timeout and the search path,
+// set before the role switch (the reader may not call set_config).
+const setupSQL = `SELECT set_config('` + UserSetting + `', $1, true), set_config('statement_timeout', $2, true),
+	set_config('search_path', $3, true)`
+
+// query runs stmt with args for userID: BEGIN READ ONLY, the gateway's
+// setupSQL, SET LOCAL ROLE, stmt, ROLLBACK, sent together in one round
+// trip. The server runs them in order, so stmt is parsed, planned and run
+// as the reader, inside the read-only transaction, with the user's id set.
+// If anything fails the server skips the rest, and the transaction is
+// rolled back after. A fixed statement is prepared on the connection once,
+// as the gateway; an open one is parsed afresh each time and never cached.
+// Failures are ToolErrors the model can read (a timeout, a refused
+// privilege, a bad column) or an error of the gateway's own.
 func (s *sandbox) query(ctx context.Context, userID, stmt string, args []any) (sqlRows, error) {
-	tx, err := s.db.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	conn, err := s.db.Acquire(ctx)
 	if err != nil {
 		return sqlRows{}, err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	ms := strconv.FormatInt(s.timeout.Milliseconds(), 10)
-	if _, err := tx.Exec(ctx, `SELECT set_config('`+UserSetting+`', $1, true),
-		set_config('statement_timeout', $2, true), set_config('search_path', $3, true)`,
-		userID, ms, s.searchPath); err != nil {
-		return sqlRows{}, err
-	}
-	if _, err := tx.Exec(ctx, "SET LOCAL ROLE "+ReaderRole); err != nil {
-		return sqlRows{}, err
-	}
-	mode := pgx.QueryExecModeCacheStatement
+	// Release destroys a connection left in a transaction or closed.
+	defer conn.Release()
+	pc := conn.Conn().PgConn()
+	text := []int16{pgx.TextFormatCode}
+	var b pgconn.Batch
+	b.ExecParams("BEGIN READ ONLY", nil, nil, nil, nil)
+	b.ExecParams(setupSQL, [][]byte{[]byte(userID), []byte(strconv.FormatInt(s.timeout.Milliseconds(), 10)),
+		[]byte(s.searchPath)}, nil, nil, nil)
+	b.ExecParams("SET LOCAL ROLE "+ReaderRole, nil, nil, nil, nil)
 	if s.open {
-		mode = pgx.QueryExecModeDescribeExec
+		b.ExecParams(stmt, nil, nil, nil, text)
+	} else {
+		sd, err := conn.Conn().Prepare(ctx, stmt, stmt)
+		if err != nil {
+			return sqlRows{}, err
+		}
+		params := make([][]byte, len(args))
+		for i, a := range args {
+			params[i] = textParam(a)
+		}
+		b.ExecStatement(sd, params, nil, text)
 	}
-	rows, err := tx.Query(ctx, stmt, append([]any{mode, pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
+	b.ExecParams("ROLLBACK", nil, nil, nil, nil)
+
+	mrr := pc.ExecBatch(ctx, &b)
+	var out sqlRows
+	var got bool
+	for i := 0; mrr.NextResult(); i++ {
+		rr := mrr.ResultReader()
+		if i == 3 {
+			out, got = collect(rr), true
+		}
+		if _, err := rr.Close(); err != nil {
+			break
+		}
+	}
+	err = mrr.Close()
+	if pc.TxStatus() != 'I' && !pc.IsClosed() {
+		_ = pc.Exec(context.WithoutCancel(ctx), "ROLLBACK").Close()
+	}
 	if err != nil {
 		return sqlRows{}, statementError(err, s.timeout)
 	}
-	out, err := collect(rows)
-	if err != nil {
-		return sqlRows{}, statementError(err, s.timeout)
+	if !got {
+		return sqlRows{}, errors.New("tools: the sandbox's statement gave no result")
 	}
 	return out, nil
 }
 
 // collect reads at most MaxSQLRows rows, and one more to learn whether
-// there are more. Values come as text and become JSON numbers, booleans,
-// objects or strings by column type.
-func collect(rows pgx.Rows) (sqlRows, error) {
-	defer rows.Close()
-	fields := rows.FieldDescriptions()
+// there are more; the caller's Close drains the rest, which
+// statement_timeout bounds. Values come as text and become JSON numbers,
+// booleans, objects or strings by column type.
+func collect(rr *pgconn.ResultReader) sqlRows {
+	fields := rr.FieldDescriptions()
 	out := sqlRows{Columns: make([]string, len(fields)), Rows: [][]any{}}
 	for i, f := range fields {
 		out.Columns[i] = f.Name
 	}
-	for rows.Next() {
+	for rr.NextRow() {
 		if len(out.Rows) == MaxSQLRows {
 			out.More = true
 			out.Note = moreRowsNote
 			break
 		}
-		raw := rows.RawValues()
+		raw := rr.Values()
 		row := make([]any, len(raw))
 		for i, v := range raw {
 			row[i] = jsonValue(fields[i].DataTypeOID, v)
@@ -117,12 +152,35 @@ func collect(rows pgx.Rows) (sqlRows, error) {
 		out.Rows = append(out.Rows, row)
 	}
 	out.RowCount = len(out.Rows)
-	if out.More {
-		// Closing drains what the server still sends; the statement itself
-		// is bounded by statement_timeout.
-		rows.Close()
+	return out
+}
+
+// textParam is a fixed tool's argument in PostgreSQL's text format, which
+// the server reads as the placeholder's type: nil is NULL, a list of
+// strings is a text[] literal.
+func textParam(v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return []byte(x)
+	case bool:
+		return []byte(strconv.FormatBool(x))
+	case []string:
+		var sb strings.Builder
+		sb.WriteByte('{')
+		for i, e := range x {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteByte('"')
+			sb.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e))
+			sb.WriteByte('"')
+		}
+		sb.WriteByte('}')
+		return []byte(sb.String())
 	}
-	return out, rows.Err()
+	return []byte(fmt.Sprint(v))
 }
 
 func jsonValue(oid uint32, v []byte) any {

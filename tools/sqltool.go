@@ -62,6 +62,9 @@ func NewSQLTool(db *pgxpool.Pool, d config.SQLTool) (*Tool, error) {
 		}
 		t.Parameters = openSQLParams
 		t.Run = s.runOpen
+		// The first parse compiles the parser (about a second); pay it at
+		// startup rather than on a user's first question.
+		_ = chk.check("SELECT 1")
 		return t, nil
 	}
 	if d.Parameters == nil {
