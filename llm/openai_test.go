@@ -14,7 +14,7 @@ const answer = "Pasta al limone: boil the pasta, toss it with lemon, butter and 
 
 func TestOpenAIStreamsText(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: answer}})
+	s, url := newSim(t, sim.Config{Script: sim.Script{Text: answer}})
 	o := newOpenAI(t, url, 0, nil)
 	if o.Name() != "openai" {
 		t.Errorf("Name: got %q, want openai", o.Name())
@@ -53,6 +53,10 @@ func TestOpenAIStreamsText(t *testing.T) {
 	}
 	if err := st.Close(); err != nil {
 		t.Errorf("Close after the end: %v", err)
+	}
+	// A stream read to its end is not a cancelled one.
+	if got := s.Stats().Endpoints[sim.EndpointChatCompletions]; got.Requests != 1 || got.CancelledByClient != 0 {
+		t.Errorf("sim stats: got %d requests, %d cancelled; want 1 and 0", got.Requests, got.CancelledByClient)
 	}
 }
 

@@ -202,6 +202,8 @@ func (s *openaiStream) end() error {
 	case s.usage == nil:
 		return s.invalid(errors.New("the stream ended without usage"))
 	}
+	// The body was read to its end; release the request's context too.
+	s.cancel(errClosing)
 	u := *s.usage
 	u.Model = s.model
 	s.pending = append(s.pending, Event{Kind: EventDone, Usage: &u, FinishReason: s.finish})
