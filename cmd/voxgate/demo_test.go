@@ -17,7 +17,7 @@ import (
 	"github.com/voxgate/voxgate/tools"
 )
 
-var demoTools = []string{"get_profile", "get_recipe", "log_meal", "recommend_workouts", "search_recipes"}
+var demoTools = []string{"get_profile", "get_recipe", "log_meal", "query_my_data", "recommend_workouts", "search_recipes"}
 
 // demoTables lists the demo's tables wherever they are, and whether schema
 // demo exists.
@@ -110,7 +110,8 @@ func TestDemoSwitch(t *testing.T) {
 				}
 				return
 			}
-			want := []string{"demo.allergen_groups", "demo.meals", "demo.profiles", "demo.recipes", "demo.schema_migrations"}
+			want := []string{"demo.activities", "demo.allergen_groups", "demo.meals", "demo.my_activities", "demo.my_meals",
+				"demo.profiles", "demo.recipes", "demo.schema_migrations"}
 			if !slices.Equal(tables, want) {
 				t.Fatalf("demo on: got tables %v, want %v", tables, want)
 			}

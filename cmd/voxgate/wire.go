@@ -50,6 +50,7 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 	}
 	reg, err := tools.NewRegistry(tools.RegistryParams{
 		Builtins: builtins, Config: m.Config.Tools, Plans: m.Config.Quota.PlanNames(), Getenv: getenv,
+		DB: m.Pool,
 	})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,7 @@
 // Package demo holds the built-in tools of the demo food and wellness app
-// (DESIGN §8): search_recipes, get_recipe, get_profile, log_meal and
-// recommend_workouts, over the tables of its own migration set
-// (Migrations) in schema demo. The demo is opt-in: cmd/voxgate applies the
+// (DESIGN §8): search_recipes, get_recipe, get_profile, log_meal,
+// recommend_workouts and the open SQL tool query_my_data, over the tables
+// of its own migration set (Migrations) in schema demo. The demo is opt-in: cmd/voxgate applies the
 // set and registers the tools only when it is enabled. Each tool acts for
 // the authenticated user the executor passes in; none takes a user id as an
 // argument.
@@ -58,12 +58,17 @@ func Tools(p Params) ([]*tools.Tool, error) {
 		p.Now = time.Now
 	}
 	d := &app{db: p.DB, dryRun: p.DryRun, now: p.Now, maps: &allergenCache{ttl: allergenMapTTL}}
+	query, err := d.queryMyDataTool()
+	if err != nil {
+		return nil, err
+	}
 	return []*tools.Tool{
 		d.searchRecipesTool(),
 		d.getRecipeTool(),
 		d.getProfileTool(),
 		d.logMealTool(),
 		d.recommendWorkoutsTool(),
+		query,
 	}, nil
 }
 

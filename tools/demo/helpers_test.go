@@ -39,7 +39,7 @@ func newFixture(t testing.TB, pool *pgxpool.Pool, dryRun bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: ts, Plans: []string{"free"}})
+	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: ts, Plans: []string{"free", "pro"}})
 	if err != nil {
 		t.Fatal(err)
 	}
