@@ -34,6 +34,8 @@ func (c Config) check(reg *tools.Registry) error {
 		return fmt.Errorf("voice.idle_timeout must be at least 1s")
 	case c.AttachWithin < 0 || c.AttachWithin > time.Minute:
 		return fmt.Errorf("voice.attach_within must be from 0 to 1m")
+	case c.LeaseRenew < 10*time.Millisecond || c.LeaseTTL < 2*c.LeaseRenew:
+		return fmt.Errorf("voice: the lease TTL must be at least twice its renewal interval")
 	}
 	if c.ContextTool != "" {
 		t, ok := reg.Lookup(c.ContextTool)

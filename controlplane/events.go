@@ -93,8 +93,10 @@ func (c *call) observe(ctx context.Context, raw json.RawMessage, transcription b
 // runTool runs one of the model's function calls through the executor,
 // as the session's user with its plan, and answers it with one
 // function_call_output and one response.create. A call is run and
-// answered once however often it is seen; a refused call is answered with
-// the refusal, so the model can say so.
+// answered once however often it is seen, and by whichever holder: the
+// executor runs a (session, call_id) once, and a replayed result was
+// answered by the holder that ran it. A refused call is answered with the
+// refusal, so the model can say so.
 func (c *call) runTool(ctx context.Context, arrived time.Time, callID, name, args string) {
 	if callID == "" || c.answered[callID] {
 		return
@@ -104,6 +106,10 @@ func (c *call) runTool(ctx context.Context, arrived time.Time, callID, name, arg
 	res, err := c.s.runTool(ctx, auth.Principal{UserID: c.userID, Plan: c.plan}, c.id, ModeSideband,
 		ToolCallRequest{CallID: callID, Name: name, Arguments: json.RawMessage(args)})
 	ranFor := time.Since(ran)
+	if err == nil && res.Replayed {
+		// Run before, by this call's earlier holder, which answered it.
+		return
+	}
 	output := res.Output
 	if err != nil {
 		e := apierr.From(err)

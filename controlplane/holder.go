@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +16,15 @@ import (
 // holder is this replica's hold on one sideband call: the goroutine that
 // runs it (sideband.go) and the way to ask it to end.
 type holder struct {
-	ends chan string   // an end from elsewhere: hang up, drain, end with this reason
-	done chan struct{} // closed once the holder is gone
+	ends     chan string   // an end from elsewhere: hang up, drain, end with this reason
+	quit     chan struct{} // closed when the call is no longer this replica's: stop, end nothing
+	quitOnce sync.Once
+	done     chan struct{} // closed once the holder is gone
 }
+
+// drop stops the holder without ending its session: the session ended
+// elsewhere, or another replica holds the call now.
+func (h *holder) drop() { h.quitOnce.Do(func() { close(h.quit) }) }
 
 // hold starts holding session id's call, unless this replica already
 // does or is closing.
@@ -27,7 +34,7 @@ func (s *Service) hold(id string) {
 	if s.closing || s.holders[id] != nil {
 		return
 	}
-	h := &holder{ends: make(chan string, 1), done: make(chan struct{})}
+	h := &holder{ends: make(chan string, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	s.holders[id] = h
 	s.metrics.held.Inc()
 	s.hwg.Add(1)
@@ -40,7 +47,7 @@ func (s *Service) hold(id string) {
 			s.metrics.held.Dec()
 			close(h.done)
 		}()
-		s.runCall(s.life, id, h.ends)
+		s.runCall(s.life, id, h)
 	}()
 }
 
@@ -74,11 +81,17 @@ func (s *Service) Held() int {
 }
 
 // Close stops holding calls and waits for every holder to stop. The
-// sessions stay open: their calls go on, for another replica to adopt.
+// sessions stay open: their calls go on. When Run keeps a lease, the calls
+// are handed over first: released for the other replicas to adopt, and
+// held until they have (at most handoverWait), so no event goes unread.
 func (s *Service) Close() {
 	s.hmu.Lock()
 	s.closing = true
+	leasing := s.leasing
 	s.hmu.Unlock()
+	if leasing {
+		s.handOver()
+	}
 	s.stop()
 	s.hwg.Wait()
 }

@@ -103,7 +103,7 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 		s.freeOffer(ctx, id)
 		return "", err
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2 WHERE id = $1`, id, call.ID); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2, holder = $3 WHERE id = $1`, id, call.ID, s.replica); err != nil {
 		// The call is up but nobody could ever hold it: hang it up.
 		s.hangup(ctx, call.ID)
 		s.freeOffer(ctx, id)

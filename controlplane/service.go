@@ -65,6 +65,10 @@ type Config struct {
 	// AttachWithin is how long the sideband keeps retrying a call the
 	// provider does not know yet.
 	AttachWithin time.Duration
+	// LeaseTTL is how long a replica's hold on its calls outlives its last
+	// renewal; LeaseRenew how often it renews (and looks for calls to
+	// adopt). A dead holder's calls are adopted within TTL + Renew.
+	LeaseTTL, LeaseRenew time.Duration
 }
 
 // DefaultConfig is the configuration every field falls back to.
@@ -76,6 +80,7 @@ func DefaultConfig() Config {
 		TranscriptionModel: "gpt-4o-mini-transcribe",
 		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
 		IdleTimeout: 60 * time.Second, AttachWithin: 5 * time.Second,
+		LeaseTTL: 3 * time.Second, LeaseRenew: time.Second,
 	}
 }
 
@@ -113,6 +118,10 @@ type Service struct {
 	closing bool
 	life    context.Context
 	stop    context.CancelFunc
+	// replica names this replica on the calls it holds; leasing says Run
+	// keeps its lease, so Close hands its calls over.
+	replica string
+	leasing bool
 }
 
 // New checks p and builds the service. A model with no price stops it.
@@ -139,11 +148,23 @@ func New(p Params) (*Service, error) {
 	}
 	life, stop := context.WithCancel(context.Background())
 	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger,
-		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop}, nil
+		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
+		replica: newReplicaID()}, nil
 }
 
-// Run sweeps expired sessions every SweepInterval until ctx ends.
+// Run keeps this replica's lease on the sideband calls it holds, adopts
+// calls whose holder died, and sweeps expired sessions every
+// SweepInterval, until ctx ends. Then the calls it holds are let go as a
+// crashed replica's would be: another replica adopts them once the lease
+// lapses (Close hands them over at once).
 func (s *Service) Run(ctx context.Context) {
+	s.hmu.Lock()
+	s.leasing = true
+	s.hmu.Unlock()
+	defer s.stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.runLeases(ctx) })
 	t := time.NewTicker(s.cfg.SweepInterval)
 	defer t.Stop()
 	for {

@@ -69,7 +69,7 @@ func (r *reader) stop() {
 
 // runCall holds session id's call until the session ends or ctx does
 // (the replica closing: the session stays open for another to adopt).
-func (s *Service) runCall(ctx context.Context, id string, ends <-chan string) {
+func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 	held, err := s.loadHeld(ctx, id)
 	if err != nil {
 		if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
@@ -111,7 +111,7 @@ func (s *Service) runCall(ctx context.Context, id string, ends <-chan string) {
 			}
 			c.finish(ctx, c.endReason())
 			return
-		case reason := <-ends:
+		case reason := <-h.ends:
 			if c.ending == "" {
 				c.hangup(ctx, reason)
 			}
@@ -123,6 +123,8 @@ func (s *Service) runCall(ctx context.Context, id string, ends <-chan string) {
 			}
 		case <-ctx.Done():
 			c.flush(context.WithoutCancel(ctx))
+			return
+		case <-h.quit:
 			return
 		}
 		timer.Reset(c.nextWake(time.Now()))
@@ -176,12 +178,16 @@ func (c *call) finish(ctx context.Context, reason string) {
 }
 
 // flush writes the usage observed so far to the session, so whoever ends
-// it, on any replica, records it.
+// it, on any replica, records it. A holder that lost the call to another
+// replica writes nothing: the usage is the new holder's to keep. One
+// handing over writes until the call is adopted.
 func (c *call) flush(ctx context.Context) {
 	raw, _ := json.Marshal(c.observed)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET observed = $2 WHERE id = $1 AND ended_at IS NULL`, c.id, raw); err != nil {
+	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET observed = $2
+		WHERE id = $1 AND ended_at IS NULL AND (holder = $3 OR holder IS NULL)`,
+		c.id, raw, c.s.replica); err != nil {
 		c.s.log.Warn("voice sideband: usage not saved", "session_id", c.id, "err", err)
 	}
 }

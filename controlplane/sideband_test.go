@@ -224,3 +224,17 @@ func (e *endless) Read(p []byte) (int, error) {
 	e.read += len(p)
 	return copy(p, bytes.Repeat([]byte("a"), len(p))), nil
 }
+
+// untilResponses reads the phone's events until n response.done.
+func untilResponses(ctx context.Context, phone *simtest.Caller, n int) error {
+	for n > 0 {
+		ev, err := phone.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if ev.Type == "response.done" {
+			n--
+		}
+	}
+	return nil
+}

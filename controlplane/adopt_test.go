@@ -1,0 +1,128 @@
+package controlplane_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// runReplica runs svc's lease, adoption and sweeper loop until the
+// returned cancel, which waits for it to stop.
+func runReplica(t *testing.T, svc *controlplane.Service) (kill func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	kill = func() { cancel(); <-done }
+	t.Cleanup(kill)
+	return kill
+}
+
+// waitFor polls cond every 20 ms until it holds or ctx ends.
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// talkToolTurn makes the phone say pasta and waits for both responses:
+// the scripted function call and the answer after its output.
+func talkToolTurn(t *testing.T, ctx context.Context, phone *simtest.Caller) {
+	t.Helper()
+	if err := phone.SendAudio(ctx, 75, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := untilResponses(ctx, phone, 2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two replicas: the holder dies mid-call (its loop cancelled, no hand-over),
+// the other adopts the call within 5 s, and the next scripted tool call is
+// run and answered exactly once, by the adopter.
+func TestSidebandAdoption(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	a := newFixture(t, options{simCfg: sim.Config{Script: phoneScript(), Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
+	b := newFixture(t, options{url: a.url, sim: a.sim, simURL: a.simURL, registry: reg})
+	killA := runReplica(t, a.svc)
+	runReplica(t, b.svc)
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, phone, callID := sidebandCall(t, ctx, a, p)
+	if a.svc.Held() != 1 || b.svc.Held() != 0 {
+		t.Fatalf("held: a %d, b %d; want the call on a", a.svc.Held(), b.svc.Held())
+	}
+	time.Sleep(1500 * time.Millisecond) // a's lease is live: b leaves the call alone
+	if b.svc.Held() != 0 {
+		t.Fatal("b took a call whose holder is alive")
+	}
+
+	killA()
+	died := time.Now()
+	waitHeld(t, ctx, a, callID, 2)
+	if took := time.Since(died); took > 5*time.Second || b.svc.Held() != 1 {
+		t.Fatalf("adopted after %v (b holds %d); want within 5 s", took, b.svc.Held())
+	} else {
+		t.Logf("adopted %v after the holder died", took)
+	}
+
+	talkToolTurn(t, ctx, phone)
+	st, _ := a.sim.Call(callID)
+	if st.ToolCalls != 1 || st.ToolOutputs[sim.PathSideband] != 1 || st.Responses != 2 {
+		t.Fatalf("sim %+v: want the call answered once over the sideband", st)
+	}
+	if n := sumMetric(t, reg, "voxgate_voice_sideband_adoptions_total"); n != 1 {
+		t.Fatalf("b adopted %v calls, want 1", n)
+	}
+	ended := decode[controlplane.Session](t, call(t, b.svc.HandleEnd, p, "POST", "/", []byte(`{}`), start.SessionID))
+	if ended.Cost == nil || ended.Cost.UsageSource != billing.SourceServerObserved || ended.Cost.Tokens.AudioOut == 0 {
+		t.Fatalf("record after adoption: %+v", ended.Cost)
+	}
+}
+
+// A draining holder (Close, as on SIGTERM) hands its call over: Close
+// returns once the other replica holds it, with no moment unheld, and the
+// next tool call is answered once.
+func TestSidebandHandOver(t *testing.T) {
+	t.Parallel()
+	a := newFixture(t, options{simCfg: sim.Config{Script: phoneScript(), Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
+	b := newFixture(t, options{url: a.url, sim: a.sim, simURL: a.simURL})
+	runReplica(t, a.svc)
+	runReplica(t, b.svc)
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, phone, callID := sidebandCall(t, ctx, a, p)
+
+	began := time.Now()
+	a.svc.Close()
+	if b.svc.Held() != 1 || a.svc.Held() != 0 {
+		t.Fatalf("after the hand-over a holds %d, b %d", a.svc.Held(), b.svc.Held())
+	}
+	if st, _ := a.sim.Call(callID); st.Sidebands != 2 || st.Status != "active" {
+		t.Fatalf("sim %+v: want the call up with b's sideband", st)
+	}
+	t.Logf("handed over in %v", time.Since(began))
+
+	talkToolTurn(t, ctx, phone)
+	if st, _ := a.sim.Call(callID); st.ToolCalls != 1 || st.ToolOutputs[sim.PathSideband] != 1 || st.Responses != 2 {
+		t.Fatalf("sim %+v: want the call answered once over the sideband", st)
+	}
+	if s := decode[controlplane.Session](t, call(t, b.svc.HandleEnd, p, "POST", "/", []byte(`{}`), start.SessionID)); s.Cost == nil {
+		t.Fatalf("no record: %+v", s)
+	}
+}

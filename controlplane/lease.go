@@ -1,0 +1,145 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// handoverWait bounds how long a closing replica holds its calls waiting
+// for other replicas to adopt them.
+const handoverWait = 5 * time.Second
+
+func newReplicaID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "vr_" + hex.EncodeToString(b[:])
+}
+
+// runLeases renews this replica's lease, lets go of calls that are no
+// longer its own, and adopts calls nobody holds, every LeaseRenew until
+// ctx ends. Its database work is per replica, not per call: one upsert,
+// one check of the calls held here, one adoption scan.
+func (s *Service) runLeases(ctx context.Context) {
+	t := time.NewTicker(s.cfg.LeaseRenew)
+	defer t.Stop()
+	for {
+		if err := s.leaseTick(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("voice lease upkeep failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// adoptSQL takes the open calls whose holder has no live lease (or that
+// were handed over), a batch at a time; SKIP LOCKED keeps two adopting
+// replicas off each other's rows.
+const adoptSQL = `UPDATE voice_sessions SET holder = $1 WHERE id IN (
+	SELECT v.id FROM voice_sessions v
+	WHERE v.ended_at IS NULL AND v.call_id IS NOT NULL AND v.expires_at > now()
+		AND v.holder IS DISTINCT FROM $1
+		AND NOT EXISTS (SELECT 1 FROM voice_replicas r WHERE r.id = v.holder AND r.lease_until > now())
+	ORDER BY v.id LIMIT 100 FOR UPDATE OF v SKIP LOCKED)
+RETURNING id`
+
+func (s *Service) leaseTick(ctx context.Context) error {
+	s.hmu.Lock()
+	closing := s.closing
+	held := make([]string, 0, len(s.holders))
+	for id := range s.holders {
+		held = append(held, id)
+	}
+	s.hmu.Unlock()
+	if closing {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.LeaseTTL)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO voice_replicas (id, lease_until) VALUES ($1, now() + $2::float8 * interval '1 second')
+		ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`, s.replica, s.cfg.LeaseTTL.Seconds()); err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		rows, err := s.pool.Query(ctx, `SELECT id FROM voice_sessions WHERE id = ANY($1)
+			AND (ended_at IS NOT NULL OR holder IS DISTINCT FROM $2)`, held, s.replica)
+		if err != nil {
+			return err
+		}
+		gone, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, id := range gone {
+			s.drop(id)
+		}
+	}
+	rows, err := s.pool.Query(ctx, adoptSQL, s.replica)
+	if err != nil {
+		return err
+	}
+	adopted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range adopted {
+		s.metrics.adoptions.Inc()
+		s.log.Info("voice sideband: adopting a call", "session_id", id)
+		s.hold(id)
+	}
+	return nil
+}
+
+// drop lets go of a call this replica no longer holds.
+func (s *Service) drop(id string) {
+	s.hmu.Lock()
+	h := s.holders[id]
+	s.hmu.Unlock()
+	if h != nil {
+		h.drop()
+	}
+}
+
+// handOver releases every call this replica holds and its lease, then
+// keeps holding until the others have adopted them (their holders are
+// dropped by the lease loop as they go), or handoverWait.
+func (s *Service) handOver() {
+	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET holder = NULL WHERE holder = $1 AND ended_at IS NULL`, s.replica); err != nil {
+		s.log.Warn("voice hand-over failed; the calls are adopted when the lease lapses", "err", err)
+		return
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM voice_replicas WHERE id = $1`, s.replica); err != nil {
+		s.log.Warn("voice lease not released", "err", err)
+	}
+	for s.Held() > 0 {
+		var waiting []string
+		s.hmu.Lock()
+		for id := range s.holders {
+			waiting = append(waiting, id)
+		}
+		s.hmu.Unlock()
+		rows, err := s.pool.Query(ctx, `SELECT id FROM voice_sessions WHERE id = ANY($1)
+			AND (ended_at IS NOT NULL OR holder IS NOT NULL)`, waiting)
+		if err == nil {
+			var taken []string
+			if taken, err = pgx.CollectRows(rows, pgx.RowTo[string]); err == nil {
+				for _, id := range taken {
+					s.drop(id)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
