@@ -63,7 +63,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, sqlStatements} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, sqlStatements, mcpCalls} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("tools: register metrics: %w", err)
 		}

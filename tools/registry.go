@@ -16,10 +16,12 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 )
 
-// Registry is the immutable set of tools, built once at startup.
+// Registry is the set of tools: those built at startup, which never
+// change, and the MCP servers' tools, which change as the servers do.
 type Registry struct {
 	byName map[string]*Tool
 	names  []string // sorted
+	mcp    *MCPSource
 }
 
 // RegistryParams builds a Registry.
@@ -39,6 +41,8 @@ type RegistryParams struct {
 	HTTPClient *http.Client
 	// DB runs SQL tools (Config.SQL). Required when there are any.
 	DB *pgxpool.Pool
+	// MCP, when set, adds the MCP servers' tools (NewMCPSource).
+	MCP *MCPSource
 }
 
 // NewRegistry checks every definition against the rules (rules.go) and
@@ -123,10 +127,14 @@ func NewRegistry(p RegistryParams) (*Registry, error) {
 		all = append(all, def{t, where})
 	}
 
-	r := &Registry{byName: map[string]*Tool{}}
+	r := &Registry{byName: map[string]*Tool{}, mcp: p.MCP}
 	for _, d := range all {
 		if _, dup := r.byName[d.t.Name]; dup {
 			fail(d.where, broken("name", "%q is the name of another tool too", d.t.Name))
+			continue
+		}
+		if srv := p.MCP.serverOf(d.t.Name); srv != "" {
+			fail(d.where, broken("name", "%q is in the namespace of MCP server %q", d.t.Name, srv))
 			continue
 		}
 		if err := prepare(d.t, p.Plans); err != nil {
@@ -239,20 +247,28 @@ func compactJSON(b []byte) json.RawMessage {
 
 // Lookup returns the tool called name.
 func (r *Registry) Lookup(name string) (*Tool, bool) {
-	t, ok := r.byName[name]
-	return t, ok
+	if t, ok := r.byName[name]; ok {
+		return t, true
+	}
+	return r.mcp.lookup(name)
 }
 
 // Names lists every tool name, sorted.
-func (r *Registry) Names() []string { return slices.Clone(r.names) }
+func (r *Registry) Names() []string {
+	m := r.mcp.names()
+	if len(m) == 0 {
+		return slices.Clone(r.names)
+	}
+	return slices.Sorted(slices.Values(append(slices.Clone(r.names), m...)))
+}
 
 // ForPlan lists the tools plan may use, sorted by name; voiceOnly keeps
 // only the voice allowlist. Voice session start sends these to the
 // provider; the LLM router takes their Specs.
 func (r *Registry) ForPlan(plan string, voiceOnly bool) []*Tool {
 	var out []*Tool
-	for _, n := range r.names {
-		t := r.byName[n]
+	for _, n := range r.Names() {
+		t, _ := r.Lookup(n)
 		if voiceOnly && !t.Voice {
 			continue
 		}

@@ -42,7 +42,9 @@ type Main struct {
 	Registry *prometheus.Registry
 	Quota    *quota.Service
 	Tools    *tools.Executor
-	Ledger   *billing.Ledger
+	// MCP is nil when no MCP servers are configured.
+	MCP    *tools.MCPSource
+	Ledger *billing.Ledger
 	// Voice is nil when no provider is configured (no OPENAI_API_KEY).
 	Voice *controlplane.Service
 	// Chat is nil when no provider is configured (no OPENAI_API_KEY).
@@ -103,6 +105,9 @@ func (m *Main) Run(ctx context.Context) error {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
+	if m.MCP != nil {
+		m.background.Go(func() { m.MCP.Run(bg) })
+	}
 	if m.Voice != nil {
 		m.background.Go(func() { m.Voice.Run(bg) })
 	}
@@ -199,6 +204,9 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.stopBackground != nil {
 		m.stopBackground()
 		m.background.Wait()
+	}
+	if m.MCP != nil {
+		errs = append(errs, m.MCP.Close())
 	}
 	if m.Verifier != nil {
 		m.Verifier.Close()

@@ -38,7 +38,8 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *config.Config, log *s
 }
 
 // newTools builds the tool registry (the demo's built-in tools when the
-// demo is enabled, plus configured webhooks) and its executor. An invalid
+// demo is enabled, plus configured webhooks, SQL tools and MCP servers) and
+// its executor. An invalid
 // definition stops startup.
 func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 	var builtins []*tools.Tool
@@ -48,9 +49,16 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 			return nil, err
 		}
 	}
+	if len(m.Config.Tools.MCP) > 0 {
+		var err error
+		if m.MCP, err = tools.NewMCPSource(context.Background(), tools.MCPParams{Servers: m.Config.Tools.MCP,
+			Plans: m.Config.Quota.PlanNames(), Getenv: getenv, Logger: m.Logger}); err != nil {
+			return nil, err
+		}
+	}
 	reg, err := tools.NewRegistry(tools.RegistryParams{
 		Builtins: builtins, Config: m.Config.Tools, Plans: m.Config.Quota.PlanNames(), Getenv: getenv,
-		DB: m.Pool,
+		DB: m.Pool, MCP: m.MCP,
 	})
 	if err != nil {
 		return nil, err
