@@ -203,6 +203,13 @@ func TestMCPServerThatDisappearsAndReturns(t *testing.T) {
 	if len(e.Registry().Names()) != 4 {
 		t.Fatalf("after refresh: %v", e.Registry().Names())
 	}
+	// A restart between two calls: the session is unknown to the new
+	// process, which ran nothing, so the call goes again on a new session.
+	rs.restart()
+	res, err = e.Execute(ctx, mcpCall("c4", "notes__search", `{"q":"d"}`))
+	if err != nil || res.Error != nil || !strings.Contains(string(res.Result), `"q":"d"`) {
+		t.Fatalf("after a restart: %+v %v", res, err)
+	}
 }
 
 func TestMCPConfigIsCheckedAtStartup(t *testing.T) {
