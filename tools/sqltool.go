@@ -61,6 +61,7 @@ func NewSQLTool(db *pgxpool.Pool, d config.SQLTool) (*Tool, error) {
 			return nil, broken("query", "an open tool takes its statement from the model; drop query, args and parameters")
 		}
 		t.Parameters = openSQLParams
+		t.PrivateArguments = true
 		t.Run = s.runOpen
 		// The first parse compiles the parser (about a second); pay it at
 		// startup rather than on a user's first question.

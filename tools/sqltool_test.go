@@ -118,6 +118,14 @@ func TestFixedSQLTool(t *testing.T) {
 	pool := sqlPool(t)
 	e := sqlExecutor(t, pool)
 	ctx := context.Background()
+	// The model's SQL is never the app's to see; a fixed tool's arguments
+	// are ordinary.
+	if ask, _ := e.Registry().Lookup("ask"); !ask.PrivateArguments {
+		t.Error("an open SQL tool's arguments are not private")
+	}
+	if fixed, _ := e.Registry().Lookup("minutes_by_kind"); fixed.PrivateArguments {
+		t.Error("a fixed SQL tool's arguments are private")
+	}
 	res, err := e.Execute(ctx, proCall("u1", "c1", "minutes_by_kind", `{"kind":"run"}`))
 	if err != nil {
 		t.Fatal(err)

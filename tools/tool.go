@@ -72,7 +72,12 @@ type Tool struct {
 	Plans        []string // empty: every plan
 	Timeout      time.Duration
 	MaxTokens    int
-	Run          RunFunc
+	// PrivateArguments says the app must never see this tool's arguments
+	// (an open SQL tool's statement, DESIGN §8): whoever shows or stores
+	// calls for the app leaves them out. Only the model and tool_calls
+	// hold them.
+	PrivateArguments bool
+	Run              RunFunc
 
 	// source is "builtin" or "webhook", for listings and logs.
 	source string
