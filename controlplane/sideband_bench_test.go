@@ -1,0 +1,262 @@
+package controlplane_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/sim"
+)
+
+// fakeCalls is a bare Realtime provider for the sideband benchmarks: calls
+// are placed without media, each sideband socket is kept, and every
+// function_call_output the gateway sends is timed against the function
+// call that asked for it. It costs next to nothing, so the figures are the
+// gateway's.
+type fakeCalls struct {
+	n       atomic.Int64
+	mu      sync.Mutex
+	socks   map[string]*fakeSock
+	sent    sync.Map // call_id → time the function call went out
+	answers chan time.Duration
+}
+
+type fakeSock struct {
+	wmu  sync.Mutex
+	conn *websocket.Conn
+}
+
+func newFakeCalls(t testing.TB) (*fakeCalls, string) {
+	f := &fakeCalls{socks: map[string]*fakeSock{}, answers: make(chan time.Duration, 1<<16)}
+	up := websocket.Upgrader{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/realtime/calls", func(w http.ResponseWriter, _ *http.Request) {
+		id := fmt.Sprintf("rtc_bench%08d", f.n.Add(1))
+		w.Header().Set("Location", "/v1/realtime/calls/"+id)
+		w.Header().Set("Content-Type", "application/sdp")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte("v=0\r\n"))
+	})
+	mux.HandleFunc("POST /v1/realtime/calls/{id}/hangup", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		s := f.socks[r.PathValue("id")]
+		f.mu.Unlock()
+		if s != nil {
+			s.wmu.Lock()
+			_ = s.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""))
+			s.wmu.Unlock()
+		}
+	})
+	mux.HandleFunc("GET /v1/realtime", func(w http.ResponseWriter, r *http.Request) {
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.socks[r.URL.Query().Get("call_id")] = &fakeSock{conn: conn}
+		f.mu.Unlock()
+		for {
+			_, data, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			var ev struct {
+				Type string `json:"type"`
+				Item struct {
+					CallID string `json:"call_id"`
+				} `json:"item"`
+			}
+			if json.Unmarshal(data, &ev) == nil && ev.Type == "conversation.item.create" {
+				if at, ok := f.sent.LoadAndDelete(ev.Item.CallID); ok {
+					f.answers <- time.Since(at.(time.Time))
+				}
+			}
+		}
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return f, ts.URL
+}
+
+// callTool sends a function call on the call's socket.
+func (f *fakeCalls) callTool(callID, id string) {
+	f.mu.Lock()
+	s := f.socks[callID]
+	f.mu.Unlock()
+	ev, _ := json.Marshal(map[string]any{"type": "response.function_call_arguments.done", "call_id": id, "name": "echo",
+		"arguments": `{"q":"x"}`, "event_id": "e", "item_id": "i", "output_index": 0, "response_id": "r"})
+	f.sent.Store(id, time.Now())
+	s.wmu.Lock()
+	_ = s.conn.WriteMessage(websocket.TextMessage, ev)
+	s.wmu.Unlock()
+}
+
+// holdSessions starts n sideband sessions on f's gateway and places their
+// calls, and waits until each is held.
+func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []string {
+	b.Helper()
+	calls := make([]string, 0, n)
+	for range n {
+		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
+		start := mustStart(b, f, p, `{"mode":"sideband"}`)
+		if w := postOffer(b, f, p, start.SessionID, "application/sdp", "v=0\r\n"); w.Code != http.StatusCreated {
+			b.Fatalf("offer: %d %s", w.Code, w.Body)
+		}
+		calls = append(calls, fmt.Sprintf("rtc_bench%08d", fake.n.Load()))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fake.mu.Lock()
+		held := len(fake.socks)
+		fake.mu.Unlock()
+		if held >= n {
+			return calls
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d sidebands attached", held, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func benchFixture(b *testing.B, url string, reg *prometheus.Registry) fixture {
+	b.Helper()
+	s, err := sim.New(sim.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return newFixture(b, options{sim: s, simURL: url, poolSize: 8, registry: reg,
+		configFn: func(c *controlplane.Config) { c.ToolCallsPerMinute = 1 << 30; c.IdleTimeout = time.Hour }})
+}
+
+// The tool round trip the gateway adds in sideband mode at 100 held
+// sessions: from the function call's last event sent by the provider to
+// its function_call_output received, with an echo tool that takes no time
+// of its own. Every call goes through the executor (its exactly-once row)
+// and the per-session rate limit, as in production.
+func BenchmarkSidebandToolRoundTrip(b *testing.B) {
+	fake, url := newFakeCalls(b)
+	reg := prometheus.NewRegistry()
+	f := benchFixture(b, url, reg)
+	calls := holdSessions(b, f, fake, 100)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := max(b.N/len(calls), 1)
+	for i, c := range calls {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(calls))) // spread the sessions over the second
+			for j := range per {
+				fake.callTool(c, fmt.Sprintf("call_%d_%d", i, j))
+				time.Sleep(time.Second) // a call a second per session: 100 calls/s
+			}
+		})
+	}
+	wg.Wait()
+	got := make([]time.Duration, 0, per*len(calls))
+	for len(got) < per*len(calls) {
+		select {
+		case d := <-fake.answers:
+			got = append(got, d)
+		case <-time.After(10 * time.Second):
+			b.Fatalf("%d of %d calls answered", len(got), per*len(calls))
+		}
+	}
+	b.StopTimer()
+	slices.Sort(got)
+	b.ReportMetric(pct(got, .5), "p50-ms")
+	b.ReportMetric(pct(got, .99), "p99-ms")
+	b.ReportMetric(float64(len(got)), "calls")
+	// The holder's own part, without the executor: the histogram's
+	// bucket bounds at p50 and p99.
+	b.ReportMetric(bucketQuantile(b, reg, "voxgate_voice_sideband_tool_overhead_seconds", .5)*1000, "holder-p50≤ms")
+	b.ReportMetric(bucketQuantile(b, reg, "voxgate_voice_sideband_tool_overhead_seconds", .99)*1000, "holder-p99≤ms")
+}
+
+// bucketQuantile is the upper bound of the histogram bucket holding
+// quantile q.
+func bucketQuantile(b *testing.B, reg *prometheus.Registry, name string, q float64) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		for _, bk := range h.GetBucket() {
+			if float64(bk.GetCumulativeCount()) >= q*float64(h.GetSampleCount()) {
+				return bk.GetUpperBound()
+			}
+		}
+	}
+	return -1
+}
+
+// Holding 500 idle sideband sessions: memory per session (heap and
+// goroutine stacks) and the database writes lease upkeep costs per
+// second, beside the session count.
+func BenchmarkSidebandHeld(b *testing.B) {
+	const n = 500
+	fake, url := newFakeCalls(b)
+	f := benchFixture(b, url, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.svc.Run(ctx)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	holdSessions(b, f, fake, n)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perSession := float64(int64(after.HeapInuse+after.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / n
+	writes := func() int64 {
+		var w int64
+		if err := f.pool.QueryRow(ctx, `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
+			FROM pg_stat_user_tables WHERE relname IN ('voice_replicas', 'voice_sessions')`).Scan(&w); err != nil {
+			b.Fatal(err)
+		}
+		return w
+	}
+	// Backends report their statistics late (an idle one within 10 s):
+	// let the starts' writes land before counting.
+	time.Sleep(11 * time.Second)
+	var cpuBefore, cpuAfter time.Duration
+	cpuBefore = processCPU()
+	w0, began := writes(), time.Now()
+	b.ResetTimer()
+	time.Sleep(10 * time.Second) // idle: the lease loop runs, nothing else
+	b.StopTimer()
+	time.Sleep(11 * time.Second) // the window's statistics, reported late
+
+	w1, took := writes(), time.Since(began)
+	cpuAfter = processCPU()
+	b.ReportMetric(float64(n), "sessions")
+	b.ReportMetric(perSession/1024, "KB/session")
+	b.ReportMetric(float64(w1-w0)/took.Seconds(), "db-writes/s")
+	b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/took.Seconds()/n, "cpu-µs/s/session")
+	if f.svc.Held() != n {
+		b.Fatalf("held %d of %d", f.svc.Held(), n)
+	}
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
