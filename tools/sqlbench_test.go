@@ -17,7 +17,10 @@ import (
 // shaping, the finished row) at 16 concurrent callers, beside the same
 // query on the same pool in the same run: the base table filtered by the
 // user's id directly, one statement, no transaction, nothing recorded. It
-// reports each side's calls per second and their ratio.
+// reports each side's calls per second and their ratio, and two more for
+// where the difference goes: the sandbox alone (no executor), and a tool
+// that does nothing (echo) through the executor, which is the cost of
+// validating and recording a call exactly once.
 //
 //	go test ./tools -run '^$' -bench FixedSQLTool -benchtime 4000x
 func BenchmarkFixedSQLTool(b *testing.B) {
@@ -79,16 +82,23 @@ func BenchmarkFixedSQLTool(b *testing.B) {
 		}
 		return err
 	}
+	echo := mustExecutor(b, pool, mustRegistry(b, RegistryParams{Builtins: []*Tool{echoTool("echo")}}))
+	bare := func(i int64) error {
+		_, err := echo.Execute(ctx, chatCall("s", fmt.Sprint("e", i), "echo", `{"text":"run"}`))
+		return err
+	}
 	_ = run(direct) // warm both paths' connections and statement caches
 	b.ResetTimer()
 	viaPool := run(direct)
 	viaTool := run(tool)
 	viaSandbox := run(sandboxed)
+	viaEcho := run(bare)
 	b.StopTimer()
 	b.ReportMetric(viaPool, "pool-calls/s")
 	b.ReportMetric(viaTool, "tool-calls/s")
 	b.ReportMetric(viaTool/viaPool, "ratio")
 	b.ReportMetric(viaSandbox, "sandbox-calls/s")
+	b.ReportMetric(viaEcho, "echo-tool-calls/s")
 }
 
 var benchSandbox sandbox
