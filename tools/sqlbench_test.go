@@ -37,7 +37,7 @@ func BenchmarkFixedSQLTool(b *testing.B) {
 		var wg sync.WaitGroup
 		var failed atomic.Value
 		start := time.Now()
-		per := b.N / callers
+		per := max(1, b.N/callers)
 		for c := 0; c < callers; c++ {
 			wg.Add(1)
 			go func() {
