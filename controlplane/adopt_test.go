@@ -126,3 +126,23 @@ func TestSidebandHandOver(t *testing.T) {
 		t.Fatalf("no record: %+v", s)
 	}
 }
+
+// Usage observed on a held call is saved by the lease loop, in one
+// statement for every call, without waiting for the end: what a holder
+// that dies has seen is not lost with it.
+func TestSidebandUsageSaved(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{simCfg: sim.Config{Script: phoneScript(), Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
+	runReplica(t, f.svc)
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, phone, _ := sidebandCall(t, ctx, f, p)
+	talkToolTurn(t, ctx, phone)
+	waitFor(t, ctx, "the usage saved", func() bool {
+		var audioOut int64
+		_ = f.pool.QueryRow(ctx, `SELECT coalesce((observed->'Session'->>'AudioOut')::bigint, 0) FROM voice_sessions WHERE id = $1`,
+			start.SessionID).Scan(&audioOut)
+		return audioOut > 0
+	})
+}

@@ -46,14 +46,14 @@ func (c *call) handle(ctx context.Context, data []byte) {
 			} `json:"response"`
 		}
 		if json.Unmarshal(data, &ev) == nil {
-			c.observe(ctx, ev.Response.Usage, false)
+			c.observe(ev.Response.Usage, false)
 		}
 	case "conversation.item.input_audio_transcription.completed":
 		var ev struct {
 			Usage json.RawMessage `json:"usage"`
 		}
 		if json.Unmarshal(data, &ev) == nil {
-			c.observe(ctx, ev.Usage, true)
+			c.observe(ev.Usage, true)
 		}
 	case "session.created", "session.updated":
 		// session.created is the first event of every attach: the app
@@ -72,8 +72,8 @@ func (c *call) handle(ctx context.Context, data []byte) {
 }
 
 // observe adds one usage object, read by the same rules as usage an app
-// reports, and saves the sum.
-func (c *call) observe(ctx context.Context, raw json.RawMessage, transcription bool) {
+// reports, and notes the sum for the next save.
+func (c *call) observe(raw json.RawMessage, transcription bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return
 	}
@@ -87,7 +87,7 @@ func (c *call) observe(ctx context.Context, raw json.RawMessage, transcription b
 	}
 	c.observed.Session = c.observed.Session.Add(u.Session)
 	c.observed.Transcription = c.observed.Transcription.Add(u.Transcription)
-	c.flush(ctx)
+	c.s.noteUsage(c.id, c.observed)
 }
 
 // runTool runs one of the model's function calls through the executor,

@@ -22,7 +22,8 @@ func newReplicaID() string {
 // runLeases renews this replica's lease, lets go of calls that are no
 // longer its own, and adopts calls nobody holds, every LeaseRenew until
 // ctx ends. Its database work is per replica, not per call: one upsert,
-// one check of the calls held here, one adoption scan.
+// one save of the usage observed since the last, one check of the calls
+// held here, one adoption scan.
 func (s *Service) runLeases(ctx context.Context) {
 	t := time.NewTicker(s.cfg.LeaseRenew)
 	defer t.Stop()
@@ -66,6 +67,7 @@ func (s *Service) leaseTick(ctx context.Context) error {
 		ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`, s.replica, s.cfg.LeaseTTL.Seconds()); err != nil {
 		return err
 	}
+	s.saveUsage(ctx)
 	if len(held) > 0 {
 		rows, err := s.pool.Query(ctx, `SELECT id FROM voice_sessions WHERE id = ANY($1)
 			AND (ended_at IS NOT NULL OR holder IS DISTINCT FROM $2)`, held, s.replica)
@@ -112,6 +114,7 @@ func (s *Service) drop(id string) {
 func (s *Service) handOver() {
 	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
 	defer cancel()
+	s.saveUsage(ctx)
 	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET holder = NULL WHERE holder = $1 AND ended_at IS NULL`, s.replica); err != nil {
 		s.log.Warn("voice hand-over failed; the calls are adopted when the lease lapses", "err", err)
 		return

@@ -122,6 +122,9 @@ type Service struct {
 	// keeps its lease, so Close hands its calls over.
 	replica string
 	leasing bool
+	// Usage observed on held calls, not yet saved (observed.go).
+	umu     sync.Mutex
+	unsaved map[string]string
 }
 
 // New checks p and builds the service. A model with no price stops it.
@@ -149,7 +152,7 @@ func New(p Params) (*Service, error) {
 	life, stop := context.WithCancel(context.Background())
 	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger,
 		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: newReplicaID()}, nil
+		replica: newReplicaID(), unsaved: map[string]string{}}, nil
 }
 
 // Run keeps this replica's lease on the sideband calls it holds, adopts

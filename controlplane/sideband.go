@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -177,19 +176,11 @@ func (c *call) finish(ctx context.Context, reason string) {
 	}
 }
 
-// flush writes the usage observed so far to the session, so whoever ends
-// it, on any replica, records it. A holder that lost the call to another
-// replica writes nothing: the usage is the new holder's to keep. One
-// handing over writes until the call is adopted.
+// flush saves the usage observed so far now, so whoever ends the
+// session, on any replica, records it.
 func (c *call) flush(ctx context.Context) {
-	raw, _ := json.Marshal(c.observed)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET observed = $2
-		WHERE id = $1 AND ended_at IS NULL AND (holder = $3 OR holder IS NULL)`,
-		c.id, raw, c.s.replica); err != nil {
-		c.s.log.Warn("voice sideband: usage not saved", "session_id", c.id, "err", err)
-	}
+	c.s.noteUsage(c.id, c.observed)
+	c.s.saveUsage(ctx, c.id)
 }
 
 // send writes client events; one the socket did not take is kept for
