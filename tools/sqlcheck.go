@@ -68,6 +68,9 @@ type sqlChecker struct {
 	qualified map[string]bool
 	bare      map[string]bool
 	funcs     map[string]bool
+	// schemaNamed refuses a bare view name: a fixed query is prepared as
+	// the gateway, outside the sandbox's search_path.
+	schemaNamed bool
 }
 
 func newSQLChecker(views, funcs []string) (*sqlChecker, error) {
@@ -256,7 +259,11 @@ func (c *sqlChecker) checkRelation(r *pganalyze.RangeVar, scope []string) error 
 			return nil
 		}
 		return refused("%s.%s is not one of the listed views", r.Schemaname, name)
-	case slices.Contains(scope, name) || c.bare[name]:
+	case slices.Contains(scope, name):
+		return nil
+	case c.bare[name] && c.schemaNamed:
+		return refused("name the view with its schema (schema.%s) in a fixed query", name)
+	case c.bare[name]:
 		return nil
 	}
 	return refused("%s is not one of the listed views", name)

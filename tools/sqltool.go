@@ -74,7 +74,9 @@ func NewSQLTool(db *pgxpool.Pool, d config.SQLTool) (*Tool, error) {
 	if t.Parameters, err = json.Marshal(d.Parameters); err != nil {
 		return nil, broken("parameters", "%v", err)
 	}
-	if err := chk.check(d.Query); err != nil {
+	fixed := *chk
+	fixed.schemaNamed = true
+	if err := fixed.check(d.Query); err != nil {
 		var te *ToolError
 		if errors.As(err, &te) {
 			return nil, broken("query", "%s", te.Message)

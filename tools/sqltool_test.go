@@ -167,6 +167,7 @@ func TestFixedSQLToolsAreCheckedAtStartup(t *testing.T) {
 		{"two statements", def("SELECT 1; SELECT 2"), "exactly one statement"},
 		{"not a select", def("DELETE FROM sqltest.my_entries"), "DELETE is not allowed"},
 		{"outside the views", def("SELECT * FROM sqltest.entries"), "sqltest.entries is not one of the listed views"},
+		{"bare view name", def("SELECT * FROM my_entries"), "name the view with its schema"},
 		{"too few args", def("SELECT * FROM sqltest.my_entries WHERE kind = $1"), "args: the query has 1 placeholders and args names 0"},
 		{"arg not a parameter", def("SELECT * FROM sqltest.my_entries WHERE kind = $1", "sort"), `args: "sort" is not a property`},
 		{"bad view name", config.SQLTool{Name: "fixed", Description: "d", Views: []string{"entries"}, Query: "SELECT 1", Parameters: params}, "views:"},
