@@ -25,7 +25,7 @@ const mcpSecret = "an-identity-secret-of-32-bytes!!"
 
 // notesServer is an in-process MCP server built with the same SDK. Its
 // search tool answers with the query and the identity header it received.
-func notesServer() *mcp.Server {
+func notesServer(without ...string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
 	obj := func(props string) json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{` + props + `},"additionalProperties":false}`)
@@ -58,10 +58,15 @@ func notesServer() *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "big", Description: "Answers at length.", InputSchema: obj(``)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 5000)}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "broken", Description: "Always fails.", InputSchema: obj(``)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the index is rebuilding"}}}, nil
 		})
+	s.RemoveTools(without...)
 	return s
 }
 
@@ -84,8 +89,8 @@ type restartable struct {
 	handler atomic.Pointer[http.Handler]
 }
 
-func (r *restartable) restart() {
-	s := notesServer()
+func (r *restartable) restart(without ...string) {
+	s := notesServer(without...)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	r.handler.Store(&h)
 	r.down.Store(false)
@@ -110,7 +115,7 @@ func mcpFixture(t *testing.T, srv config.MCPServer) (*Executor, *MCPSource, *res
 	}
 	srv.URL = hs.URL
 	if srv.Tools == nil {
-		srv.Tools = []string{"search", "for_user", "slow", "broken"}
+		srv.Tools = []string{"search", "for_user", "slow", "broken", "big"}
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	src, err := NewMCPSource(context.Background(), MCPParams{Servers: []config.MCPServer{srv}, Plans: testPlans,
@@ -132,7 +137,7 @@ func TestMCPDiscoveryAndAllowlist(t *testing.T) {
 	t.Parallel()
 	e, _, _ := mcpFixture(t, config.MCPServer{Timeout: 500 * time.Millisecond})
 	names := e.Registry().Names()
-	want := []string{"echo", "notes__broken", "notes__search", "notes__slow"}
+	want := []string{"echo", "notes__big", "notes__broken", "notes__search", "notes__slow"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("names: got %v, want %v (delete_all is not allowlisted, for_user names the user)", names, want)
 	}
@@ -149,7 +154,8 @@ func TestMCPDiscoveryAndAllowlist(t *testing.T) {
 
 func TestMCPCall(t *testing.T) {
 	t.Parallel()
-	e, _, _ := mcpFixture(t, config.MCPServer{Timeout: 500 * time.Millisecond, IdentityHeader: "X-Notes-User", SecretEnv: "NOTES_SECRET"})
+	e, _, _ := mcpFixture(t, config.MCPServer{Timeout: 500 * time.Millisecond, IdentityHeader: "X-Notes-User",
+		SecretEnv: "NOTES_SECRET", MaxResponseBytes: 1000})
 	ctx := context.Background()
 
 	unconfirmed := mcpCall("c1", "notes__search", `{"q":"tea"}`)
@@ -170,6 +176,13 @@ func TestMCPCall(t *testing.T) {
 	res, err = e.Execute(ctx, mcpCall("c4", "notes__broken", `{}`))
 	if err != nil || res.Error == nil || res.Error.Code != "mcp_tool_error" || !strings.Contains(res.Output, "rebuilding") {
 		t.Fatalf("tool error: %+v %v", res, err)
+	}
+	res, err = e.Execute(ctx, mcpCall("c6", "notes__big", `{}`))
+	if err != nil || res.Error == nil || res.Error.Code != "mcp_too_large" {
+		t.Fatalf("response cap: %+v %v", res, err)
+	}
+	if got := counterValue(mcpCalls.WithLabelValues("notes", "too_large")); got < 1 {
+		t.Fatalf("voxgate_tools_mcp_calls_total{outcome=too_large} = %v", got)
 	}
 	start := time.Now()
 	res, err = e.Execute(ctx, mcpCall("c5", "notes__slow", `{}`))
@@ -200,8 +213,14 @@ func TestMCPServerThatDisappearsAndReturns(t *testing.T) {
 		t.Fatalf("after return: %+v %v", res, err)
 	}
 	src.Refresh(ctx)
-	if len(e.Registry().Names()) != 4 {
+	if len(e.Registry().Names()) != 5 {
 		t.Fatalf("after refresh: %v", e.Registry().Names())
+	}
+	// The server drops a tool: the next refresh drops it too.
+	rs.restart("broken")
+	src.Refresh(ctx)
+	if _, ok := e.Registry().Lookup("notes__broken"); ok || len(e.Registry().Names()) != 4 {
+		t.Fatalf("after the server dropped broken: %v", e.Registry().Names())
 	}
 	// A restart between two calls: the session is unknown to the new
 	// process, which ran nothing, so the call goes again on a new session.

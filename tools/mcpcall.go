@@ -56,16 +56,15 @@ func (srv *mcpServer) drop(cs *mcp.ClientSession) {
 // discover lists the server's tools and builds those on its allowlist.
 // A tool whose schema breaks a rule is left out and logged.
 func (srv *mcpServer) discover(ctx context.Context, plans []string, log *slog.Logger) (map[string]*Tool, error) {
-	cs, err := srv.sessionFor(ctx)
+	listed, err := srv.list(ctx)
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		listed, err = srv.list(ctx) // a restarted server: once more, on a new session
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]*Tool{}
-	for mt, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			srv.drop(cs)
-			return nil, err
-		}
+	for _, mt := range listed {
 		if !slices.Contains(srv.cfg.Tools, mt.Name) {
 			continue
 		}
@@ -78,6 +77,23 @@ func (srv *mcpServer) discover(ctx context.Context, plans []string, log *slog.Lo
 			continue
 		}
 		out[t.Name] = t
+	}
+	return out, nil
+}
+
+// list reads the server's whole tool list; a failed session is dropped.
+func (srv *mcpServer) list(ctx context.Context) ([]*mcp.Tool, error) {
+	cs, err := srv.sessionFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*mcp.Tool
+	for mt, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			srv.drop(cs)
+			return nil, err
+		}
+		out = append(out, mt)
 	}
 	return out, nil
 }
