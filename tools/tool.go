@@ -79,7 +79,7 @@ type Tool struct {
 	PrivateArguments bool
 	Run              RunFunc
 
-	// source is "builtin" or "webhook", for listings and logs.
+	// source is "builtin", "webhook", "sql" or "mcp", for listings and logs.
 	source string
 	params *jsonschema.Schema
 	output *jsonschema.Schema
@@ -178,7 +178,7 @@ func (t *Tool) Spec() Spec {
 	return Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 }
 
-// Source is "builtin" or "webhook".
+// Source is "builtin", "webhook", "sql" or "mcp".
 func (t *Tool) Source() string { return t.source }
 
 // AllowsPlan reports whether plan may use the tool.
