@@ -39,16 +39,39 @@ func (s *Service) runLeases(ctx context.Context) {
 	}
 }
 
-// adoptSQL takes the open calls whose holder has no live lease (or that
-// were handed over), a batch at a time; SKIP LOCKED keeps two adopting
-// replicas off each other's rows.
+// adoptSQL takes the open calls whose holder's lease has lapsed, or that
+// were handed over (no holder), a batch at a time. It finds them through
+// the partial index on open calls' holders, so a scan with nothing to
+// adopt costs next to nothing however many calls are held; SKIP LOCKED
+// keeps two adopting replicas off each other's rows.
 const adoptSQL = `UPDATE voice_sessions SET holder = $1 WHERE id IN (
 	SELECT v.id FROM voice_sessions v
 	WHERE v.ended_at IS NULL AND v.call_id IS NOT NULL AND v.expires_at > now()
-		AND v.holder IS DISTINCT FROM $1
-		AND NOT EXISTS (SELECT 1 FROM voice_replicas r WHERE r.id = v.holder AND r.lease_until > now())
+		AND (v.holder IS NULL OR v.holder IN (SELECT r.id FROM voice_replicas r WHERE r.lease_until <= now() AND r.id <> $1))
 	ORDER BY v.id LIMIT 100 FOR UPDATE OF v SKIP LOCKED)
 RETURNING id`
+
+// forgetSQL removes the lease rows of replicas long dead whose calls have
+// all been adopted or ended.
+const forgetSQL = `DELETE FROM voice_replicas r WHERE r.lease_until < now() - interval '1 minute'
+	AND NOT EXISTS (SELECT 1 FROM voice_sessions v WHERE v.holder = r.id AND v.ended_at IS NULL AND v.call_id IS NOT NULL)`
+
+// renewSQL renews (or first takes) this replica's lease.
+const renewSQL = `INSERT INTO voice_replicas (id, lease_until) VALUES ($1, now() + $2::float8 * interval '1 second')
+	ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`
+
+// ensureLease takes this replica's lease before its first call, so a call
+// placed before Run's first renewal has a holder others can see lapse.
+func (s *Service) ensureLease(ctx context.Context) error {
+	if s.leased.Load() {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, renewSQL, s.replica, s.cfg.LeaseTTL.Seconds()); err != nil {
+		return err
+	}
+	s.leased.Store(true)
+	return nil
+}
 
 func (s *Service) leaseTick(ctx context.Context) error {
 	s.hmu.Lock()
@@ -63,10 +86,10 @@ func (s *Service) leaseTick(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.LeaseTTL)
 	defer cancel()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO voice_replicas (id, lease_until) VALUES ($1, now() + $2::float8 * interval '1 second')
-		ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until`, s.replica, s.cfg.LeaseTTL.Seconds()); err != nil {
+	if _, err := s.pool.Exec(ctx, renewSQL, s.replica, s.cfg.LeaseTTL.Seconds()); err != nil {
 		return err
 	}
+	s.leased.Store(true)
 	s.saveUsage(ctx)
 	if len(held) > 0 {
 		rows, err := s.pool.Query(ctx, `SELECT id FROM voice_sessions WHERE id = ANY($1)
@@ -95,7 +118,8 @@ func (s *Service) leaseTick(ctx context.Context) error {
 		s.log.Info("voice sideband: adopting a call", "session_id", id)
 		s.hold(id)
 	}
-	return nil
+	_, err = s.pool.Exec(ctx, forgetSQL)
+	return err
 }
 
 // drop lets go of a call this replica no longer holds.
@@ -119,6 +143,7 @@ func (s *Service) handOver() {
 		s.log.Warn("voice hand-over failed; the calls are adopted when the lease lapses", "err", err)
 		return
 	}
+	s.leased.Store(false)
 	if _, err := s.pool.Exec(ctx, `DELETE FROM voice_replicas WHERE id = $1`, s.replica); err != nil {
 		s.log.Warn("voice lease not released", "err", err)
 	}

@@ -96,6 +96,10 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 	if err := json.Unmarshal(config, &sess); err != nil {
 		return "", apierr.Wrap(apierr.Internal, "", err)
 	}
+	if err := s.ensureLease(ctx); err != nil {
+		s.freeOffer(ctx, id)
+		return "", database.Error("controlplane: take the lease", err)
+	}
 	began := time.Now()
 	call, err := s.rt.CreateCall(ctx, offer, sess)
 	s.metrics.mint.Observe(time.Since(began).Seconds())

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -122,6 +123,7 @@ type Service struct {
 	// keeps its lease, so Close hands its calls over.
 	replica string
 	leasing bool
+	leased  atomic.Bool // the lease row exists
 	// Usage observed on held calls, not yet saved (observed.go).
 	umu     sync.Mutex
 	unsaved map[string]string
