@@ -3,8 +3,10 @@ package tools
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	pganalyze "github.com/pganalyze/pg_query_go/v6"
 	pgquery "github.com/wasilibs/go-pgquery"
@@ -26,6 +28,33 @@ const (
 	// maxSQLDepth bounds how deeply the parse tree may nest.
 	maxSQLDepth = 120
 )
+
+// parseSlots bounds concurrent parses. Each concurrent parse needs a parser
+// instance of its own, and building one compiles the WebAssembly module
+// again (about a second of CPU); instances are kept for reuse. Parsing is
+// CPU-bound, so more at once than cores gains nothing, and with the bound
+// every instance there will ever be is built by warmParser at startup.
+var parseSlots = make(chan struct{}, min(runtime.GOMAXPROCS(0), 4))
+
+var warmOnce sync.Once
+
+// warmParser builds every parser instance up front, so no user's question
+// waits for a compile.
+func warmParser() {
+	warmOnce.Do(func() {
+		var wg sync.WaitGroup
+		for range cap(parseSlots) {
+			wg.Go(func() { _, _ = parseSQL("SELECT 1") })
+		}
+		wg.Wait()
+	})
+}
+
+func parseSQL(sql string) (*pganalyze.ParseResult, error) {
+	parseSlots <- struct{}{}
+	defer func() { <-parseSlots }()
+	return pgquery.Parse(sql)
+}
 
 // identRE is a plain lower-case SQL identifier.
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -130,7 +159,7 @@ func (c *sqlChecker) check(sql string) (err error) {
 			err = refused("it could not be parsed")
 		}
 	}()
-	tree, perr := pgquery.Parse(sql)
+	tree, perr := parseSQL(sql)
 	if perr != nil {
 		return refused("it does not parse (%s)", parseProblem(perr))
 	}

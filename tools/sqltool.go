@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	pganalyze "github.com/pganalyze/pg_query_go/v6"
-	pgquery "github.com/wasilibs/go-pgquery"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/voxgate/voxgate/internal/config"
@@ -63,9 +62,9 @@ func NewSQLTool(db *pgxpool.Pool, d config.SQLTool) (*Tool, error) {
 		t.Parameters = openSQLParams
 		t.PrivateArguments = true
 		t.Run = s.runOpen
-		// The first parse compiles the parser (about a second); pay it at
-		// startup rather than on a user's first question.
-		_ = chk.check("SELECT 1")
+		// Building the parser's instances costs about a second: pay it at
+		// startup rather than on users' first questions.
+		warmParser()
 		return t, nil
 	}
 	if d.Parameters == nil {
@@ -103,7 +102,7 @@ func NewSQLTool(db *pgxpool.Pool, d config.SQLTool) (*Tool, error) {
 
 // placeholders returns the highest $n in a fixed query.
 func placeholders(q string) (int, error) {
-	tree, err := pgquery.Parse(q)
+	tree, err := parseSQL(q)
 	if err != nil {
 		return 0, err
 	}
