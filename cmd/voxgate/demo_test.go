@@ -156,7 +156,7 @@ func TestMigrateCommandFollowsTheSwitch(t *testing.T) {
 		if err := run(context.Background(), []string{"migrate"}, func(k string) string { return env[k] }, &out, &bytes.Buffer{}); err != nil {
 			t.Fatalf("VOXGATE_DEMO=%q: migrate: %v", demo, err)
 		}
-		if got, want := strings.Contains(out.String(), "demo: applied 2 migration(s)"), demo == "true"; got != want {
+		if got, want := strings.Contains(out.String(), "demo: applied 3 migration(s)"), demo == "true"; got != want {
 			t.Fatalf("VOXGATE_DEMO=%q: output %q, want the demo set applied: %v", demo, out.String(), want)
 		}
 		if !strings.Contains(out.String(), "core: applied ") {
