@@ -253,6 +253,17 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 	return r.mcp.lookup(name)
 }
 
+// HasSQLTools reports whether any tool runs in the SQL sandbox, whose
+// database side CheckSQLSandbox then checks at startup.
+func (r *Registry) HasSQLTools() bool {
+	for _, t := range r.byName {
+		if t.sandboxed {
+			return true
+		}
+	}
+	return false
+}
+
 // Names lists every tool name, sorted.
 func (r *Registry) Names() []string {
 	m := r.mcp.names()

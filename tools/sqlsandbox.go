@@ -224,3 +224,32 @@ func statementError(err error, timeout time.Duration) error {
 	}
 	return err
 }
+
+// CheckSQLSandbox checks, at startup, that the database holds what the
+// sandbox relies on (migration 0055, which needs a superuser for part of
+// it): the reader role exists, bypasses no row-level security and is not a
+// superuser; the gateway's role may switch to it; and the reader may not
+// call set_config. A gateway with SQL tools refuses to start otherwise.
+func CheckSQLSandbox(ctx context.Context, db *pgxpool.Pool) error {
+	var exists, member, super, bypass, setConfig bool
+	err := db.QueryRow(ctx, `SELECT r.rolname IS NOT NULL,
+		coalesce(pg_has_role(current_user, r.oid, 'MEMBER'), false),
+		coalesce(r.rolsuper, false), coalesce(r.rolbypassrls, false),
+		coalesce(has_function_privilege(r.oid, 'pg_catalog.set_config(text, text, boolean)', 'EXECUTE'), false)
+		FROM (SELECT 1) one LEFT JOIN pg_roles r ON r.rolname = $1`, ReaderRole).
+		Scan(&exists, &member, &super, &bypass, &setConfig)
+	switch {
+	case err != nil:
+		return fmt.Errorf("tools: check the SQL sandbox: %w", err)
+	case !exists:
+		return fmt.Errorf("tools: SQL tools need the role %s (migration 0055 could not create it: see its warning)", ReaderRole)
+	case !member:
+		return fmt.Errorf("tools: SQL tools need the gateway's database user to be a member of %s (GRANT %s TO <user>)", ReaderRole, ReaderRole)
+	case super || bypass:
+		return fmt.Errorf("tools: %s must be neither a superuser nor BYPASSRLS", ReaderRole)
+	case setConfig:
+		return fmt.Errorf("tools: %s may call set_config, so a statement could change the user the row-level-security policies see; "+
+			"a superuser runs: REVOKE EXECUTE ON FUNCTION set_config(text, text, boolean) FROM PUBLIC, then grants it to the gateway's user", ReaderRole)
+	}
+	return nil
+}

@@ -54,7 +54,7 @@ func NewSQLTool(db *pgxpool.Pool, d config.SQLTool) (*Tool, error) {
 	s := &sqlTool{name: d.Name, sb: sandbox{db: db, timeout: st, searchPath: chk.searchPath(), open: d.Open},
 		chk: chk, notice: d.Notice}
 	t := &Tool{Name: d.Name, Description: d.Description, Voice: d.Voice, Tier: TierNone,
-		Plans: d.Plans, Timeout: d.Timeout, MaxTokens: d.MaxTokens, source: "sql"}
+		Plans: d.Plans, Timeout: d.Timeout, MaxTokens: d.MaxTokens, source: "sql", sandboxed: true}
 	if d.Open {
 		if d.Query != "" || len(d.Args) > 0 || d.Parameters != nil {
 			return nil, broken("query", "an open tool takes its statement from the model; drop query, args and parameters")

@@ -186,3 +186,24 @@ func TestFixedSQLToolsAreCheckedAtStartup(t *testing.T) {
 		t.Error("SQL tools without a database were accepted")
 	}
 }
+
+func TestCheckSQLSandbox(t *testing.T) {
+	t.Parallel()
+	pool := sqlPool(t)
+	ctx := context.Background()
+	if err := CheckSQLSandbox(ctx, pool); err != nil {
+		t.Fatalf("a migrated database: %v", err)
+	}
+	// As if migration 0055 had run without a superuser: set_config is
+	// still the reader's to call.
+	if _, err := pool.Exec(ctx, "GRANT EXECUTE ON FUNCTION set_config(text, text, boolean) TO voxgate_reader"); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSQLSandbox(ctx, pool); err == nil || !strings.Contains(err.Error(), "may call set_config") {
+		t.Fatalf("got %v, want a refusal naming set_config", err)
+	}
+	reg := mustRegistry(t, RegistryParams{DB: pool, Config: config.Tools{SQL: []config.SQLTool{openDef("ask")}}})
+	if !reg.HasSQLTools() || mustRegistry(t, RegistryParams{Builtins: []*Tool{echoTool("echo")}}).HasSQLTools() {
+		t.Fatal("HasSQLTools")
+	}
+}

@@ -81,8 +81,11 @@ type Tool struct {
 
 	// source is "builtin", "webhook", "sql" or "mcp", for listings and logs.
 	source string
-	params *jsonschema.Schema
-	output *jsonschema.Schema
+	// sandboxed marks a SQL tool, whatever its source: it needs
+	// CheckSQLSandbox to pass.
+	sandboxed bool
+	params    *jsonschema.Schema
+	output    *jsonschema.Schema
 }
 
 // Invocation is what a tool body receives.

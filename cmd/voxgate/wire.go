@@ -63,6 +63,11 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if reg.HasSQLTools() {
+		if err := tools.CheckSQLSandbox(context.Background(), m.Pool); err != nil {
+			return nil, err
+		}
+	}
 	return tools.NewExecutor(tools.ExecutorParams{
 		DB: m.Pool, Registry: reg, Plans: m.Quota, Metrics: m.Registry, Logger: m.Logger,
 	})
