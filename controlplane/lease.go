@@ -147,6 +147,12 @@ func (s *Service) handOver() {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM voice_replicas WHERE id = $1`, s.replica); err != nil {
 		s.log.Warn("voice lease not released", "err", err)
 	}
+	// With no other replica alive, nobody will adopt before this one is
+	// gone: the calls wait for the next replica to start.
+	var others bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM voice_replicas WHERE lease_until > now())`).Scan(&others); err != nil || !others {
+		return
+	}
 	for s.Held() > 0 {
 		var waiting []string
 		s.hmu.Lock()
