@@ -22,8 +22,14 @@ type pending struct {
 }
 
 // storePending saves a validated call for confirmation, bound to the user
-// and the session, for ConfirmationTTL.
-func (s *Service) storePending(ctx context.Context, userID string, p pending) error {
+// and the session, for ConfirmationTTL. A fresh session's row is written
+// first: the confirmation belongs to it.
+func (s *Service) storePending(ctx context.Context, userID string, p pending, fresh bool) error {
+	if fresh {
+		if _, err := s.pool.Exec(ctx, createSessionSQL, p.SessionID, userID); err != nil {
+			return database.Error("sse: create session", err)
+		}
+	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO chat_confirmations
 		(call_id, user_id, session_id, turn_id, tool, arguments, assistant_text, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,

@@ -60,7 +60,7 @@ func (t *turn) finish(ctx context.Context) ([]byte, error) {
 	err := pgx.BeginFunc(wctx, t.s.pool, func(tx pgx.Tx) error {
 		err := saveTurn(wctx, tx, storedTurn{sessionID: t.sessionID, userID: t.p.UserID, turnID: t.turnID,
 			userText: t.req.Message, userData: messageData{Confirm: t.req.Confirm},
-			answerID: resp.MessageID, answer: resp.Message, answerData: t.answer})
+			answerID: resp.MessageID, answer: resp.Message, answerData: t.answer}, t.fresh)
 		if err != nil {
 			return err
 		}

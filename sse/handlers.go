@@ -113,7 +113,7 @@ func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*t
 			return release(apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan."))
 		}
 	}
-	if t.sessionID, err = s.ensureSession(ctx, p.UserID, req.SessionID); err != nil {
+	if t.sessionID, t.fresh, err = s.ensureSession(ctx, p.UserID, req.SessionID); err != nil {
 		return release(err)
 	}
 	if req.Confirm != nil {

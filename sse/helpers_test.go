@@ -101,6 +101,7 @@ type options struct {
 	plans   func(*config.Quota)
 	cfg     func(*sse.Config)
 	timeout time.Duration // the provider's per-event timeout
+	poolSize int32 // default 6
 	// capture, when set, receives every Chat Completions request body.
 	capture chan<- []byte
 }
@@ -121,7 +122,10 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.dbURL == "" {
 		o.dbURL = pgtest.URL(t)
 	}
-	pool := pgtest.NewPool(t, o.dbURL, 6)
+	if o.poolSize == 0 {
+		o.poolSize = 6
+	}
+	pool := pgtest.NewPool(t, o.dbURL, o.poolSize)
 	if o.sim == nil {
 		cfg := sim.Config{Latency: simtest.ZeroLatency(), Script: script()}
 		if o.simCfg != nil {

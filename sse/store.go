@@ -64,29 +64,31 @@ type ToolCall struct {
 }
 
 // ensureSession returns the session to run a turn in: id when it is the
-// user's and not idle past IdleExpiry, a new one when id is empty or idle.
-// Another user's session, or none, is NOT_FOUND.
-func (s *Service) ensureSession(ctx context.Context, userID, id string) (string, error) {
+// user's and not idle past IdleExpiry, else a new id (fresh). A new
+// session's row is written with the turn's first write (its messages, or a
+// pending confirmation), so a turn makes no commit of its own before the
+// model is called. Another user's session, or none, is NOT_FOUND.
+func (s *Service) ensureSession(ctx context.Context, userID, id string) (_ string, fresh bool, _ error) {
 	if id != "" {
 		var live bool
 		err := s.pool.QueryRow(ctx, `SELECT last_active_at > now() - make_interval(secs => $3)
 			FROM chat_sessions WHERE id = $1 AND user_id = $2`, id, userID, IdleExpiry.Seconds()).Scan(&live)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return "", apierr.New(apierr.NotFound, "")
+			return "", false, apierr.New(apierr.NotFound, "")
 		}
 		if err != nil {
-			return "", database.Error("sse: read session", err)
+			return "", false, database.Error("sse: read session", err)
 		}
 		if live {
-			return id, nil
+			return id, false, nil
 		}
 	}
-	id = newID("cs_")
-	if _, err := s.pool.Exec(ctx, `INSERT INTO chat_sessions (id, user_id) VALUES ($1, $2)`, id, userID); err != nil {
-		return "", database.Error("sse: create session", err)
-	}
-	return id, nil
+	return newID("cs_"), true, nil
 }
+
+// createSessionSQL writes a fresh session's row; the id is the server's
+// own, so a conflict can only be this turn's earlier write.
+const createSessionSQL = `INSERT INTO chat_sessions (id, user_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`
 
 // history is the last n messages of a session, oldest first.
 func (s *Service) history(ctx context.Context, sessionID string, n int) ([]Message, error) {
@@ -124,9 +126,9 @@ type storedTurn struct {
 	answerData                messageData
 }
 
-// saveTurn writes both messages in tx, marks the session active and trims
-// it to MaxSessionMessages.
-func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn) error {
+// saveTurn writes both messages in tx (creating a fresh session), marks
+// the session active and trims it to MaxSessionMessages, in one round trip.
+func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn, fresh bool) error {
 	ud, err := json.Marshal(t.userData)
 	if err != nil {
 		return err
@@ -135,21 +137,22 @@ func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO chat_messages (id, session_id, user_id, turn_id, role, content, data)
+	var b pgx.Batch
+	if fresh {
+		b.Queue(createSessionSQL, t.sessionID, t.userID)
+	}
+	b.Queue(`INSERT INTO chat_messages (id, session_id, user_id, turn_id, role, content, data)
 		VALUES ($1, $2, $3, $4, 'user', $5, $6), ($7, $2, $3, $4, 'assistant', $8, $9)`,
 		newID("msg_"), t.sessionID, t.userID, t.turnID, t.userText, ud, t.answerID, t.answer, ad)
-	if err != nil {
-		return database.Error("sse: save messages", err)
-	}
-	_, err = tx.Exec(ctx, `WITH cut AS (
+	b.Queue(`WITH cut AS (
 			DELETE FROM chat_messages WHERE session_id = $1 AND seq <= (
 				SELECT seq FROM chat_messages WHERE session_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)
 			RETURNING 1)
 		UPDATE chat_sessions SET last_active_at = now(),
 			message_count = message_count + 2 - (SELECT count(*) FROM cut)
 		WHERE id = $1`, t.sessionID, MaxSessionMessages)
-	if err != nil {
-		return database.Error("sse: update session", err)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return database.Error("sse: save the turn's messages", err)
 	}
 	return nil
 }

@@ -116,10 +116,11 @@ func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.Tool
 		return false, t.out.send("tool", toolEvent(c, "failed"))
 	}
 	err = t.s.storePending(ctx, t.p.UserID, pending{CallID: c.ID, SessionID: t.sessionID, TurnID: t.turnID,
-		Tool: tool.Name, Arguments: args, AssistantText: t.msgs[len(t.msgs)-1].Content})
+		Tool: tool.Name, Arguments: args, AssistantText: t.msgs[len(t.msgs)-1].Content}, t.fresh)
 	if err != nil {
 		return false, err
 	}
+	t.fresh = false
 	t.pending = true
 	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "pending", Arguments: args})
 	t.answer.Actions = append(t.answer.Actions, Action{Type: "confirm", Label: tool.Description,

@@ -38,6 +38,7 @@ type turn struct {
 	req       *Request
 	ticket    *quota.Ticket
 	sessionID string
+	fresh     bool // the session is new: its row is not written yet
 	turnID    string
 	confirm   *pending // the confirmation this request answers
 	key       string   // the Idempotency-Key, "" without one

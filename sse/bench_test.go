@@ -1,0 +1,215 @@
+package sse_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+	"github.com/voxgate/voxgate/sse"
+)
+
+func benchPlan(q *config.Quota) { q.Plans["bench"] = config.BenchPlan() }
+
+func pct(d []time.Duration, p float64) float64 {
+	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
+}
+
+// firstContent posts a streamed turn and returns the time to its first
+// content event; the rest of the stream is read to its end.
+func firstContent(url string, n int) (time.Duration, error) {
+	body := fmt.Sprintf(`{"message":"hello %d"}`, n)
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Test-User", fmt.Sprintf("bench-%d", n%64))
+	req.Header.Set("X-Test-Plan", "bench")
+	began := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var took time.Duration
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if took == 0 && sc.Text() == "event: content" {
+			took = time.Since(began)
+		}
+	}
+	if took == 0 {
+		return 0, fmt.Errorf("no content (status %d)", resp.StatusCode)
+	}
+	return took, nil
+}
+
+// directFirstChunk streams the same answer straight from the simulator
+// with openai-go and returns the time to its first content chunk.
+func directFirstChunk(client openai.Client, n int) (time.Duration, error) {
+	began := time.Now()
+	s := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model:         sse.DefaultConfig().Model,
+		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage(fmt.Sprintf("hello %d", n))},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	defer s.Close()
+	var took time.Duration
+	for s.Next() {
+		if c := s.Current(); took == 0 && len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
+			took = time.Since(began)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return took, nil
+}
+
+// BenchmarkTimeToFirstContent: the gateway's overhead on a streamed turn
+// without tools — the time to the first content event through voxgate
+// beside the time to the first content chunk straight from the simulator,
+// interleaved in one run, at 1 and 50 concurrent streams, bench plan, the
+// production pool size. The model answers like a fast real one (50 ms to
+// the first token, then 200 tokens a second, 100 tokens), so 50 streams
+// are 50 turns in flight rather than 50 loops racing for the CPU.
+func BenchmarkTimeToFirstContent(b *testing.B) {
+	cfg := sim.Config{Latency: &sim.Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1},
+		Script: sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"hello"}}, Reply: sim.Reply{Text: "Hello there. ", TextTokens: 100}}}}}
+	f := newFixture(b, options{plans: benchPlan, simCfg: &cfg, poolSize: 20, cfg: func(c *sse.Config) { c.ContextTool = "" }})
+	client := simtest.Client(f.simURL)
+	for _, streams := range []int{1, 50} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			n := max(b.N, 2*streams)
+			gw, direct := make([]time.Duration, n), make([]time.Duration, n)
+			var wg sync.WaitGroup
+			next := make(chan int, n)
+			for i := range n {
+				next <- i
+			}
+			close(next)
+			b.ResetTimer()
+			for range streams {
+				wg.Go(func() {
+					for i := range next {
+						var err error
+						if gw[i], err = firstContent(f.url, i); err != nil {
+							b.Error(err)
+							return
+						}
+						if direct[i], err = directFirstChunk(client, i); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			slices.Sort(gw)
+			slices.Sort(direct)
+			for _, p := range []struct {
+				name string
+				q    float64
+			}{{"p50", .5}, {"p90", .9}, {"p99", .99}} {
+				b.ReportMetric(pct(direct, p.q), "direct-"+p.name+"-ms")
+				b.ReportMetric(pct(gw, p.q), "gw-"+p.name+"-ms")
+				b.ReportMetric(pct(gw, p.q)-pct(direct, p.q), "added-"+p.name+"-ms")
+			}
+		})
+	}
+}
+
+// BenchmarkIdleStreams holds 2,000 streams open while the model has not
+// answered and reports the memory each costs: the heap and stacks of the
+// whole process (test clients, gateway and simulator together) beside the
+// same count of streams held open straight to the simulator, measured in
+// the same run; the difference is the gateway's share.
+func BenchmarkIdleStreams(b *testing.B) {
+	const streams = 2000
+	cfg := sim.Config{Latency: &sim.Latency{TTFT: time.Hour}, Script: script()}
+	for range b.N {
+		direct := holdStreams(b, cfg, streams, true)
+		gateway := holdStreams(b, cfg, streams, false)
+		b.ReportMetric(direct/1024, "direct-KiB/stream")
+		b.ReportMetric(gateway/1024, "gw+direct-KiB/stream")
+		b.ReportMetric((gateway-direct)/1024, "gw-KiB/stream")
+	}
+}
+
+// holdStreams opens n streams (to the simulator directly, or through a
+// gateway) that wait on the model, and returns the memory per stream.
+func holdStreams(b *testing.B, cfg sim.Config, n int, direct bool) float64 {
+	b.Helper()
+	var f *fixture
+	if direct {
+		s, ts := simtest.NewServer(b, cfg)
+		f = &fixture{sim: s, simURL: ts.URL}
+	} else {
+		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, cfg: func(c *sse.Config) { c.ContextTool = "" }})
+	}
+	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}
+	client := &http.Client{Transport: transport}
+	defer transport.CloseIdleConnections()
+	before := memInUse()
+	ctx, cancel := context.WithCancel(context.Background())
+	var open sync.WaitGroup
+	var resps sync.Map
+	for i := range n {
+		open.Go(func() {
+			var req *http.Request
+			if direct {
+				body := `{"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.simURL+"/v1/chat/completions", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
+			} else {
+				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/v1/chat", bytes.NewReader([]byte(`{"message":"hello"}`)))
+				req.Header.Set("X-Test-User", fmt.Sprintf("idle-%d", i%100))
+				req.Header.Set("X-Test-Plan", "bench")
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			resps.Store(i, resp)
+		})
+	}
+	open.Wait()
+	if !direct {
+		waitStreams(b, f, n)
+	}
+	per := float64(memInUse()-before) / float64(n)
+	cancel()
+	resps.Range(func(_, v any) bool { v.(*http.Response).Body.Close(); return true })
+	return per
+}
+
+// waitStreams waits until every turn is waiting on the model.
+func waitStreams(b *testing.B, f *fixture, n int) {
+	deadline := time.Now().Add(time.Minute)
+	for chatStats(f.sim).InFlight < int64(n) {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d streams reached the model", chatStats(f.sim).InFlight, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func memInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
