@@ -94,14 +94,14 @@ type fixture struct {
 }
 
 type options struct {
-	simCfg  *sim.Config
-	sim     *sim.Server
-	simURL  string
-	dbURL   string
-	plans   func(*config.Quota)
-	cfg     func(*sse.Config)
-	timeout time.Duration // the provider's per-event timeout
-	poolSize int32 // default 6
+	simCfg   *sim.Config
+	sim      *sim.Server
+	simURL   string
+	dbURL    string
+	plans    func(*config.Quota)
+	cfg      func(*sse.Config)
+	timeout  time.Duration // the provider's per-event timeout
+	poolSize int32         // default 6
 	// capture, when set, receives every Chat Completions request body.
 	capture chan<- []byte
 }
