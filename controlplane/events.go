@@ -33,7 +33,11 @@ func (c *call) handle(ctx context.Context, data []byte) {
 		// first runs it.
 		var ev struct {
 			Item struct {
-				Type, Status, CallID, Name, Arguments string
+				Type      string `json:"type"`
+				Status    string `json:"status"`
+				CallID    string `json:"call_id"`
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
 			} `json:"item"`
 		}
 		if json.Unmarshal(data, &ev) == nil && ev.Item.Type == "function_call" && ev.Item.Status == "completed" {

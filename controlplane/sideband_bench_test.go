@@ -33,6 +33,8 @@ type fakeCalls struct {
 	socks   map[string]*fakeSock
 	sent    sync.Map // call_id → time the function call went out
 	answers chan time.Duration
+	outputs map[string]int // function_call_output items by call_id, under mu
+	creates int            // response.create events, under mu
 }
 
 type fakeSock struct {
@@ -41,7 +43,7 @@ type fakeSock struct {
 }
 
 func newFakeCalls(t testing.TB) (*fakeCalls, string) {
-	f := &fakeCalls{socks: map[string]*fakeSock{}, answers: make(chan time.Duration, 1<<16)}
+	f := &fakeCalls{socks: map[string]*fakeSock{}, answers: make(chan time.Duration, 1<<16), outputs: map[string]int{}}
 	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/realtime/calls", func(w http.ResponseWriter, _ *http.Request) {
@@ -80,16 +82,37 @@ func newFakeCalls(t testing.TB) (*fakeCalls, string) {
 					CallID string `json:"call_id"`
 				} `json:"item"`
 			}
-			if json.Unmarshal(data, &ev) == nil && ev.Type == "conversation.item.create" {
+			if json.Unmarshal(data, &ev) != nil {
+				continue
+			}
+			switch ev.Type {
+			case "conversation.item.create":
 				if at, ok := f.sent.LoadAndDelete(ev.Item.CallID); ok {
 					f.answers <- time.Since(at.(time.Time))
 				}
+				f.mu.Lock()
+				f.outputs[ev.Item.CallID]++
+				f.mu.Unlock()
+			case "response.create":
+				f.mu.Lock()
+				f.creates++
+				f.mu.Unlock()
 			}
 		}
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	return f, ts.URL
+}
+
+// send writes a raw server event on the call's socket.
+func (f *fakeCalls) send(callID string, ev []byte) {
+	f.mu.Lock()
+	s := f.socks[callID]
+	f.mu.Unlock()
+	s.wmu.Lock()
+	_ = s.conn.WriteMessage(websocket.TextMessage, ev)
+	s.wmu.Unlock()
 }
 
 // callTool sends a function call on the call's socket.

@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -96,5 +97,49 @@ func TestSidebandHangupRetried(t *testing.T) {
 	}
 	if st, _ := f.sim.Call(callID); st.Status != "ended" || st.EndReason != "hangup" {
 		t.Fatalf("the call: %+v; want hung up on the third try", st)
+	}
+}
+
+// A function call is run and answered once whichever of its two done
+// events names it, and when both do: one function_call_output and one
+// response.create each.
+func TestSidebandCallEventsAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	fake, url := newFakeCalls(t)
+	s, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, options{sim: s, simURL: url})
+	p := newUser(t, "pro")
+	start := mustStart(t, f, p, `{"mode":"sideband"}`)
+	if w := postOffer(t, f, p, start.SessionID, "application/sdp", "v=0\r\n"); w.Code != 201 {
+		t.Fatalf("offer: %d %s", w.Code, w.Body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	callID := fmt.Sprintf("rtc_bench%08d", fake.n.Load())
+	waitFor(t, ctx, "the attach", func() bool { fake.mu.Lock(); defer fake.mu.Unlock(); return fake.socks[callID] != nil })
+	item := func(id string) []byte {
+		return []byte(`{"type":"response.output_item.done","item":{"type":"function_call","status":"completed","call_id":"` + id +
+			`","name":"echo","arguments":"{\"q\":\"x\"}"}}`)
+	}
+	args := func(id string) []byte {
+		return []byte(`{"type":"response.function_call_arguments.done","call_id":"` + id + `","name":"echo","arguments":"{\"q\":\"x\"}"}`)
+	}
+	fake.send(callID, item("only_item"))
+	fake.send(callID, args("both"))
+	fake.send(callID, item("both"))
+	fake.send(callID, args("both"))
+	waitFor(t, ctx, "two outputs", func() bool {
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		return fake.outputs["only_item"] == 1 && fake.outputs["both"] == 1
+	})
+	time.Sleep(200 * time.Millisecond)
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.outputs["only_item"] != 1 || fake.outputs["both"] != 1 || fake.creates != 2 {
+		t.Fatalf("outputs %v, %d response.create; want one each", fake.outputs, fake.creates)
 	}
 }
