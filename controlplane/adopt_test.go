@@ -113,6 +113,7 @@ func TestSidebandHandOver(t *testing.T) {
 	if b.svc.Held() != 1 || a.svc.Held() != 0 {
 		t.Fatalf("after the hand-over a holds %d, b %d", a.svc.Held(), b.svc.Held())
 	}
+	// Close returned once b's socket was on: both were attached at once.
 	if st, _ := a.sim.Call(callID); st.Sidebands != 2 || st.Status != "active" {
 		t.Fatalf("sim %+v: want the call up with b's sideband", st)
 	}

@@ -133,13 +133,13 @@ func (s *Service) drop(id string) {
 }
 
 // handOver releases every call this replica holds and its lease, then
-// keeps holding until the others have adopted them (their holders are
-// dropped by the lease loop as they go), or handoverWait.
+// keeps holding each until its adopter's socket is on (or it ended), or
+// handoverWait.
 func (s *Service) handOver() {
 	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
 	defer cancel()
 	s.saveUsage(ctx)
-	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET holder = NULL WHERE holder = $1 AND ended_at IS NULL`, s.replica); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET holder = NULL, attached_at = NULL WHERE holder = $1 AND ended_at IS NULL`, s.replica); err != nil {
 		s.log.Warn("voice hand-over failed; the calls are adopted when the lease lapses", "err", err)
 		return
 	}
@@ -161,7 +161,7 @@ func (s *Service) handOver() {
 		}
 		s.hmu.Unlock()
 		rows, err := s.pool.Query(ctx, `SELECT id FROM voice_sessions WHERE id = ANY($1)
-			AND (ended_at IS NOT NULL OR holder IS NOT NULL)`, waiting)
+			AND (ended_at IS NOT NULL OR (holder IS NOT NULL AND attached_at IS NOT NULL))`, waiting)
 		if err == nil {
 			var taken []string
 			if taken, err = pgx.CollectRows(rows, pgx.RowTo[string]); err == nil {

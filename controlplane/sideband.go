@@ -84,6 +84,9 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		}
 		return
 	}
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET attached_at = now() WHERE id = $1 AND holder = $2`, id, s.replica); err != nil {
+		s.log.Warn("voice sideband: attach not recorded", "session_id", id, "err", err)
+	}
 	rd := startReader(c.sb)
 	timer := time.NewTimer(c.nextWake(time.Now()))
 	defer func() {
