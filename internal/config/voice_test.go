@@ -14,6 +14,8 @@ voice:
   voices: [marin, cedar]
   transcription_model: ""
   secret_ttl: 30s
+  mode: sideband
+  idle_timeout: 90s
 prices:
   version: "ops-2026-11"
   models:
@@ -24,7 +26,8 @@ prices:
 	}
 	v := cfg.Voice
 	if v.Model != "gpt-realtime-mini" || len(v.Voices) != 2 || v.SecretTTL != 30*time.Second ||
-		v.TranscriptionModel == nil || *v.TranscriptionModel != "" || v.ContextTool != nil {
+		v.TranscriptionModel == nil || *v.TranscriptionModel != "" || v.ContextTool != nil ||
+		v.Mode != "sideband" || v.IdleTimeout != 90*time.Second {
 		t.Fatalf("voice %+v", v)
 	}
 	doc, err := cfg.Prices.YAML()
