@@ -147,3 +147,32 @@ func TestSidebandUsageSaved(t *testing.T) {
 		return audioOut > 0
 	})
 }
+
+// A call adopted after its first notice: the adopter gives only the
+// notice still to come, then hangs up at the reservation.
+func TestSidebandAdoptedCapNotices(t *testing.T) {
+	t.Parallel()
+	fast := func(c *controlplane.Config) { c.LeaseTTL, c.LeaseRenew = 400*time.Millisecond, 100*time.Millisecond }
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	a := newFixture(t, options{registry: regA, quotaFn: shortPlan, configFn: fast,
+		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
+	b := newFixture(t, options{url: a.url, sim: a.sim, simURL: a.simURL, registry: regB, quotaFn: shortPlan, configFn: fast})
+	killA := runReplica(t, a.svc)
+	runReplica(t, b.svc)
+	p := newUser(t, "short")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, _, callID := sidebandCall(t, ctx, a, p)
+	waitFor(t, ctx, "the first notice", func() bool { return sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total") == 1 })
+	killA()
+	ended := waitEnded(t, ctx, b, p, start.SessionID)
+	if *ended.EndReason != controlplane.ReasonQuota {
+		t.Fatalf("ended %s, want quota", *ended.EndReason)
+	}
+	if na, nb := sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total"), sumMetric(t, regB, "voxgate_voice_sideband_cap_notices_total"); na != 1 || nb != 1 {
+		t.Fatalf("notices: %v by the first holder, %v by the adopter; want 1 and 1", na, nb)
+	}
+	if st, _ := a.sim.Call(callID); st.Sidebands != 2 || st.Responses != 2 {
+		t.Fatalf("sim %+v: want two holders and two spoken notices", st)
+	}
+}

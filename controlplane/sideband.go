@@ -77,6 +77,9 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		return
 	}
 	c := &call{s: s, id: id, heldSession: held, answered: map[string]bool{}, lastActivity: time.Now()}
+	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
+		c.notices++ // an adopted call: its holder gave the notices already due
+	}
 	if c.sb, err = s.rt.AttachRetry(ctx, c.callID, s.cfg.AttachWithin); err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("voice sideband: attach failed; ending the session", "session_id", id, "err", err)
