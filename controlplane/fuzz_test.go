@@ -39,3 +39,36 @@ func FuzzToolCallBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOfferBody sends arbitrary bodies to a sideband session's sdp route:
+// every answer is 201 with an SDP answer, or a §6 status with a JSON error
+// body, never a 500.
+func FuzzOfferBody(f *testing.F) {
+	for _, seed := range []string{
+		"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n",
+		"v=0\r\n", " v=0", "", "hello", "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n\x00",
+		`{"sdp":"v=0"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	fx := newFixture(f, options{})
+	p := newUser(f, "pro")
+	s := mustStart(f, fx, p, `{"mode":"sideband"}`)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := postOffer(t, fx, p, s.SessionID, "application/sdp", string(body))
+		switch w.Code {
+		case 201:
+			if w.Header().Get("Content-Type") != "application/sdp" {
+				t.Fatalf("body %q: 201 as %s", body, w.Header().Get("Content-Type"))
+			}
+			return
+		case 400, 409, 413, 502:
+		default:
+			t.Fatalf("body %q: status %d %s", body, w.Code, w.Body)
+		}
+		var e errorBody
+		if json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code == "" {
+			t.Fatalf("body %q: error body %s", body, w.Body)
+		}
+	})
+}
