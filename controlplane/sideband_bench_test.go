@@ -128,18 +128,24 @@ func (f *fakeCalls) callTool(callID, id string) {
 	s.wmu.Unlock()
 }
 
+// heldCall is a benchmark's sideband session and its call.
+type heldCall struct {
+	callID, sessionID string
+	p                 auth.Principal
+}
+
 // holdSessions starts n sideband sessions on f's gateway and places their
 // calls, and waits until each is held.
-func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []string {
+func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []heldCall {
 	b.Helper()
-	calls := make([]string, 0, n)
+	calls := make([]heldCall, 0, n)
 	for range n {
 		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
 		start := mustStart(b, f, p, `{"mode":"sideband"}`)
 		if w := postOffer(b, f, p, start.SessionID, "application/sdp", "v=0\r\n"); w.Code != http.StatusCreated {
 			b.Fatalf("offer: %d %s", w.Code, w.Body)
 		}
-		calls = append(calls, fmt.Sprintf("rtc_bench%08d", fake.n.Load()))
+		calls = append(calls, heldCall{fmt.Sprintf("rtc_bench%08d", fake.n.Load()), start.SessionID, p})
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -170,7 +176,9 @@ func benchFixture(b *testing.B, url string, reg *prometheus.Registry) fixture {
 // sessions: from the function call's last event sent by the provider to
 // its function_call_output received, with an echo tool that takes no time
 // of its own. Every call goes through the executor (its exactly-once row)
-// and the per-session rate limit, as in production.
+// and the per-session rate limit, as in production. The baseline, in the
+// same run at the same pace, is the same calls through ExecuteTool: the
+// window and the executor without the socket.
 func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 	fake, url := newFakeCalls(b)
 	reg := prometheus.NewRegistry()
@@ -183,7 +191,7 @@ func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(calls))) // spread the sessions over the second
 			for j := range per {
-				fake.callTool(c, fmt.Sprintf("call_%d_%d", i, j))
+				fake.callTool(c.callID, fmt.Sprintf("call_%d_%d", i, j))
 				time.Sleep(time.Second) // a call a second per session: 100 calls/s
 			}
 		})
@@ -200,8 +208,35 @@ func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 	}
 	b.StopTimer()
 	slices.Sort(got)
+	base := make([]time.Duration, 0, per*len(calls))
+	var bmu sync.Mutex
+	for i, c := range calls {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(calls)))
+			for j := range per {
+				began := time.Now()
+				_, err := f.svc.ExecuteTool(context.Background(), c.p, c.sessionID, controlplane.ToolCallRequest{
+					CallID: fmt.Sprintf("base_%d_%d", i, j), Name: "echo", Arguments: json.RawMessage(`{"q":"x"}`)})
+				d := time.Since(began)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				bmu.Lock()
+				base = append(base, d)
+				bmu.Unlock()
+				time.Sleep(time.Second)
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(base)
 	b.ReportMetric(pct(got, .5), "p50-ms")
 	b.ReportMetric(pct(got, .99), "p99-ms")
+	b.ReportMetric(pct(base, .5), "base-p50-ms")
+	b.ReportMetric(pct(base, .99), "base-p99-ms")
+	b.ReportMetric(pct(got, .5)-pct(base, .5), "added-p50-ms")
+	b.ReportMetric(pct(got, .99)-pct(base, .99), "added-p99-ms")
 	b.ReportMetric(float64(len(got)), "calls")
 	// The holder's own part, without the executor: the histogram's
 	// bucket bounds at p50 and p99.
