@@ -369,3 +369,17 @@ func TestQuotaExhausted(t *testing.T) {
 		t.Fatalf("%d reservations (%v), want 0", open, err)
 	}
 }
+
+// In sideband mode the gateway reads the model's calls off the call: an
+// app posting one is refused, and nothing runs.
+func TestSidebandSessionRefusesPostedToolCalls(t *testing.T) {
+	t.Parallel()
+	var runs int64
+	f := newFixture(t, options{runs: &runs})
+	p := newUser(t, "pro")
+	s := mustStart(t, f, p, `{"mode":"sideband"}`)
+	w := call(t, f.svc.HandleToolCall, p, "POST", "/", []byte(`{"call_id":"c1","name":"echo","arguments":"{}"}`), s.SessionID)
+	if w.Code != 409 || decode[errorBody](t, w).Error.Code != "CONFLICT" || runs != 0 {
+		t.Fatalf("posted tool call on a sideband session: %d %s, tool ran %d times", w.Code, w.Body, runs)
+	}
+}

@@ -31,18 +31,22 @@ type ToolCallRequest struct {
 // takeToolSlot admits one tool call of the session in one statement: the
 // session must be the user's, open and within its reservation, and under
 // the per-minute cap, which counts by the database clock so every replica
-// shares one window. It returns the session's plan, so the executor needs
-// no plan lookup. A refused call counts nothing.
+// shares one window; and the call must come by the session's own path
+// ($4): an app posts calls for a direct session only, since in sideband
+// mode the gateway reads them off the call itself and an app-posted call
+// would be one the model never made. It returns the session's plan, so the
+// executor needs no plan lookup. A refused call counts nothing.
 const takeToolSlotSQL = `UPDATE voice_sessions SET
 	tool_calls = CASE WHEN tool_minute = date_trunc('minute', now()) THEN tool_calls + 1 ELSE 1 END,
 	tool_minute = date_trunc('minute', now())
 WHERE id = $1 AND user_id = $2 AND ended_at IS NULL AND expires_at > now()
-	AND (tool_minute <> date_trunc('minute', now()) OR tool_calls < $3)
+	AND (tool_minute <> date_trunc('minute', now()) OR tool_calls < $3) AND mode = $4
 RETURNING plan`
 
 // refusalSQL says why takeToolSlot refused: no such session of this user
-// (no row), ended, or the seconds left in the minute.
-const refusalSQL = `SELECT ended_at IS NOT NULL OR expires_at <= now(),
+// (no row), ended, another path's session, or the seconds left in the
+// minute.
+const refusalSQL = `SELECT ended_at IS NOT NULL OR expires_at <= now(), mode,
 	extract(epoch FROM date_trunc('minute', now()) + interval '1 minute' - now())
 FROM voice_sessions WHERE id = $1 AND user_id = $2`
 
@@ -68,10 +72,10 @@ func (s *Service) ExecuteTool(ctx context.Context, p auth.Principal, id string, 
 // read it off the call).
 func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source string, req ToolCallRequest) (tools.Result, error) {
 	var plan string
-	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute).Scan(&plan)
+	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute, source).Scan(&plan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		s.metrics.toolCalls.WithLabelValues("refused").Inc()
-		return tools.Result{}, s.toolRefusal(ctx, p.UserID, id)
+		return tools.Result{}, s.toolRefusal(ctx, p.UserID, id, source)
 	}
 	if err != nil {
 		return tools.Result{}, database.Error("controlplane: tool call", err)
@@ -97,10 +101,11 @@ func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source stri
 	return res, err
 }
 
-func (s *Service) toolRefusal(ctx context.Context, userID, id string) error {
+func (s *Service) toolRefusal(ctx context.Context, userID, id, source string) error {
 	var ended bool
+	var mode string
 	var left float64
-	err := s.pool.QueryRow(ctx, refusalSQL, id, userID).Scan(&ended, &left)
+	err := s.pool.QueryRow(ctx, refusalSQL, id, userID).Scan(&ended, &mode, &left)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound(err)
@@ -108,6 +113,8 @@ func (s *Service) toolRefusal(ctx context.Context, userID, id string) error {
 		return database.Error("controlplane: tool call refusal", err)
 	case ended:
 		return apierr.New(apierr.SessionEnded, "")
+	case mode != source:
+		return apierr.New(apierr.Conflict, "The gateway runs this session's tools itself; there is nothing to post.")
 	}
 	return apierr.New(apierr.RateLimited, "").WithRetry(int(math.Ceil(left)))
 }
