@@ -92,11 +92,22 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) erro
 	return nil
 }
 
-// answerTool gives the model a call's output and records the call.
+// answerTool gives the model a call's output and records the call. The
+// record keeps the arguments for the history, except a tool's whose
+// arguments the app must never see (an open SQL tool's statement).
 func (t *turn) answerTool(c llm.ToolCall, output, state string) {
 	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: output})
 	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: state,
-		Arguments: rawArgs(c.Arguments)})
+		Arguments: t.shownArgs(c.Name, rawArgs(c.Arguments))})
+}
+
+// shownArgs is what the app may see of a call's arguments: nothing for a
+// tool marked PrivateArguments, or for a name that is no tool at all.
+func (t *turn) shownArgs(name string, args json.RawMessage) json.RawMessage {
+	if tool, ok := t.s.tools.Registry().Lookup(name); !ok || tool.PrivateArguments {
+		return nil
+	}
+	return args
 }
 
 // askConfirmation validates a call that needs the user's confirmation and
@@ -122,9 +133,13 @@ func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.Tool
 	}
 	t.fresh = false
 	t.pending = true
-	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "pending", Arguments: args})
-	t.answer.Actions = append(t.answer.Actions, Action{Type: "confirm", Label: tool.Description,
-		Payload: map[string]any{"call_id": c.ID, "name": tool.Name, "tier": string(tool.Tier), "arguments": json.RawMessage(args)}})
+	shown := t.shownArgs(c.Name, args)
+	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "pending", Arguments: shown})
+	payload := map[string]any{"call_id": c.ID, "name": tool.Name, "tier": string(tool.Tier)}
+	if shown != nil {
+		payload["arguments"] = shown
+	}
+	t.answer.Actions = append(t.answer.Actions, Action{Type: "confirm", Label: tool.Description, Payload: payload})
 	return true, t.out.send("confirmation_required", map[string]string{
 		"call_id": c.ID, "name": tool.Name, "description": tool.Description, "tier": string(tool.Tier)})
 }

@@ -66,9 +66,8 @@ func TestChatQueryMyData(t *testing.T) {
 		}
 	}
 	t.Run("history", func(t *testing.T) {
-		// GET /v1/chat/sessions/{id}/messages lists each call's arguments;
-		// package sse must leave them out for tools.Tool.PrivateArguments.
-		t.Skip("sse still lists an open SQL tool's statement in the conversation's history")
+		// GET /v1/chat/sessions/{id}/messages lists each call's arguments,
+		// but never a tool's marked PrivateArguments.
 		sid, _, _ := strings.Cut(strings.TrimPrefix(pro[strings.Index(pro, `"session_id":"`):], `"session_id":"`), `"`)
 		_, _, history := call(t, "GET", m.URL()+"/v1/chat/sessions/"+sid+"/messages", mint(t, "demo", "", "pro"), nil)
 		for _, s := range []string{"SELECT", "my_activities", "interval"} {
