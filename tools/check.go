@@ -17,27 +17,8 @@ func (e *Executor) Check(ctx context.Context, c Call) (*Tool, []byte, error) {
 	if !ok {
 		return nil, nil, apierr.New(apierr.ToolNotFound, "")
 	}
-	if err := checkCall(&c); err != nil {
-		return nil, nil, err
-	}
-	if c.SessionKind == KindVoice && !t.Voice {
-		return nil, nil, apierr.New(apierr.ToolNotAllowed, "That action isn't available in voice.")
-	}
-	plan := c.Plan
-	if plan == "" {
-		var err error
-		if plan, _, err = e.plans.PlanFor(ctx, c.Principal); err != nil {
-			return nil, nil, err
-		}
-	}
-	if !t.AllowsPlan(plan) {
-		return nil, nil, apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
-	}
-	v, args, err := parseArguments(c.Arguments, e.maxArgs)
+	_, args, err := e.admit(ctx, t, &c, true)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := validate(t, v); err != nil {
 		return nil, nil, err
 	}
 	return t, args, nil

@@ -124,36 +124,46 @@ func (e *Executor) Execute(ctx context.Context, c Call) (Result, error) {
 }
 
 func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error) {
-	if err := checkCall(c); err != nil {
-		return Result{}, err
-	}
-	if c.SessionKind == KindVoice && !t.Voice {
-		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action isn't available in voice.")
-	}
-	if t.Tier != TierNone && !c.Confirmed {
-		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action needs your confirmation first.")
-	}
-	plan := c.Plan
-	if plan == "" {
-		var err error
-		if plan, _, err = e.plans.PlanFor(ctx, c.Principal); err != nil {
-			return Result{}, err
-		}
-	}
-	if !t.AllowsPlan(plan) {
-		return Result{}, apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
-	}
-	v, args, err := parseArguments(c.Arguments, e.maxArgs)
+	plan, args, err := e.admit(ctx, t, c, false)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := validate(t, v); err != nil {
-		return Result{}, err
-	}
-
 	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
 		CallID: c.CallID, Plan: plan, Args: args}
 	return e.claimAndRun(ctx, t, c, args, inv)
+}
+
+// admit applies every check a call must pass before it may run: its shape,
+// the voice allowlist, the confirmation its tier needs (unless the caller
+// is only validating a call it will store for confirmation), the plan,
+// and the arguments against the tool's schema. It returns the plan and
+// the canonical arguments.
+func (e *Executor) admit(ctx context.Context, t *Tool, c *Call, forConfirmation bool) (plan string, args []byte, err error) {
+	if err := checkCall(c); err != nil {
+		return "", nil, err
+	}
+	if c.SessionKind == KindVoice && !t.Voice {
+		return "", nil, apierr.New(apierr.ToolNotAllowed, "That action isn't available in voice.")
+	}
+	if t.Tier != TierNone && !c.Confirmed && !forConfirmation {
+		return "", nil, apierr.New(apierr.ToolNotAllowed, "That action needs your confirmation first.")
+	}
+	if plan = c.Plan; plan == "" {
+		if plan, _, err = e.plans.PlanFor(ctx, c.Principal); err != nil {
+			return "", nil, err
+		}
+	}
+	if !t.AllowsPlan(plan) {
+		return "", nil, apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
+	}
+	v, args, err := parseArguments(c.Arguments, e.maxArgs)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := validate(t, v); err != nil {
+		return "", nil, err
+	}
+	return plan, args, nil
 }
 
 // claimAndRun runs a call exactly once across replicas: commit the running
