@@ -17,17 +17,9 @@ import (
 // maxSmallBody caps the bodies of start and end, which are a few fields.
 const maxSmallBody = 16 * 1024
 
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, apierr.New(apierr.Unauthorized, "")
-	}
-	return p, nil
-}
-
 // HandleStart serves POST /v1/voice/sessions.
 func (s *Service) HandleStart(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -45,7 +37,7 @@ func (s *Service) HandleStart(w http.ResponseWriter, r *http.Request) error {
 
 // HandleToolCall serves POST /v1/voice/sessions/{id}/tool-calls.
 func (s *Service) HandleToolCall(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -70,7 +62,7 @@ type endBody struct {
 
 // HandleEnd serves POST /v1/voice/sessions/{id}/end.
 func (s *Service) HandleEnd(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -94,7 +86,7 @@ func (s *Service) HandleEnd(w http.ResponseWriter, r *http.Request) error {
 
 // HandleGet serves GET /v1/voice/sessions/{id}.
 func (s *Service) HandleGet(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -108,7 +100,7 @@ func (s *Service) HandleGet(w http.ResponseWriter, r *http.Request) error {
 
 // HandleList serves GET /v1/voice/sessions: the caller's own, newest first.
 func (s *Service) HandleList(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -139,7 +131,7 @@ type actionBody struct {
 // active voice session (sessionId may name it, or a chat session to link
 // to it).
 func (s *Service) HandleAction(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ const MaxOfferBytes = 64 * 1024
 // HandleSDP serves POST /v1/voice/sessions/{id}/sdp: the app's SDP offer
 // in, 201 with the provider's answer out (application/sdp both ways).
 func (s *Service) HandleSDP(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}

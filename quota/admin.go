@@ -51,9 +51,9 @@ type setPlanReply struct {
 // it to admins; the handler checks the role again, so a wiring mistake
 // fails closed (finance and users get 403).
 func (s *Service) SetPlanHandler(w http.ResponseWriter, r *http.Request) error {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return apierr.New(apierr.Unauthorized, "")
+	p, err := auth.Caller(r.Context())
+	if err != nil {
+		return err
 	}
 	if p.Role != auth.RoleAdmin {
 		return apierr.New(apierr.Forbidden, "")

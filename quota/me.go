@@ -3,7 +3,6 @@ package quota
 import (
 	"net/http"
 
-	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/httpx"
 )
@@ -20,9 +19,9 @@ type meReply struct {
 // HandleMe serves GET /v1/me to any authenticated caller. A caller without
 // a role is reported as "user".
 func (s *Service) HandleMe(w http.ResponseWriter, r *http.Request) error {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return apierr.New(apierr.Unauthorized, "")
+	p, err := auth.Caller(r.Context())
+	if err != nil {
+		return err
 	}
 	rep, err := s.Report(r.Context(), p)
 	if err != nil {

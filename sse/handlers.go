@@ -17,19 +17,11 @@ import (
 	"github.com/voxgate/voxgate/quota"
 )
 
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, apierr.New(apierr.Unauthorized, "")
-	}
-	return p, nil
-}
-
 // HandleChat serves POST /v1/chat (DESIGN §7). Errors found before the
 // stream starts are JSON with their status; once the session event is
 // sent, a failure is one error event and the stream ends without done.
 func (s *Service) HandleChat(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -236,7 +228,7 @@ func writeRaw(w http.ResponseWriter, raw []byte) {
 
 // HandleList serves GET /v1/chat/sessions: the caller's own, newest first.
 func (s *Service) HandleList(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -254,7 +246,7 @@ func (s *Service) HandleList(w http.ResponseWriter, r *http.Request) error {
 
 // HandleMessages serves GET /v1/chat/sessions/{id}/messages.
 func (s *Service) HandleMessages(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}
@@ -268,7 +260,7 @@ func (s *Service) HandleMessages(w http.ResponseWriter, r *http.Request) error {
 
 // HandleDelete serves DELETE /v1/chat/sessions/{id}.
 func (s *Service) HandleDelete(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
+	p, err := auth.Caller(r.Context())
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,11 @@
 // caller through the request context.
 package auth
 
-import "context"
+import (
+	"context"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+)
 
 // Roles a token may carry.
 const (
@@ -29,4 +33,13 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func FromContext(ctx context.Context) (p Principal, ok bool) {
 	p, ok = ctx.Value(ctxKey{}).(Principal)
 	return p, ok
+}
+
+// Caller is the verified caller of a handler on an authenticated route,
+// or 401 UNAUTHORIZED if the route table forgot to authenticate it.
+func Caller(ctx context.Context) (Principal, error) {
+	if p, ok := FromContext(ctx); ok {
+		return p, nil
+	}
+	return Principal{}, apierr.New(apierr.Unauthorized, "")
 }
