@@ -14,14 +14,9 @@ import (
 // provider: chat is off (its routes answer 503) and the gateway says so at
 // start. A chat model with no price stops startup.
 func newChat(m *Main) (*sse.Service, error) {
-	key := m.Config.Secrets.OpenAIAPIKey
-	if key == "" {
-		m.Logger.Warn("chat is off: OPENAI_API_KEY is not set")
+	base, key, ok := openAI(m, "chat")
+	if !ok {
 		return nil, nil
-	}
-	base := m.Config.Secrets.OpenAIBaseURL
-	if base == "" {
-		base = defaultOpenAIBaseURL
 	}
 	provider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: base, APIKey: key})
 	if err != nil {

@@ -23,18 +23,28 @@ func newBilling(m *Main) (*billing.Ledger, error) {
 	return billing.NewLedger(billing.LedgerParams{Pool: m.Pool, Prices: prices, Registerer: m.Registry, Logger: m.Logger})
 }
 
+// openAI is the provider's base URL and key. ok is false, with a startup
+// warning naming what is off, when no key is set.
+func openAI(m *Main, what string) (base, key string, ok bool) {
+	key = m.Config.Secrets.OpenAIAPIKey
+	if key == "" {
+		m.Logger.Warn(what + " is off: OPENAI_API_KEY is not set")
+		return "", "", false
+	}
+	base = m.Config.Secrets.OpenAIBaseURL
+	if base == "" {
+		base = defaultOpenAIBaseURL
+	}
+	return base, key, true
+}
+
 // newVoice builds the voice control plane. Without OPENAI_API_KEY there is
 // no provider to mint credentials with: voice is off (its routes answer
 // 503) and the gateway says so at start, rather than failing every start.
 func newVoice(m *Main) (*controlplane.Service, error) {
-	key := m.Config.Secrets.OpenAIAPIKey
-	if key == "" {
-		m.Logger.Warn("voice is off: OPENAI_API_KEY is not set")
+	base, key, ok := openAI(m, "voice")
+	if !ok {
 		return nil, nil
-	}
-	base := m.Config.Secrets.OpenAIBaseURL
-	if base == "" {
-		base = defaultOpenAIBaseURL
 	}
 	rt, err := realtime.New(realtime.Params{BaseURL: base, APIKey: key})
 	if err != nil {
