@@ -171,11 +171,21 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 		return
 	}
 	k := newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
-		func(int, string) { _ = dc.Close() }, func() { _ = dc.Close() })
+		func(int, string) { drain(dc); _ = dc.Close() }, func() { _ = dc.Close() })
 	k.dropAfter = c.dropAfter
 	dc.OnOpen(func() { c.sess.join(k) })
 	dc.OnMessage(func(m webrtc.DataChannelMessage) { c.sess.submit(m.Data, k) })
 	dc.OnClose(func() { c.sess.leave(k) })
+}
+
+// drain waits, briefly, for the events a graceful end flushed to leave the
+// data channel: SendText only queues them, and the peer connection closing
+// right after would drop a last event such as session_expired.
+func drain(dc *webrtc.DataChannel) {
+	deadline := time.Now().Add(time.Second)
+	for dc.BufferedAmount() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // end hangs the call up: the session closes its data channel and sideband
