@@ -116,27 +116,10 @@ func TestPhoneCallEndToEnd(t *testing.T) {
 			if err := phone.Send(map[string]any{"type": "response.create"}); err != nil {
 				t.Fatal(err)
 			}
-		case "conversation.item.input_audio_transcription.completed":
-			var tr struct {
-				Usage rtUsage `json:"usage"`
+		default:
+			if usageEvent(t, ev, &total, &transcription) {
+				responses++
 			}
-			if err := json.Unmarshal(ev.Raw, &tr); err != nil {
-				t.Fatal(err)
-			}
-			transcription.add(tr.Usage)
-		case "response.done":
-			var d struct {
-				Response struct {
-					Usage rtUsage `json:"usage"`
-				} `json:"response"`
-			}
-			if err := json.Unmarshal(ev.Raw, &d); err != nil {
-				t.Fatal(err)
-			}
-			total.add(d.Response.Usage)
-			responses++
-		case "error":
-			t.Fatalf("error event: %s", ev.Raw)
 		}
 	}
 	if toolCalls != 1 || runs != 1 {
