@@ -62,32 +62,42 @@ func (t *Ticket) Renew(ctx context.Context) error {
 // itself goes on (it is admitted; only the slot count is at stake). Each
 // renewal is bounded (by RenewEvery): one stuck behind a database that
 // stops answering is given up, logged, and the next one tried.
+//
+// The renewals run on a runtime timer, not a goroutine of their own: a
+// turn may wait minutes on a model, and a replica holds thousands of them
+// (a parked goroutine's stack is several KiB; a timer is a few words).
+// stop cancels a renewal in flight and waits for it, so none runs after.
 func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(t.svc.renewEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
+	var mu sync.Mutex // held by a renewal, and by stop to wait for one
+	mu.Lock()
+	defer mu.Unlock()
+	var timer *time.Timer
+	timer = time.AfterFunc(t.svc.renewEvery, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		rctx, rcancel := context.WithTimeout(ctx, t.svc.renewTimeout)
+		err := t.Renew(rctx)
+		rcancel()
+		if err != nil && ctx.Err() == nil {
+			t.svc.log.Warn("quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
+			if errors.Is(err, ErrLeaseLost) {
 				return
-			case <-tick.C:
-				rctx, cancel := context.WithTimeout(ctx, t.svc.renewTimeout)
-				err := t.Renew(rctx)
-				cancel()
-				if err == nil || ctx.Err() != nil {
-					continue
-				}
-				t.svc.log.Warn("quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
-				if errors.Is(err, ErrLeaseLost) {
-					return
-				}
 			}
 		}
-	}()
-	return func() { cancel(); <-done }
+		if ctx.Err() == nil {
+			timer.Reset(t.svc.renewEvery)
+		}
+	})
+	return func() {
+		cancel()
+		timer.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+	}
 }
 
 const settleSQL = `SELECT s.replayed, s.released, s.day_requests, s.day_calls, s.day_tokens, s.day_cost,

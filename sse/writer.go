@@ -129,34 +129,31 @@ func (w *Writer) Ping() error {
 }
 
 // KeepAlive pings every period until ctx ends, the client goes, a ping
-// fails, or stop is called. stop waits for the pinging goroutine to end and
-// is safe to call more than once.
+// fails, or stop is called. The pings run on a runtime timer rather than a
+// goroutine of their own: an idle stream should cost a few words, not a
+// parked stack. stop waits for a ping in progress, so none is written
+// after it returns; it is safe to call more than once.
 func (w *Writer) KeepAlive(ctx context.Context, every time.Duration) (stop func()) {
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.gone:
-				return
-			case <-quit:
-				return
-			case <-t.C:
-				if w.Ping() != nil {
-					return
-				}
-			}
+	var mu sync.Mutex // held by a ping, and by stop to wait for one
+	stopped := false
+	mu.Lock()
+	defer mu.Unlock()
+	var timer *time.Timer
+	timer = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || ctx.Err() != nil {
+			return
 		}
-	}()
-	var once sync.Once
+		if w.Ping() == nil {
+			timer.Reset(every)
+		}
+	})
 	return func() {
-		once.Do(func() { close(quit) })
-		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
 	}
 }
 
