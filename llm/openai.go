@@ -26,7 +26,8 @@ type OpenAIParams struct {
 	// APIKey is the server's key (OPENAI_API_KEY). It never leaves the
 	// gateway.
 	APIKey string
-	// HTTPClient, when set, carries the requests (tests, proxies).
+	// HTTPClient, when set, carries the requests (tests, proxies); the
+	// default is a client on NewTransport.
 	HTTPClient *http.Client
 	// Timeout bounds the wait for the first event of a call, and then for
 	// each next chunk while the caller waits on Next; zero means
@@ -59,14 +60,34 @@ func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
 		option.WithAPIKey(p.APIKey),
 		option.WithMaxRetries(0),
 	}
-	if p.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(p.HTTPClient))
+	client := p.HTTPClient
+	if client == nil {
+		client = &http.Client{Transport: NewTransport()}
 	}
+	opts = append(opts, option.WithHTTPClient(client))
 	timeout := p.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
 	return &OpenAI{client: openai.NewClient(opts...), timeout: timeout}, nil
+}
+
+// NewTransport is the provider calls' own transport: the default one with
+// room for many streams at once. Over HTTP/1.1 every stream in flight holds
+// a connection, so a pool of the default two idle connections would close
+// and redial most of them under load; and a held stream's connection keeps
+// its read and write buffers for as long as the model takes, so they are
+// sized for server-sent events (small chunks) rather than bulk transfer.
+// Over HTTP/2 (the real API, through TLS) streams share connections and
+// the buffers are the HTTP/2 framer's. A caller that brings its own
+// HTTPClient (a proxy, a private CA) may start from it.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0 // no limit across hosts; per host below
+	t.MaxIdleConnsPerHost = 256
+	t.ReadBufferSize = 1 << 10
+	t.WriteBufferSize = 1 << 10
+	return t
 }
 
 // Name is "openai".
