@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/sse"
@@ -132,33 +135,55 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 
 // BenchmarkIdleStreams holds 2,000 streams open while the model has not
 // answered and reports the memory each costs: the heap and stacks of the
-// whole process (test clients, gateway and simulator together) beside the
-// same count of streams held open straight to the simulator, measured in
-// the same run; the difference is the gateway's share.
+// whole process (test clients, gateway and simulator together). The
+// simulator is served over TLS with HTTP/2, as the real API is, so the
+// gateway's provider calls share connections as they do in production.
+// Two baselines from the same run:
+//   - direct: the same streams straight to the simulator (client and
+//     simulator only); subtracted from the others, it leaves the share of
+//     whatever stands between them;
+//   - proxy: a bare Go reverse proxy in the gateway's place, which reads
+//     the request, makes the same provider call through the same transport
+//     and waits: the least any net/http gateway holds per stream.
+//
+// The app's leg to the gateway or proxy is HTTP/1.1 while the direct
+// baseline's is HTTP/2, which costs the client less per stream; that
+// difference lands in both shares, so they are upper bounds.
 func BenchmarkIdleStreams(b *testing.B) {
 	const streams = 2000
 	cfg := sim.Config{Latency: &sim.Latency{TTFT: time.Hour}, Script: script()}
 	for range b.N {
-		direct := holdStreams(b, cfg, streams, true)
-		gateway := holdStreams(b, cfg, streams, false)
+		direct := holdStreams(b, cfg, streams, "direct")
+		proxy := holdStreams(b, cfg, streams, "proxy")
+		gateway := holdStreams(b, cfg, streams, "gateway")
 		b.ReportMetric(direct/1024, "direct-KiB/stream")
-		b.ReportMetric(gateway/1024, "gw+direct-KiB/stream")
+		b.ReportMetric((proxy-direct)/1024, "proxy-KiB/stream")
 		b.ReportMetric((gateway-direct)/1024, "gw-KiB/stream")
+		b.ReportMetric((gateway-direct)/(proxy-direct), "gw/proxy")
 	}
 }
 
-// holdStreams opens n streams (to the simulator directly, or through a
-// gateway) that wait on the model, and returns the memory per stream.
-func holdStreams(b *testing.B, cfg sim.Config, n int, direct bool) float64 {
+const idleCompletion = `{"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+
+// holdStreams opens n streams that wait on the model, to the simulator
+// directly or through a proxy or a gateway, and returns the memory per
+// stream.
+func holdStreams(b *testing.B, cfg sim.Config, n int, via string) float64 {
 	b.Helper()
 	var f *fixture
-	if direct {
-		s, ts := simtest.NewServer(b, cfg)
-		f = &fixture{sim: s, simURL: ts.URL}
-	} else {
-		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, cfg: func(c *sse.Config) { c.ContextTool = "" }})
-	}
 	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}
+	switch via {
+	case "direct":
+		s, ts := simtest.NewTLSServer(b, cfg)
+		f = &fixture{sim: s, simURL: ts.URL}
+		transport.TLSClientConfig = ts.Client().Transport.(*http.Transport).TLSClientConfig
+		transport.ForceAttemptHTTP2 = true
+	case "proxy":
+		s, ts := simtest.NewTLSServer(b, cfg)
+		f = &fixture{sim: s, simURL: ts.URL, url: bareProxy(b, ts)}
+	default:
+		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, cfg: func(c *sse.Config) { c.ContextTool = "" }})
+	}
 	client := &http.Client{Transport: transport}
 	defer transport.CloseIdleConnections()
 	before := memInUse()
@@ -167,18 +192,19 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, direct bool) float64 {
 	for i := range n {
 		open.Go(func() {
 			var req *http.Request
-			if direct {
-				body := `{"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.simURL+"/v1/chat/completions", strings.NewReader(body))
+			switch via {
+			case "direct":
+				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.simURL+"/v1/chat/completions", strings.NewReader(idleCompletion))
 				req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
-			} else {
+			default:
 				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/v1/chat", bytes.NewReader([]byte(`{"message":"hello"}`)))
 				req.Header.Set("X-Test-User", fmt.Sprintf("idle-%d", i%100))
 				req.Header.Set("X-Test-Plan", "bench")
 			}
 			req.Header.Set("Content-Type", "application/json")
-			// The simulator answers its headers with the first token, so
-			// Do returns only when the stream is cancelled.
+			// The simulator sends its headers with the first token, a
+			// gateway or proxy at once; either way the stream is held
+			// until ctx ends.
 			resp, err := client.Do(req)
 			if err == nil {
 				<-ctx.Done()
@@ -193,6 +219,35 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, direct bool) float64 {
 	return per
 }
 
+// bareProxy serves a minimal reverse proxy in front of the TLS simulator:
+// it reads the request, opens the stream headers, posts the completion
+// through llm.NewTransport and copies what comes back.
+func bareProxy(b *testing.B, sim *httptest.Server) string {
+	tr := llm.NewTransport()
+	tr.TLSClientConfig = sim.Client().Transport.(*http.Transport).TLSClientConfig
+	client := &http.Client{Transport: tr}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, sim.URL+"/v1/chat/completions", strings.NewReader(idleCompletion))
+		req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	b.Cleanup(ts.Close)
+	b.Cleanup(tr.CloseIdleConnections)
+	return ts.URL
+}
+
 // waitStreams waits until every turn is waiting on the model.
 func waitStreams(b *testing.B, f *fixture, n int) {
 	deadline := time.Now().Add(time.Minute)
@@ -204,7 +259,12 @@ func waitStreams(b *testing.B, f *fixture, n int) {
 	}
 }
 
+// memInUse is the heap and stacks in use once garbage is gone. Two
+// collections: sync.Pool keeps what it held through the first (net/http
+// pools its connections' buffers), which would otherwise count a closed
+// stream's buffers as in use before the streams measured open.
 func memInUse() uint64 {
+	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)

@@ -97,11 +97,16 @@ type options struct {
 	simCfg   *sim.Config
 	sim      *sim.Server
 	simURL   string
+	simTLS   *http.Client // the TLS simulator's client, which trusts it
 	dbURL    string
 	plans    func(*config.Quota)
 	cfg      func(*sse.Config)
 	timeout  time.Duration // the provider's per-event timeout
 	poolSize int32         // default 6
+	// tls serves the simulator over TLS and HTTP/2, as the real API is.
+	tls bool
+	// provider, when set, wraps the provider the service calls.
+	provider func(llm.Provider) llm.Provider
 	// capture, when set, receives every Chat Completions request body.
 	capture chan<- []byte
 }
@@ -131,8 +136,12 @@ func newFixture(t testing.TB, o options) *fixture {
 		if o.simCfg != nil {
 			cfg = *o.simCfg
 		}
-		s, ts := simtest.NewServer(t, cfg)
-		o.sim, o.simURL = s, ts.URL
+		newServer := simtest.NewServer
+		if o.tls {
+			newServer = simtest.NewTLSServer
+		}
+		s, ts := newServer(t, cfg)
+		o.sim, o.simURL, o.simTLS = s, ts.URL, ts.Client()
 		if o.capture != nil {
 			spy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
@@ -169,9 +178,19 @@ func newFixture(t testing.TB, o options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	provider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout})
+	pp := llm.OpenAIParams{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout}
+	if o.tls {
+		tr := llm.NewTransport()
+		tr.TLSClientConfig = o.simTLS.Transport.(*http.Transport).TLSClientConfig
+		pp.HTTPClient = &http.Client{Transport: tr}
+	}
+	var provider llm.Provider
+	provider, err = llm.NewOpenAI(pp)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.provider != nil {
+		provider = o.provider(provider)
 	}
 	cfg := sse.DefaultConfig()
 	cfg.ContextTool = "profile"

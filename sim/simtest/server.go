@@ -26,6 +26,23 @@ func NewServer(tb testing.TB, cfg sim.Config) (*sim.Server, *httptest.Server) {
 	return s, ts
 }
 
+// NewTLSServer is NewServer over TLS with HTTP/2, as the real API is
+// served: clients given ts.Client's TLS configuration multiplex their
+// streams over shared connections.
+func NewTLSServer(tb testing.TB, cfg sim.Config) (*sim.Server, *httptest.Server) {
+	tb.Helper()
+	s, err := sim.New(cfg)
+	if err != nil {
+		tb.Fatalf("sim.New: %v", err)
+	}
+	ts := httptest.NewUnstartedServer(s)
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	tb.Cleanup(ts.Close)
+	tb.Cleanup(func() { _ = s.Close() })
+	return s, ts
+}
+
 // Client returns an openai-go client for a simulator at baseURL (the
 // httptest server's URL). Retries are off so each call is one request.
 func Client(baseURL string, opts ...option.RequestOption) openai.Client {
