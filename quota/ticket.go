@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // Ticket is one admitted chat turn: a concurrency lease and a reservation.
@@ -61,43 +62,20 @@ func (t *Ticket) Renew(ctx context.Context) error {
 // is done. A lost lease is logged once and ends the renewing; the turn
 // itself goes on (it is admitted; only the slot count is at stake). Each
 // renewal is bounded (by RenewEvery): one stuck behind a database that
-// stops answering is given up, logged, and the next one tried.
-//
-// The renewals run on a runtime timer, not a goroutine of their own: a
-// turn may wait minutes on a model, and a replica holds thousands of them
-// (a parked goroutine's stack is several KiB; a timer is a few words).
-// stop cancels a renewal in flight and waits for it, so none runs after.
+// stops answering is given up, logged, and the next one tried. The
+// renewals run on a timer (package heartbeat), not a goroutine of their
+// own; stop cancels one in flight and waits for it.
 func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var mu sync.Mutex // held by a renewal, and by stop to wait for one
-	mu.Lock()
-	defer mu.Unlock()
-	var timer *time.Timer
-	timer = time.AfterFunc(t.svc.renewEvery, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
-		rctx, rcancel := context.WithTimeout(ctx, t.svc.renewTimeout)
+	return heartbeat.Start(ctx, t.svc.renewEvery, func(ctx context.Context) bool {
+		rctx, cancel := context.WithTimeout(ctx, t.svc.renewTimeout)
 		err := t.Renew(rctx)
-		rcancel()
-		if err != nil && ctx.Err() == nil {
-			t.svc.log.Warn("quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
-			if errors.Is(err, ErrLeaseLost) {
-				return
-			}
-		}
-		if ctx.Err() == nil {
-			timer.Reset(t.svc.renewEvery)
-		}
-	})
-	return func() {
 		cancel()
-		timer.Stop()
-		mu.Lock()
-		defer mu.Unlock()
-	}
+		if err == nil || ctx.Err() != nil {
+			return true
+		}
+		t.svc.log.Warn("quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
+		return !errors.Is(err, ErrLeaseLost)
+	})
 }
 
 const settleSQL = `SELECT s.replayed, s.released, s.day_requests, s.day_calls, s.day_tokens, s.day_cost,

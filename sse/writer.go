@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // Errors a Writer returns once it can no longer write.
@@ -129,32 +131,11 @@ func (w *Writer) Ping() error {
 }
 
 // KeepAlive pings every period until ctx ends, the client goes, a ping
-// fails, or stop is called. The pings run on a runtime timer rather than a
-// goroutine of their own: an idle stream should cost a few words, not a
-// parked stack. stop waits for a ping in progress, so none is written
-// after it returns; it is safe to call more than once.
+// fails, or stop is called. The pings run on a timer (package heartbeat),
+// not a goroutine of their own. stop waits for a ping in progress, so none
+// is written after it returns; it is safe to call more than once.
 func (w *Writer) KeepAlive(ctx context.Context, every time.Duration) (stop func()) {
-	var mu sync.Mutex // held by a ping, and by stop to wait for one
-	stopped := false
-	mu.Lock()
-	defer mu.Unlock()
-	var timer *time.Timer
-	timer = time.AfterFunc(every, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped || ctx.Err() != nil {
-			return
-		}
-		if w.Ping() == nil {
-			timer.Reset(every)
-		}
-	})
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		timer.Stop()
-	}
+	return heartbeat.Start(ctx, every, func(context.Context) bool { return w.Ping() == nil })
 }
 
 // Gone is closed when the client goes away (the request context ends).

@@ -1,0 +1,38 @@
+// Package heartbeat runs periodic work for long-held requests (a chat
+// stream's pings, a quota lease's renewals) on runtime timers instead of a
+// goroutine each: a replica may hold thousands of turns waiting on a model,
+// and a parked goroutine's stack costs kilobytes where a timer costs a few
+// words until it fires.
+package heartbeat
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Start calls beat every period, each period counted from the end of the
+// previous beat, until beat returns false, ctx ends, or stop is called.
+// The ctx a beat gets ends when stop is called. stop waits for a beat in
+// progress, so none runs after it returns; it is safe to call more than
+// once.
+func Start(ctx context.Context, every time.Duration, beat func(context.Context) bool) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex // held by a beat, and by stop to wait for one
+	mu.Lock()
+	defer mu.Unlock()
+	var timer *time.Timer
+	timer = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil && beat(ctx) && ctx.Err() == nil {
+			timer.Reset(every)
+		}
+	})
+	return func() {
+		cancel()
+		timer.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+	}
+}
