@@ -152,10 +152,11 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 func BenchmarkIdleStreams(b *testing.B) {
 	const streams = 2000
 	cfg := sim.Config{Latency: &sim.Latency{TTFT: time.Hour}, Script: script()}
+	body := gatewayRequest(b)
 	for range b.N {
-		direct := holdStreams(b, cfg, streams, "direct")
-		proxy := holdStreams(b, cfg, streams, "proxy")
-		gateway := holdStreams(b, cfg, streams, "gateway")
+		direct := holdStreams(b, cfg, streams, "direct", body)
+		proxy := holdStreams(b, cfg, streams, "proxy", body)
+		gateway := holdStreams(b, cfg, streams, "gateway", nil)
 		b.ReportMetric(direct/1024, "direct-KiB/stream")
 		b.ReportMetric((proxy-direct)/1024, "proxy-KiB/stream")
 		b.ReportMetric((gateway-direct)/1024, "gw-KiB/stream")
@@ -163,12 +164,24 @@ func BenchmarkIdleStreams(b *testing.B) {
 	}
 }
 
-const idleCompletion = `{"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+// gatewayRequest is the Chat Completions body the gateway sends for the
+// benchmark's turn (instructions, the message, the plan's tools), which
+// the direct client and the bare proxy send too: the simulator's share of
+// a stream grows with what it decodes, and it should be the same in every
+// stage.
+func gatewayRequest(b *testing.B) []byte {
+	bodies := make(chan []byte, sse.MaxIterations)
+	f := newFixture(b, options{plans: benchPlan, capture: bodies, cfg: func(c *sse.Config) { c.ContextTool = "" }})
+	if r := f.post(b, call{user: "capture", plan: "bench", body: map[string]any{"message": "hello"}}); r.Status != http.StatusOK {
+		b.Fatalf("capture turn: status %d", r.Status)
+	}
+	return <-bodies
+}
 
 // holdStreams opens n streams that wait on the model, to the simulator
 // directly or through a proxy or a gateway, and returns the memory per
 // stream.
-func holdStreams(b *testing.B, cfg sim.Config, n int, via string) float64 {
+func holdStreams(b *testing.B, cfg sim.Config, n int, via string, body []byte) float64 {
 	b.Helper()
 	var f *fixture
 	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}
@@ -180,7 +193,7 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, via string) float64 {
 		transport.ForceAttemptHTTP2 = true
 	case "proxy":
 		s, ts := simtest.NewTLSServer(b, cfg)
-		f = &fixture{sim: s, simURL: ts.URL, url: bareProxy(b, ts)}
+		f = &fixture{sim: s, simURL: ts.URL, url: bareProxy(b, ts, body)}
 	default:
 		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, cfg: func(c *sse.Config) { c.ContextTool = "" }})
 	}
@@ -189,12 +202,17 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, via string) float64 {
 	before := memInUse()
 	ctx, cancel := context.WithCancel(context.Background())
 	var open sync.WaitGroup
+	// One stream at a time, each reaching the model before the next opens:
+	// streams that open all at once find no HTTP/2 connection with room and
+	// each dial one, so the count of connections (and the memory) would be
+	// a race; arriving one by one, they fill each connection to the
+	// server's limit before the next is dialled, as spread-out traffic does.
 	for i := range n {
 		open.Go(func() {
 			var req *http.Request
 			switch via {
 			case "direct":
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.simURL+"/v1/chat/completions", strings.NewReader(idleCompletion))
+				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.simURL+"/v1/chat/completions", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
 			default:
 				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/v1/chat", bytes.NewReader([]byte(`{"message":"hello"}`)))
@@ -211,8 +229,8 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, via string) float64 {
 				resp.Body.Close()
 			}
 		})
+		waitStreams(b, f, i+1)
 	}
-	waitStreams(b, f, n)
 	per := float64(memInUse()-before) / float64(n)
 	cancel()
 	open.Wait()
@@ -220,9 +238,9 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, via string) float64 {
 }
 
 // bareProxy serves a minimal reverse proxy in front of the TLS simulator:
-// it reads the request, opens the stream headers, posts the completion
-// through llm.NewTransport and copies what comes back.
-func bareProxy(b *testing.B, sim *httptest.Server) string {
+// it reads the request, opens the stream headers, posts body as the
+// completion through llm.NewTransport and copies what comes back.
+func bareProxy(b *testing.B, sim *httptest.Server, body []byte) string {
 	tr := llm.NewTransport()
 	tr.TLSClientConfig = sim.Client().Transport.(*http.Transport).TLSClientConfig
 	client := &http.Client{Transport: tr}
@@ -233,7 +251,7 @@ func bareProxy(b *testing.B, sim *httptest.Server) string {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		http.NewResponseController(w).Flush()
-		req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, sim.URL+"/v1/chat/completions", strings.NewReader(idleCompletion))
+		req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, sim.URL+"/v1/chat/completions", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
@@ -248,14 +266,14 @@ func bareProxy(b *testing.B, sim *httptest.Server) string {
 	return ts.URL
 }
 
-// waitStreams waits until every turn is waiting on the model.
+// waitStreams waits until n turns are waiting on the model.
 func waitStreams(b *testing.B, f *fixture, n int) {
 	deadline := time.Now().Add(time.Minute)
 	for chatStats(f.sim).InFlight < int64(n) {
 		if time.Now().After(deadline) {
 			b.Fatalf("only %d of %d streams reached the model", chatStats(f.sim).InFlight, n)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
