@@ -16,14 +16,7 @@ const TestKey = "sk-test"
 // when the test ends (the simulator first, so hanging requests end).
 func NewServer(tb testing.TB, cfg sim.Config) (*sim.Server, *httptest.Server) {
 	tb.Helper()
-	s, err := sim.New(cfg)
-	if err != nil {
-		tb.Fatalf("sim.New: %v", err)
-	}
-	ts := httptest.NewServer(s)
-	tb.Cleanup(ts.Close)
-	tb.Cleanup(func() { _ = s.Close() })
-	return s, ts
+	return start(tb, cfg, false)
 }
 
 // NewTLSServer is NewServer over TLS with HTTP/2, as the real API is
@@ -31,13 +24,22 @@ func NewServer(tb testing.TB, cfg sim.Config) (*sim.Server, *httptest.Server) {
 // streams over shared connections.
 func NewTLSServer(tb testing.TB, cfg sim.Config) (*sim.Server, *httptest.Server) {
 	tb.Helper()
+	return start(tb, cfg, true)
+}
+
+func start(tb testing.TB, cfg sim.Config, tls bool) (*sim.Server, *httptest.Server) {
+	tb.Helper()
 	s, err := sim.New(cfg)
 	if err != nil {
 		tb.Fatalf("sim.New: %v", err)
 	}
 	ts := httptest.NewUnstartedServer(s)
-	ts.EnableHTTP2 = true
-	ts.StartTLS()
+	if tls {
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
 	tb.Cleanup(ts.Close)
 	tb.Cleanup(func() { _ = s.Close() })
 	return s, ts
