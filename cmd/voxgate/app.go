@@ -130,12 +130,22 @@ func (m *Main) Run(ctx context.Context) error {
 	// No ReadTimeout or WriteTimeout here: they would cut off streams. The
 	// server bounds body reads, and non-streaming routes' work and writes,
 	// per request.
+	//
+	// HTTP/2 without TLS (prior knowledge) beside HTTP/1.1 on the one port:
+	// TLS ends at the load balancer, and one that speaks HTTP/2 to its
+	// backends carries an app's streams over shared connections, each held
+	// stream then costing a replica no connection, buffers or reader
+	// goroutine of its own (docs/chat.md measures both).
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
 	m.httpServer = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.Server.ReadTimeout,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       m.Server.BaseContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Protocols:         protocols,
 	}
 	m.serveErr = make(chan error, 2)
 	go func() { m.serveErr <- m.httpServer.Serve(m.ln) }()
