@@ -202,9 +202,19 @@ func newFixture(t testing.TB, o options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(routes(svc))
+	// HTTP/1.1 and HTTP/2 without TLS, as cmd/voxgate serves.
+	ts := httptest.NewUnstartedServer(routes(svc))
+	ts.Config.Protocols = bothProtocols()
+	ts.Start()
 	t.Cleanup(ts.Close)
 	return &fixture{svc: svc, pool: pool, sim: o.sim, simURL: o.simURL, url: ts.URL, dbURL: o.dbURL, runs: runs}
+}
+
+func bothProtocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
 }
 
 // routes serves the chat routes with the caller named by X-Test-User (and
