@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
 
@@ -103,10 +104,19 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
 	}
+	body, err := encode(params)
+	if err != nil {
+		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
+	}
 	upstream, cancel := context.WithCancelCause(ctx)
 	s := &openaiStream{provider: o.Name(), caller: ctx, upstream: upstream, cancel: cancel, timeout: o.timeout}
 	s.timer = time.AfterFunc(o.timeout, func() { cancel(errTimedOut) })
-	s.sse = o.client.Chat.Completions.NewStreaming(upstream, params)
+	// NewStreaming's request, its parameters already encoded (see encode):
+	// the same path, headers and body, "stream": true set the same way.
+	var raw *http.Response
+	err = o.client.Post(upstream, "chat/completions", nil, &raw,
+		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
+	s.sse = ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), err)
 	if err := s.first(); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -114,22 +124,43 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	return s, nil
 }
 
+// encode is openai-go's own encoding of p, run on a goroutine of its own.
+// The encoder recurses through reflection past 16 KiB of stack, and a
+// goroutine's stack only halves while less than a quarter of it is in
+// use: encoded on the caller's goroutine, which then waits on the model
+// for as long as the stream lasts, every open stream would hold a 32 KiB
+// stack where 16 KiB do (docs/chat.md, "Idle streams").
+func encode(p *openai.ChatCompletionNewParams) (body []byte, err error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("request: encoding panicked: %v", v)
+			}
+		}()
+		body, err = p.MarshalJSON()
+	}()
+	<-done
+	return body, err
+}
+
 // chatParams turns a Request into openai-go's parameters. It refuses a
 // request the API would refuse for our own mistake, so that such a bug is
 // not mistaken for a provider failure.
-func chatParams(req Request) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{
+func chatParams(req Request) (*openai.ChatCompletionNewParams, error) {
+	p := &openai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(req.Model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	if req.Model == "" {
-		return p, errors.New("request: model is required")
+		return nil, errors.New("request: model is required")
 	}
 	if len(req.Messages) == 0 {
-		return p, errors.New("request: at least one message is required")
+		return nil, errors.New("request: at least one message is required")
 	}
 	if req.MaxOutputTokens < 0 {
-		return p, fmt.Errorf("request: max output tokens must not be negative, got %d", req.MaxOutputTokens)
+		return nil, fmt.Errorf("request: max output tokens must not be negative, got %d", req.MaxOutputTokens)
 	}
 	// max_completion_tokens, not max_tokens: reasoning models refuse the
 	// latter, and every chat model accepts the former.
@@ -142,20 +173,20 @@ func chatParams(req Request) (openai.ChatCompletionNewParams, error) {
 	for i, m := range req.Messages {
 		msg, err := chatMessage(m)
 		if err != nil {
-			return p, fmt.Errorf("request: messages[%d]: %w", i, err)
+			return nil, fmt.Errorf("request: messages[%d]: %w", i, err)
 		}
 		p.Messages = append(p.Messages, msg)
 	}
 	for i, t := range req.Tools {
 		tool, err := chatTool(t)
 		if err != nil {
-			return p, fmt.Errorf("request: tools[%d] %q: %w", i, t.Name, err)
+			return nil, fmt.Errorf("request: tools[%d] %q: %w", i, t.Name, err)
 		}
 		p.Tools = append(p.Tools, tool)
 	}
 	choice, err := toolChoice(req.ToolChoice, req.Tools)
 	if err != nil {
-		return p, fmt.Errorf("request: %w", err)
+		return nil, fmt.Errorf("request: %w", err)
 	}
 	p.ToolChoice = choice
 	return p, nil

@@ -134,23 +134,21 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 }
 
 // BenchmarkIdleStreams holds 2,000 streams open while the model has not
-// answered and reports the memory each costs: the heap and stacks of the
-// whole process (test clients, gateway and simulator together). The
-// simulator is served over TLS with HTTP/2, as the real API is, so the
+// answered and reports the memory each costs the gateway: the heap and
+// stacks of this process, which serves the gateway and the simulator,
+// while the apps' clients run in a child process (idleclient_test.go).
+// The simulator is served over TLS with HTTP/2, as the real API is, so the
 // gateway's provider calls share connections as they do in production.
 // Two baselines from the same run:
-//   - direct: the same streams straight to the simulator (client and
-//     simulator only); subtracted from the others, it leaves the share of
-//     whatever stands between them;
+//   - sim: the same streams straight to the simulator; this process holds
+//     the simulator alone, and its share is subtracted from the others;
 //   - proxy: a bare Go reverse proxy in the gateway's place, which reads
 //     the request, makes the same provider call through the same transport
 //     and waits: the least any net/http gateway holds per stream.
 //
 // The app's leg to the gateway or proxy is HTTP/1.1 (a connection per
 // stream) or HTTP/2 without TLS (what a load balancer speaking HTTP/2 to
-// its backends sends). Over HTTP/1.1 it costs the client more per stream
-// than the direct stage's HTTP/2 does; that difference lands in both
-// shares, so they are upper bounds.
+// its backends sends).
 func BenchmarkIdleStreams(b *testing.B) {
 	const streams = 2000
 	cfg := sim.Config{Latency: &sim.Latency{TTFT: time.Hour}, Script: script()}
@@ -159,13 +157,13 @@ func BenchmarkIdleStreams(b *testing.B) {
 		b.Run("app="+app, func(b *testing.B) {
 			h2 := app == "http2"
 			for range b.N {
-				direct := holdStreams(b, cfg, streams, "direct", body, true)
+				alone := holdStreams(b, cfg, streams, "sim", body, true)
 				proxy := holdStreams(b, cfg, streams, "proxy", body, h2)
 				gateway := holdStreams(b, cfg, streams, "gateway", nil, h2)
-				b.ReportMetric(direct/1024, "direct-KiB/stream")
-				b.ReportMetric((proxy-direct)/1024, "proxy-KiB/stream")
-				b.ReportMetric((gateway-direct)/1024, "gw-KiB/stream")
-				b.ReportMetric((gateway-direct)/(proxy-direct), "gw/proxy")
+				b.ReportMetric(alone/1024, "sim-KiB/stream")
+				b.ReportMetric((proxy-alone)/1024, "proxy-KiB/stream")
+				b.ReportMetric((gateway-alone)/1024, "gw-KiB/stream")
+				b.ReportMetric((gateway-alone)/(proxy-alone), "gw/proxy")
 			}
 		})
 	}
@@ -173,9 +171,9 @@ func BenchmarkIdleStreams(b *testing.B) {
 
 // gatewayRequest is the Chat Completions body the gateway sends for the
 // benchmark's turn (instructions, the message, the plan's tools), which
-// the direct client and the bare proxy send too: the simulator's share of
-// a stream grows with what it decodes, and it should be the same in every
-// stage.
+// the sim stage's client and the bare proxy send too: the simulator's
+// share of a stream grows with what it decodes, and it should be the same
+// in every stage.
 func gatewayRequest(b *testing.B) []byte {
 	bodies := make(chan []byte, sse.MaxIterations)
 	f := newFixture(b, options{plans: benchPlan, capture: bodies, cfg: func(c *sse.Config) { c.ContextTool = "" }})
@@ -185,66 +183,45 @@ func gatewayRequest(b *testing.B) []byte {
 	return <-bodies
 }
 
-// holdStreams opens n streams that wait on the model, to the simulator
-// directly or through a proxy or a gateway (over HTTP/2 without TLS when
-// h2 is set), and returns the memory per stream.
+// holdStreams opens n streams from a child process that wait on the model:
+// to the simulator directly ("sim") or through a proxy or a gateway (over
+// HTTP/2 without TLS when h2 is set). It returns the memory per stream
+// this process holds.
 func holdStreams(b *testing.B, cfg sim.Config, n int, via string, body []byte, h2 bool) float64 {
 	b.Helper()
 	var f *fixture
-	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}
-	if h2 && via != "direct" {
-		transport.Protocols = new(http.Protocols)
-		transport.Protocols.SetUnencryptedHTTP2(true)
-	}
+	client := idleClientConfig{H2: h2}
 	switch via {
-	case "direct":
+	case "sim":
 		s, ts := simtest.NewTLSServer(b, cfg)
 		f = &fixture{sim: s, simURL: ts.URL}
-		transport.TLSClientConfig = ts.Client().Transport.(*http.Transport).TLSClientConfig
-		transport.ForceAttemptHTTP2 = true
+		client = idleClientConfig{URL: ts.URL, Direct: true, Body: body, CA: ts.Certificate().Raw}
 	case "proxy":
 		s, ts := simtest.NewTLSServer(b, cfg)
 		f = &fixture{sim: s, simURL: ts.URL, url: bareProxy(b, ts, body)}
 	default:
 		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, cfg: func(c *sse.Config) { c.ContextTool = "" }})
 	}
-	client := &http.Client{Transport: transport}
-	defer transport.CloseIdleConnections()
+	if client.URL == "" {
+		client.URL = f.url
+	}
 	before := memInUse()
-	ctx, cancel := context.WithCancel(context.Background())
-	var open sync.WaitGroup
+	c := startIdleClient(b, client)
 	// One stream at a time, each reaching the model before the next opens:
 	// streams that open all at once find no HTTP/2 connection with room and
 	// each dial one, so the count of connections (and the memory) would be
 	// a race; arriving one by one, they fill each connection to the
 	// server's limit before the next is dialled, as spread-out traffic does.
 	for i := range n {
-		open.Go(func() {
-			var req *http.Request
-			switch via {
-			case "direct":
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.simURL+"/v1/chat/completions", bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
-			default:
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/v1/chat", bytes.NewReader([]byte(`{"message":"hello"}`)))
-				req.Header.Set("X-Test-User", fmt.Sprintf("idle-%d", i%100))
-				req.Header.Set("X-Test-Plan", "bench")
-			}
-			req.Header.Set("Content-Type", "application/json")
-			// The simulator sends its headers with the first token, a
-			// gateway or proxy at once; either way the stream is held
-			// until ctx ends.
-			resp, err := client.Do(req)
-			if err == nil {
-				<-ctx.Done()
-				resp.Body.Close()
-			}
-		})
-		waitStreams(b, f, i+1)
+		if err := c.open(); err != nil {
+			b.Fatalf("idle client: %v: %s", err, c.stderr.String())
+		}
+		waitStreams(b, f, i+1, c)
 	}
 	per := float64(memInUse()-before) / float64(n)
-	cancel()
-	open.Wait()
+	if err := c.close(); err != nil {
+		b.Fatal(err)
+	}
 	return per
 }
 
@@ -280,11 +257,11 @@ func bareProxy(b *testing.B, sim *httptest.Server, body []byte) string {
 }
 
 // waitStreams waits until n turns are waiting on the model.
-func waitStreams(b *testing.B, f *fixture, n int) {
+func waitStreams(b *testing.B, f *fixture, n int, c *idleClient) {
 	deadline := time.Now().Add(time.Minute)
 	for chatStats(f.sim).InFlight < int64(n) {
 		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d streams reached the model", chatStats(f.sim).InFlight, n)
+			b.Fatalf("only %d of %d streams reached the model; idle client: %s", chatStats(f.sim).InFlight, n, c.stderr.String())
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
