@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -86,16 +87,50 @@ func directFirstChunk(client openai.Client, n int) (time.Duration, error) {
 // production pool size. The model answers like a fast real one (50 ms to
 // the first token, then 200 tokens a second, 100 tokens), so 50 streams
 // are 50 turns in flight rather than 50 loops racing for the CPU.
+//
+// Each stream starts its next turn as soon as its last one ends, and every
+// turn takes as long, so how the streams' first turns start decides how
+// all their turns arrive:
+//   - arrivals=spread: each stream starts at a random moment within one
+//     turn's length, as independent users' turns arrive;
+//   - arrivals=together: all at once, and their turns keep arriving in
+//     waves of 50 at the same instant, which the gateway admits as a
+//     batch (quota/batch.go): the worst case, measured beside.
 func BenchmarkTimeToFirstContent(b *testing.B) {
 	cfg := sim.Config{Latency: &sim.Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1},
 		Script: sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"hello"}}, Reply: sim.Reply{Text: "Hello there. ", TextTokens: 100}}}}}
 	f := newFixture(b, options{plans: benchPlan, simCfg: &cfg, poolSize: 20, cfg: func(c *sse.Config) { c.ContextTool = "" }})
 	client := simtest.Client(f.simURL)
-	for _, streams := range []int{1, 50} {
-		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+	for _, c := range []struct {
+		streams int
+		spread  bool
+	}{{1, true}, {50, true}, {50, false}} {
+		name := fmt.Sprintf("streams=%d", c.streams)
+		if c.streams > 1 {
+			name += map[bool]string{true: "/arrivals=spread", false: "/arrivals=together"}[c.spread]
+		}
+		b.Run(name, func(b *testing.B) {
+			streams := c.streams
+			// A round of every stream first, untimed: the first turns dial
+			// the database pool's and the provider's connections and create
+			// the users' quota rows, which steady traffic has done already.
+			// It also times one turn, gateway and direct, under this load.
+			var wg sync.WaitGroup
+			warm := time.Now()
+			for i := range streams {
+				wg.Go(func() {
+					if _, err := firstContent(f.url, i); err != nil {
+						b.Error(err)
+					}
+					if _, err := directFirstChunk(client, i); err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			turn := time.Since(warm)
 			n := max(b.N, 2*streams)
 			gw, direct := make([]time.Duration, n), make([]time.Duration, n)
-			var wg sync.WaitGroup
 			next := make(chan int, n)
 			for i := range n {
 				next <- i
@@ -104,6 +139,9 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 			b.ResetTimer()
 			for range streams {
 				wg.Go(func() {
+					if c.spread && streams > 1 {
+						time.Sleep(rand.N(turn))
+					}
 					for i := range next {
 						var err error
 						if gw[i], err = firstContent(f.url, i); err != nil {
