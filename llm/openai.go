@@ -113,6 +113,9 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	s.timer = time.AfterFunc(o.timeout, func() { cancel(errTimedOut) })
 	// NewStreaming's request, its parameters already encoded (see encode):
 	// the same path, headers and body, "stream": true set the same way.
+	// NewStreaming itself would encode its parameters argument here, on
+	// this goroutine; even an empty one, behind production's middleware,
+	// took the stack past 16 KiB.
 	var raw *http.Response
 	err = o.client.Post(upstream, "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
