@@ -184,7 +184,8 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 //     the request, makes the same provider call through the same transport
 //     and waits: the least any net/http gateway holds per stream.
 //
-// The app's leg to the gateway or proxy is HTTP/1.1 (a connection per
+// The gateway's chat route is served behind the server's middleware and
+// JWT auth, as in production (productionRoutes). The app's leg to the gateway or proxy is HTTP/1.1 (a connection per
 // stream) or HTTP/2 without TLS (what a load balancer speaking HTTP/2 to
 // its backends sends).
 func BenchmarkIdleStreams(b *testing.B) {
@@ -228,20 +229,27 @@ func gatewayRequest(b *testing.B) []byte {
 func holdStreams(b *testing.B, cfg sim.Config, n int, via string, body []byte, h2 bool) float64 {
 	b.Helper()
 	var f *fixture
-	client := idleClientConfig{H2: h2}
+	var client idleClientConfig
 	switch via {
 	case "sim":
 		s, ts := simtest.NewTLSServer(b, cfg)
 		f = &fixture{sim: s, simURL: ts.URL}
-		client = idleClientConfig{URL: ts.URL, Direct: true, Body: body, CA: ts.Certificate().Raw}
+		client = idleClientConfig{URL: ts.URL + "/v1/chat/completions", Body: body, CA: ts.Certificate().Raw,
+			Headers: []map[string]string{{"Authorization": "Bearer " + simtest.TestKey}}}
 	case "proxy":
 		s, ts := simtest.NewTLSServer(b, cfg)
 		f = &fixture{sim: s, simURL: ts.URL, url: bareProxy(b, ts, body)}
+		client = idleClientConfig{URL: f.url + "/v1/chat", Body: []byte(`{"message":"hello"}`), H2: h2}
 	default:
-		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, cfg: func(c *sse.Config) { c.ContextTool = "" }})
-	}
-	if client.URL == "" {
-		client.URL = f.url
+		// Through the server's own middleware and JWT auth, as in
+		// production: the handler's depth decides its stack.
+		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, production: true,
+			cfg: func(c *sse.Config) { c.ContextTool = "" }})
+		client = idleClientConfig{URL: f.url + "/v1/chat", Body: []byte(`{"message":"hello"}`), H2: h2}
+		for u := range 100 {
+			tok := benchToken(b, fmt.Sprintf("idle-%d", u), "bench")
+			client.Headers = append(client.Headers, map[string]string{"Authorization": "Bearer " + tok})
+		}
 	}
 	before := memInUse()
 	c := startIdleClient(b, client)

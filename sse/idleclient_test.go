@@ -14,8 +14,6 @@ import (
 	"os/exec"
 	"sync"
 	"testing"
-
-	"github.com/voxgate/voxgate/sim/simtest"
 )
 
 // The idle-stream benchmark's clients run in a child process: this test
@@ -34,11 +32,11 @@ func TestMain(m *testing.M) {
 
 // idleClientConfig tells the child where its streams go.
 type idleClientConfig struct {
-	URL    string // a gateway's or proxy's base URL, or the simulator's
-	Direct bool   // post Body to the simulator's completions route
-	H2     bool   // HTTP/2 without TLS to a gateway or proxy
-	Body   []byte // the completion request, for Direct
-	CA     []byte // the simulator's certificate (DER), for Direct
+	URL     string              // where every stream posts Body
+	Body    []byte              // the request body
+	Headers []map[string]string // stream i's headers are Headers[i % len(Headers)]
+	H2      bool                // HTTP/2 without TLS (an http URL)
+	CA      []byte              // the certificate (DER) to trust for an https URL
 }
 
 // idleClient is the running child: each open starts one more stream,
@@ -93,7 +91,7 @@ func runIdleClient(raw string) int {
 		return 2
 	}
 	transport := &http.Transport{MaxIdleConnsPerHost: -1}
-	if cfg.Direct {
+	if cfg.CA != nil {
 		cert, err := x509.ParseCertificate(cfg.CA)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -114,15 +112,13 @@ func runIdleClient(raw string) int {
 	in := bufio.NewScanner(os.Stdin)
 	for i := 0; in.Scan(); i++ {
 		open.Go(func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL+"/v1/chat", bytes.NewReader([]byte(`{"message":"hello"}`)))
-			if cfg.Direct {
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL+"/v1/chat/completions", bytes.NewReader(cfg.Body))
-				req.Header.Set("Authorization", "Bearer "+simtest.TestKey)
-			} else {
-				req.Header.Set("X-Test-User", fmt.Sprintf("idle-%d", i%100))
-				req.Header.Set("X-Test-Plan", "bench")
-			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(cfg.Body))
 			req.Header.Set("Content-Type", "application/json")
+			if len(cfg.Headers) > 0 {
+				for k, v := range cfg.Headers[i%len(cfg.Headers)] {
+					req.Header.Set(k, v)
+				}
+			}
 			resp, err := client.Do(req)
 			if err != nil {
 				if ctx.Err() != nil { // closed before the simulator's first token
@@ -130,6 +126,9 @@ func runIdleClient(raw string) int {
 				}
 				failed.Do(func() { fmt.Fprintln(os.Stderr, "stream", i, err) })
 				return
+			}
+			if resp.StatusCode != http.StatusOK {
+				failed.Do(func() { fmt.Fprintln(os.Stderr, "stream", i, resp.Status) })
 			}
 			<-ctx.Done()
 			resp.Body.Close()
