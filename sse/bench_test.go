@@ -31,14 +31,14 @@ func pct(d []time.Duration, p float64) float64 {
 	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
 }
 
-// firstContent posts a streamed turn and returns the time to its first
-// content event; the rest of the stream is read to its end.
-func firstContent(url string, n int) (time.Duration, error) {
+// firstContent posts a streamed turn as the n-th of tokens' users and
+// returns the time to its first content event; the rest of the stream is
+// read to its end.
+func firstContent(url string, tokens []string, n int) (time.Duration, error) {
 	body := fmt.Sprintf(`{"message":"hello %d"}`, n)
 	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Test-User", fmt.Sprintf("bench-%d", n%64))
-	req.Header.Set("X-Test-Plan", "bench")
+	req.Header.Set("Authorization", "Bearer "+tokens[n%len(tokens)])
 	began := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -84,9 +84,10 @@ func directFirstChunk(client openai.Client, n int) (time.Duration, error) {
 // without tools — the time to the first content event through voxgate
 // beside the time to the first content chunk straight from the simulator,
 // interleaved in one run, at 1 and 50 concurrent streams, bench plan, the
-// production pool size. The model answers like a fast real one (50 ms to
-// the first token, then 200 tokens a second, 100 tokens), so 50 streams
-// are 50 turns in flight rather than 50 loops racing for the CPU.
+// production pool size, the chat route behind the server's middleware and
+// JWT auth. The model answers like a fast real one (50 ms to the first
+// token, then 200 tokens a second, 100 tokens), so 50 streams are 50 turns
+// in flight rather than 50 loops racing for the CPU.
 //
 // Each stream starts its next turn as soon as its last one ends, and every
 // turn takes as long, so how the streams' first turns start decides how
@@ -99,8 +100,13 @@ func directFirstChunk(client openai.Client, n int) (time.Duration, error) {
 func BenchmarkTimeToFirstContent(b *testing.B) {
 	cfg := sim.Config{Latency: &sim.Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1},
 		Script: sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"hello"}}, Reply: sim.Reply{Text: "Hello there. ", TextTokens: 100}}}}}
-	f := newFixture(b, options{plans: benchPlan, simCfg: &cfg, poolSize: 20, cfg: func(c *sse.Config) { c.ContextTool = "" }})
+	f := newFixture(b, options{plans: benchPlan, simCfg: &cfg, poolSize: 20, production: true,
+		cfg: func(c *sse.Config) { c.ContextTool = "" }})
 	client := simtest.Client(f.simURL)
+	tokens := make([]string, 64)
+	for u := range tokens {
+		tokens[u] = benchToken(b, fmt.Sprintf("bench-%d", u), "bench")
+	}
 	for _, c := range []struct {
 		streams int
 		spread  bool
@@ -119,7 +125,7 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 			warm := time.Now()
 			for i := range streams {
 				wg.Go(func() {
-					if _, err := firstContent(f.url, i); err != nil {
+					if _, err := firstContent(f.url, tokens, i); err != nil {
 						b.Error(err)
 					}
 					if _, err := directFirstChunk(client, i); err != nil {
@@ -144,7 +150,7 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 					}
 					for i := range next {
 						var err error
-						if gw[i], err = firstContent(f.url, i); err != nil {
+						if gw[i], err = firstContent(f.url, tokens, i); err != nil {
 							b.Error(err)
 							return
 						}
