@@ -16,9 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/openai/openai-go/v3"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -29,6 +33,42 @@ func benchPlan(q *config.Quota) { q.Plans["bench"] = config.BenchPlan() }
 
 func pct(d []time.Duration, p float64) float64 {
 	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
+}
+
+// benchSecret signs the tokens of productionRoutes' callers.
+var benchSecret = []byte("sse-benchmark-secret-of-32-bytes!")
+
+// productionRoutes serves POST /v1/chat behind the server's middleware
+// (request ids, metrics, panics, CORS, body limits) and JWT auth, as
+// cmd/voxgate mounts it: what a held stream costs depends on how deep its
+// handler runs. Callers sign in with benchToken.
+func productionRoutes(t testing.TB, pool *pgxpool.Pool, svc *sse.Service) http.Handler {
+	t.Helper()
+	env := map[string]string{"VOXGATE_DATABASE_URL": "postgres://unused", "VOXGATE_JWT_SECRET": string(benchSecret)}
+	cfg, err := config.Load("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewVerifier(auth.Params{Secret: benchSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Params{Config: cfg, Pool: pool, Verifier: v, Registry: prometheus.NewRegistry(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Mount([]server.Route{{Pattern: "POST /v1/chat", Handler: srv.AI(svc.HandleChat), Stream: true}})
+	return srv
+}
+
+// benchToken signs in a caller of productionRoutes.
+func benchToken(t testing.TB, user, plan string) string {
+	t.Helper()
+	tok, err := auth.Mint(auth.MintParams{Secret: benchSecret, Subject: user, Plan: plan, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // firstContent posts a streamed turn as the n-th of tokens' users and
