@@ -79,7 +79,7 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 		if err := checkSession(update, "session"); err != nil {
 			return err
 		}
-		cfg.apply(update)
+		cfg.apply(update, &s.rt.cfg)
 	}
 	model := cfg.view().model
 	if s.models != nil && !s.models[model] {

@@ -33,6 +33,16 @@ type CallStats struct {
 	// ("datachannel", "sideband").
 	ToolCalls   int64            `json:"tool_calls"`
 	ToolOutputs map[string]int64 `json:"tool_outputs"`
+	// CutToolCalls counts function calls of responses cut short (status
+	// incomplete), which a client must not run.
+	CutToolCalls int64 `json:"cut_tool_calls"`
+	// ResponseCreates counts the client's response.create events the
+	// session accepted; RefusedResponseCreates those refused because a
+	// response was still active.
+	ResponseCreates        int64 `json:"response_creates"`
+	RefusedResponseCreates int64 `json:"refused_response_creates"`
+	// IdleTimeouts counts server VAD idle timeouts (timeout_triggered).
+	IdleTimeouts int64 `json:"idle_timeouts"`
 	// Sidebands counts sideband sockets opened on the call.
 	Sidebands int64 `json:"sidebands"`
 }

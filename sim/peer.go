@@ -190,12 +190,12 @@ func drain(dc *webrtc.DataChannel) {
 
 // end hangs the call up: the session closes its data channel and sideband
 // sockets, then the peer closes. Only the first call counts. With
-// Realtime.KeepSidebandOpen, a peer that went away leaves the session
-// running for its sidebands.
+// a peer that went away leaves the session running for its sidebands
+// unless Realtime.CloseSidebandWithPeer.
 func (c *call) end(reason string) {
 	c.once.Do(func() {
 		close(c.ended)
-		if !(strings.HasPrefix(reason, "peer_") && c.rt.cfg.KeepSidebandOpen && c.rt.linger(c.sess)) {
+		if !(strings.HasPrefix(reason, "peer_") && !c.rt.cfg.CloseSidebandWithPeer && c.rt.linger(c.sess)) {
 			c.sess.stop()
 		}
 		if c.pc != nil {

@@ -44,11 +44,17 @@ type Realtime struct {
 	// session_expired error event and its sockets close with 1001 (its call
 	// ends). Zero means 60 minutes, the API's cap.
 	MaxSession time.Duration `yaml:"max_session" json:"max_session,omitempty"`
-	// KeepSidebandOpen leaves a call's sideband sockets open after its peer
-	// closes or fails, as has been reported of the API: a gateway must learn
-	// that the call ended some other way. The session then lasts until its
-	// last sideband closes (or MaxSession).
-	KeepSidebandOpen bool `yaml:"keep_sideband_open" json:"keep_sideband_open,omitempty"`
+	// CloseSidebandWithPeer closes a call's sideband sockets when its peer
+	// closes or fails. By default they stay open, as is reported of the API:
+	// the phone leaving ends the call without telling the sideband, so a
+	// gateway must learn that the call ended some other way, and the session
+	// lasts until its last sideband closes (or MaxSession).
+	CloseSidebandWithPeer bool `yaml:"close_sideband_with_peer" json:"close_sideband_with_peer,omitempty"`
+	// SidebandSessionCreated sends session.created to a sideband socket
+	// when it attaches, as every other transport gets. Off by default: a
+	// sideband is reported to get no session.created, so a gateway must
+	// send its config without waiting for one.
+	SidebandSessionCreated bool `yaml:"sideband_session_created" json:"sideband_session_created,omitempty"`
 	// TranscriptAfterResponse holds an input transcription until the
 	// response its turn started is done, instead of sending it right after
 	// the commit: the API transcribes asynchronously, so it may arrive on

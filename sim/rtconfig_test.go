@@ -29,7 +29,7 @@ func TestLoadRealtimeConfig(t *testing.T) {
   generation_ms: 150
   delta_bytes: 8
   max_session: 90s
-  keep_sideband_open: true
+  close_sideband_with_peer: true
   transcript_after_response: true
   lax_auth: true
 `)
@@ -37,7 +37,7 @@ func TestLoadRealtimeConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := sim.Realtime{Audio: sim.AudioSilence, TurnPackets: 25, BargeInPackets: 10, ReplyAudioMS: 800, GenerationMS: 150,
-		DeltaBytes: 8, MaxSession: 90 * time.Second, KeepSidebandOpen: true, TranscriptAfterResponse: true, LaxAuth: true}
+		DeltaBytes: 8, MaxSession: 90 * time.Second, CloseSidebandWithPeer: true, TranscriptAfterResponse: true, LaxAuth: true}
 	if cfg.Realtime != want {
 		t.Errorf("realtime = %+v, want %+v", cfg.Realtime, want)
 	}

@@ -27,7 +27,7 @@ type rtSession struct {
 	cancel context.CancelFunc
 	exited chan struct{}
 	// peerGone is closed when the call's peer went away while its
-	// sidebands stay open (Realtime.KeepSidebandOpen).
+	// sidebands stay open (unless Realtime.CloseSidebandWithPeer).
 	peerGone chan struct{}
 
 	// Owned by run.
@@ -39,6 +39,7 @@ type rtSession struct {
 	playing     *playback // a WebRTC call's reply audio, until it has played
 	spoke       bool      // the model has produced audio: the voice is fixed
 	turn        *vadTurn  // the user turn server VAD is following
+	idle        *time.Timer // server VAD's idle_timeout_ms, while the user is silent (rtidle.go)
 	waitedMS    int       // audio the user has listened to while the model answers
 	transcripts []heldTranscript
 	bufferedMS  int   // input audio not yet committed
@@ -121,9 +122,12 @@ func (ss *rtSession) run() {
 		if ss.playing != nil {
 			played = ss.playing.timer.C
 		}
-		var silent <-chan time.Time
+		var silent, idle <-chan time.Time
 		if ss.turn != nil && ss.turn.silence != nil {
 			silent = ss.turn.silence.C
+		}
+		if ss.armIdle() {
+			idle = ss.idle.C
 		}
 		select {
 		case <-ss.ctx.Done():
@@ -136,9 +140,13 @@ func (ss *rtSession) run() {
 			})
 			go k.run()
 			ss.sinks = append(ss.sinks, k)
-			ev := newEvent("session.created")
-			ev.Session = ss.cfg
-			ss.emitTo(k, ev)
+			if k.path != PathSideband || ss.rt.SidebandSessionCreated {
+				// A sideband is not promised session.created: it joins a
+				// session already under way.
+				ev := newEvent("session.created")
+				ev.Session = ss.cfg
+				ss.emitTo(k, ev)
+			}
 		case k := <-ss.detach:
 			ss.remove(k)
 			if ss.orphan() {
@@ -167,6 +175,9 @@ func (ss *rtSession) run() {
 			ss.endPlayback()
 		case <-silent:
 			ss.endTurn()
+		case <-idle:
+			ss.idle = nil
+			ss.idleTimeout()
 		}
 	}
 }
@@ -264,7 +275,7 @@ func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 		if err := ss.checkVoice(ev.Session); err != nil {
 			return err
 		}
-		ss.cfg.apply(ev.Session)
+		ss.cfg.apply(ev.Session, ss.rt)
 		ss.view = ss.cfg.view()
 		out := newEvent("session.updated")
 		out.Session = ss.cfg

@@ -61,25 +61,25 @@ func TestRealtimeSessionExpires(t *testing.T) {
 	waitCall(t, s, id, "session_expired")
 }
 
-// TestRealtimeSidebandOutlivesPeer: with KeepSidebandOpen, the sideband
+// TestRealtimeSidebandOutlivesPeer: by default the sideband
 // stays open and usable after the caller's peer goes away, though the call
 // has ended; without it, the sideband closes with the call.
 func TestRealtimeSidebandOutlivesPeer(t *testing.T) {
 	t.Parallel()
 	for _, keep := range []bool{true, false} {
-		s, base := newRealtimeSim(t, sim.Realtime{KeepSidebandOpen: keep})
+		s, base := newRealtimeSim(t, sim.Realtime{CloseSidebandWithPeer: !keep})
 		ctx := testCtx(t)
 		c, id := dialCall(t, ctx, base, "multipart+apikey")
 		sb, _, err := simtest.DialSocket(ctx, base, simtest.TestKey, "call_id="+id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		expect(t, ctx, sb, "session.created")
+		onSideband(t, ctx, sb)
 		c.Close()
 		waitCall(t, s, id, "peer_closed")
 		if !keep {
 			if _, err := sb.Next(ctx); !errors.Is(err, simtest.ErrClosed) {
-				t.Errorf("without keep_sideband_open: sideband read %v after the peer closed, want it closed", err)
+				t.Errorf("with close_sideband_with_peer: sideband read %v after the peer closed, want it closed", err)
 			}
 			continue
 		}

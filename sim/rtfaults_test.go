@@ -154,7 +154,7 @@ func TestRealtimeClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect(t, ctx, sb, "session.created")
+	onSideband(t, ctx, sb)
 	expect(t, ctx, ws, "session.created")
 	start := time.Now()
 	if err := s.Close(); err != nil {
@@ -197,7 +197,7 @@ func TestRealtimeSidebandNotFound(t *testing.T) {
 		sb, resp, err := simtest.DialSocket(ctx, base, simtest.TestKey, "call_id="+id)
 		if err == nil {
 			defer sb.Close()
-			expect(t, ctx, sb, "session.created")
+			onSideband(t, ctx, sb)
 			if attempt != 3 {
 				t.Errorf("attached on attempt %d, want 3", attempt)
 			}

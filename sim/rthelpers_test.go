@@ -296,3 +296,14 @@ func assertAPIError(t *testing.T, spec *sim.Spec, what string, resp *http.Respon
 		t.Errorf("%s: code, param = %q, %q; want %q, %q", what, gotCode, gotParam, code, param)
 	}
 }
+
+// onSideband waits until a sideband socket has joined its call: a sideband
+// gets no session.created, so it sends a session.update and waits for its
+// session.updated, as a gateway re-asserting its config would.
+func onSideband(t *testing.T, ctx context.Context, sb *simtest.Socket) {
+	t.Helper()
+	if err := sb.Send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime"}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, sb, "session.updated")
+}

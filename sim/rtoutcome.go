@@ -61,7 +61,8 @@ func outTokens(rep reply, audioMS int) int {
 // fitOutput cuts a's reply to at most limit output tokens, as a model that
 // runs out of tokens stops: the message shrinks (transcript and audio in
 // proportion) and the calls after it are dropped; with no message, calls
-// are kept while they fit whole.
+// are kept while they fit whole, and the first that does not goes out with
+// the arguments that fit (none at all when not even its name does).
 func fitOutput(a *activeResponse, limit int) {
 	calls := a.rep.calls
 	a.rep.calls = nil
@@ -69,6 +70,12 @@ func fitOutput(a *activeResponse, limit int) {
 		for _, c := range calls {
 			next := reply{calls: append(a.rep.calls, c)}
 			if outTokens(next, 0) > limit {
+				for len(c.Arguments) > 0 && outTokens(reply{calls: append(a.rep.calls, c)}, 0) > limit {
+					c.Arguments = truncateUTF8(c.Arguments, len(c.Arguments)-1)
+				}
+				if outTokens(reply{calls: append(a.rep.calls, c)}, 0) <= limit {
+					a.cutCall = &c
+				}
 				break
 			}
 			a.rep = next

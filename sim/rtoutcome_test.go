@@ -90,6 +90,16 @@ func TestRealtimeResponseOutcomes(t *testing.T) {
 	if noCall.Status != "incomplete" || noCall.Details.Reason != "max_output_tokens" || noCall.Outputs != 0 {
 		t.Errorf("session max_output_tokens 3 against an 8-token call: %+v, want incomplete with no output", noCall)
 	}
+	// A call that fits in part goes out cut, status incomplete: a client
+	// must not run it.
+	if err := ws.Send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "max_output_tokens": 6}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, ctx, ws, "session.updated")
+	cutCall, _ := say(nil)
+	if cutCall.Status != "incomplete" || cutCall.Outputs != 1 || cutCall.ItemStatus != "incomplete" || cutCall.OutTokens > 6 {
+		t.Errorf("session max_output_tokens 6 against an 8-token call: %+v, want incomplete with one cut call", cutCall)
+	}
 }
 
 type outcome struct {

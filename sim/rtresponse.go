@@ -26,6 +26,9 @@ type activeResponse struct {
 	gen      *time.Timer // fires when generation ends
 	genMS    int
 	cut      string // why the reply was cut short: incomplete's reason
+	// cutCall is the call a model that ran out of output tokens was
+	// writing: it goes out with its arguments cut, status incomplete.
+	cutCall *toolCall
 	failed   bool
 	// heardMS caps the audio the message keeps in the conversation when
 	// its playback was cut before generation ended; nil when not cut.
@@ -41,6 +44,7 @@ func (a *activeResponse) stopTimer() {
 
 func (ss *rtSession) responseCreate(params map[string]any) *APIError {
 	if ss.active != nil {
+		ss.stats.update(func(s *CallStats) { s.RefusedResponseCreates++ })
 		return &APIError{Type: "invalid_request_error", Code: "conversation_already_has_active_response",
 			Message: fmt.Sprintf("Conversation already has an active response in progress: %s. Wait until the response is finished before creating a new one.", ss.active.resp.ID)}
 	}
@@ -48,6 +52,7 @@ func (ss *rtSession) responseCreate(params map[string]any) *APIError {
 		ss.srv.stats.fault(ss.endpoint, f.Kind)
 		return nil // the fault: response.create is silently ignored
 	}
+	ss.stats.update(func(s *CallStats) { s.ResponseCreates++ })
 	ss.startResponse(params)
 	return nil
 }
@@ -136,7 +141,10 @@ func (ss *rtSession) finishGeneration() {
 		ss.endMessage(a, status)
 	}
 	for _, c := range a.rep.calls {
-		ss.emitCall(a, c)
+		ss.emitCall(a, c, "completed")
+	}
+	if a.cutCall != nil {
+		ss.emitCall(a, *a.cutCall, "incomplete")
 	}
 	finishOutcome(a)
 	ss.done(a)
@@ -184,8 +192,11 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 	a.outIndex++
 }
 
-// emitCall sends one function call: added, argument deltas, done.
-func (ss *rtSession) emitCall(a *activeResponse, c toolCall) {
+// emitCall sends one function call: added, argument deltas, done. A call
+// of a response cut short (cancelled, or out of tokens) is sent all the
+// same, as the API does, with the arguments written so far and status
+// incomplete: a client must run only completed calls.
+func (ss *rtSession) emitCall(a *activeResponse, c toolCall, status string) {
 	it := rtItem{ID: "item_" + randomID()[:21], Object: "realtime.item", Type: "function_call",
 		Status: "in_progress", CallID: "call_" + randomID()[:16], Name: c.Name, Arguments: ptr("")}
 	ss.emitOutputItem("added", a, it)
@@ -198,13 +209,19 @@ func (ss *rtSession) emitCall(a *activeResponse, c toolCall) {
 	done.ResponseID, done.ItemID, done.OutputIndex, done.CallID = a.resp.ID, it.ID, ptr(a.outIndex), it.CallID
 	done.Name, done.Arguments = c.Name, ptr(c.Arguments)
 	ss.emit(done)
-	it.Status, it.Arguments = "completed", ptr(c.Arguments)
+	it.Status, it.Arguments = status, ptr(c.Arguments)
 	ss.emitOutputItem("done", a, it)
 	ss.items = append(ss.items, convItem{item: it, textBytes: len(c.Name) + len(c.Arguments)})
 	a.resp.Output = append(a.resp.Output, it)
 	a.outIndex++
 	ss.pending[it.CallID] = true
-	ss.stats.update(func(s *CallStats) { s.ToolCalls++ })
+	ss.stats.update(func(s *CallStats) {
+		if status == "completed" {
+			s.ToolCalls++
+		} else {
+			s.CutToolCalls++
+		}
+	})
 }
 
 // emitOutputItem announces an output item twice, as the GA API does: to the
@@ -256,6 +273,11 @@ func (ss *rtSession) cancelResponse(reason string) {
 		}
 		ss.shortenPlayback(a.resp.ID, a.audioMS)
 		ss.endMessage(a, "incomplete")
+	}
+	for _, c := range a.rep.calls {
+		// The calls it was writing, cut where generation stopped.
+		c.Arguments = truncateUTF8(c.Arguments, len(c.Arguments)/2)
+		ss.emitCall(a, c, "incomplete")
 	}
 	a.resp.Status = "cancelled"
 	a.resp.StatusDetails = &statusDetails{Type: "cancelled", Reason: reason}

@@ -51,8 +51,16 @@ func newSessionConfig(rt *Realtime) sessionConfig {
 // apply merges a client's (already checked) session object into c: objects
 // merge key by key, anything else replaces, as session.update does. The
 // server's own fields (id, object, expires_at) are not in the GA request
-// schema, so a checked update cannot carry them.
-func (c sessionConfig) apply(update map[string]any) { mergeJSON(c, update) }
+// schema, so a checked update cannot carry them. Empty instructions are
+// replaced by the default ones, as the API does: a client that compares
+// the instructions it set with the session's must not compare what it
+// left empty.
+func (c sessionConfig) apply(update map[string]any, rt *Realtime) {
+	mergeJSON(c, update)
+	if s, ok := c["instructions"].(string); !ok || s == "" {
+		c["instructions"] = rt.Instructions
+	}
+}
 
 func mergeJSON(dst, src map[string]any) {
 	for k, v := range src {
@@ -93,6 +101,7 @@ type sessionView struct {
 	vad, createResponse        bool
 	interrupt                  bool
 	silenceMS                  int // server VAD's silence_duration_ms
+	idleMS                     int // server VAD's idle_timeout_ms; 0 when unset
 }
 
 func (c sessionConfig) view() sessionView {
@@ -126,6 +135,9 @@ func (c sessionConfig) view() sessionView {
 		v.silenceMS = 200 // the API's default, and semantic VAD's stand-in
 		if ms, ok := td["silence_duration_ms"].(float64); ok && ms >= 0 {
 			v.silenceMS = int(ms)
+		}
+		if ms, ok := td["idle_timeout_ms"].(float64); ok && ms > 0 && td["type"] == "server_vad" {
+			v.idleMS = int(ms)
 		}
 	}
 	return v

@@ -13,8 +13,9 @@ import (
 
 // TestRealtimeTranscription: input transcription streams deltas then
 // completed, before the response events or (TranscriptAfterResponse) after
-// them; whisper-1 reports the duration form of usage, other models the
-// tokens form; the transcription_failed fault sends .failed instead.
+// them; a duration-billed model (gpt-transcribe) reports the duration form
+// of usage in fractional seconds, other models the tokens form; the
+// transcription_failed fault sends .failed instead.
 func TestRealtimeTranscription(t *testing.T) {
 	t.Parallel()
 	spec := simtest.Spec(t)
@@ -52,9 +53,9 @@ func TestRealtimeTranscription(t *testing.T) {
 				t.Errorf("deltas %q, transcript %q: want equal", deltas, tr["transcript"])
 			}
 			wantUsage := map[int]string{0: "tokens", 1: "duration"}[i]
-			if usage["type"] != wantUsage || (wantUsage == "duration" && usage["seconds"] != 1.0) ||
+			if usage["type"] != wantUsage || (wantUsage == "duration" && usage["seconds"] != 1.01) ||
 				(wantUsage == "tokens" && usage["input_tokens"] != 10.0) {
-				t.Errorf("turn %d usage %v, want the %s form for 1 s of audio", i, usage, wantUsage)
+				t.Errorf("turn %d usage %v, want the %s form for its audio (1 s; 1.01 s on turn 1)", i, usage, wantUsage)
 			}
 		}
 		failed := types(turns[2])
@@ -65,15 +66,15 @@ func TestRealtimeTranscription(t *testing.T) {
 	}
 }
 
-// transcriptScenario runs three 1 s audio turns on a socket: transcribed by
-// gpt-4o-transcribe, by whisper-1, then failing (a fault). Each turn ends
-// with its response and transcription.
+// transcriptScenario runs three audio turns on a socket: 1 s transcribed by
+// gpt-4o-transcribe, 1.01 s by gpt-transcribe, then 1 s failing (a fault).
+// Each turn ends with its response and transcription.
 func transcriptScenario(t *testing.T, ctx context.Context, s *sim.Server, base string) []simtest.Event {
 	t.Helper()
 	ws := dialModelSocket(t, base)
 	expect(t, ctx, ws, "session.created")
 	var all []simtest.Event
-	for i, model := range []string{"gpt-4o-transcribe", "whisper-1", "gpt-4o-mini-transcribe"} {
+	for i, model := range []string{"gpt-4o-transcribe", "gpt-transcribe", "gpt-4o-mini-transcribe"} {
 		if err := ws.Send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime",
 			"audio": map[string]any{"input": map[string]any{"transcription": map[string]any{"model": model}}}}}); err != nil {
 			t.Fatal(err)
@@ -82,7 +83,8 @@ func transcriptScenario(t *testing.T, ctx context.Context, s *sim.Server, base s
 		if i == 2 {
 			addFault(t, s, sim.Fault{Endpoint: sim.EndpointRealtime, Kind: sim.FaultTranscriptionFailed})
 		}
-		if err := ws.Send(map[string]any{"type": "input_audio_buffer.append", "audio": base64.StdEncoding.EncodeToString(make([]byte, 48000))}); err != nil {
+		ms := map[bool]int{false: 1000, true: 1010}[i == 1]
+		if err := ws.Send(map[string]any{"type": "input_audio_buffer.append", "audio": base64.StdEncoding.EncodeToString(make([]byte, 48*ms))}); err != nil {
 			t.Fatal(err)
 		}
 		end := "conversation.item.input_audio_transcription.completed"

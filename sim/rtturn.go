@@ -14,6 +14,9 @@ import (
 // takeRTPAudio adds the RTP packets received since the last look.
 func (ss *rtSession) takeRTPAudio() {
 	n := ss.stats.packetsIn.Load()
+	if n > ss.packetsSeen {
+		ss.stopIdle() // the user is not silent
+	}
 	ss.addAudio(int(n-ss.packetsSeen) * packetMS)
 	ss.packetsSeen = n
 }

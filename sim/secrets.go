@@ -180,7 +180,7 @@ func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	if apiErr != nil {
 		return 0, nil, apiErr
 	}
-	cfg.apply(update)
+	cfg.apply(update, &s.rt.cfg)
 	return ttl, cfg, nil
 }
 
