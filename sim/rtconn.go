@@ -36,11 +36,11 @@ type rtSession struct {
 	sinks       []*sink
 	items       []convItem
 	active      *activeResponse
-	playing     *playback // a WebRTC call's reply audio, until it has played
-	spoke       bool      // the model has produced audio: the voice is fixed
-	turn        *vadTurn  // the user turn server VAD is following
+	playing     *playback   // a WebRTC call's reply audio, until it has played
+	spoke       bool        // the model has produced audio: the voice is fixed
+	turn        *vadTurn    // the user turn server VAD is following
 	idle        *time.Timer // server VAD's idle_timeout_ms, while the user is silent (rtidle.go)
-	waitedMS    int       // audio the user has listened to while the model answers
+	waitedMS    int         // audio the user has listened to while the model answers
 	transcripts []heldTranscript
 	bufferedMS  int   // input audio not yet committed
 	audioPosMS  int   // input audio committed so far

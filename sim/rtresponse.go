@@ -29,7 +29,7 @@ type activeResponse struct {
 	// cutCall is the call a model that ran out of output tokens was
 	// writing: it goes out with its arguments cut, status incomplete.
 	cutCall *toolCall
-	failed   bool
+	failed  bool
 	// heardMS caps the audio the message keeps in the conversation when
 	// its playback was cut before generation ended; nil when not cut.
 	heardMS *int
