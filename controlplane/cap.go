@@ -56,6 +56,7 @@ func (c *call) tick(ctx context.Context, now time.Time) bool {
 	case !now.Before(c.deadline):
 		c.hangup(ctx, ReasonQuota)
 	case now.Sub(c.lastActivity) >= c.s.cfg.IdleTimeout:
+		c.idleSince = c.lastActivity
 		c.hangup(ctx, ReasonIdle)
 	}
 	return false

@@ -32,6 +32,10 @@ func (c Config) check(reg *tools.Registry) error {
 		return fmt.Errorf("voice.sweep_interval must be at least 100ms")
 	case c.IdleTimeout < time.Second:
 		return fmt.Errorf("voice.idle_timeout must be at least 1s")
+	case c.VADIdleTimeout != 0 && (c.VADIdleTimeout < 5*time.Second || c.VADIdleTimeout > 30*time.Second):
+		return fmt.Errorf("voice.vad_idle_timeout: %v not in [5s, 30s] (the provider's range), or 0 for off", c.VADIdleTimeout)
+	case c.VADIdleTimeout != 0 && c.IdleTimeout < c.VADIdleTimeout+5*time.Second:
+		return fmt.Errorf("voice.idle_timeout must be at least voice.vad_idle_timeout + 5s (a silent user's call is quiet that long between prompts)")
 	case c.AttachWithin < 0 || c.AttachWithin > time.Minute:
 		return fmt.Errorf("voice.attach_within must be from 0 to 1m")
 	case c.LeaseRenew < 10*time.Millisecond || c.LeaseTTL < 2*c.LeaseRenew:

@@ -36,6 +36,10 @@ type EndRequest struct {
 	Usage  *ReportedUsage
 	// byHolder says the call's holder is ending its own session.
 	byHolder bool
+	// quietFor is how long a call ended for silence had been quiet: it is
+	// charged up to its last event, not to the end. A span, not a time,
+	// so the holder's clock and the database's never meet.
+	quietFor time.Duration
 }
 
 // endTimeout bounds an end's database work, even when the caller has gone:
@@ -88,7 +92,13 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 	if err != nil {
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
-	durationMS := min(now.Sub(sess.StartedAt).Milliseconds(), sess.MaxDurationS*1000)
+	durationMS := min(max(now.Add(-req.quietFor).Sub(sess.StartedAt).Milliseconds(), 0), sess.MaxDurationS*1000)
+	if req.Usage != nil && sess.Mode == ModeDirect {
+		// Bounded by the time the app has really had, overrun included.
+		if err := s.cfg.UsageCeilings.check(*req.Usage, now.Sub(sess.StartedAt).Milliseconds()); err != nil {
+			return Session{}, false, err
+		}
+	}
 	used := (durationMS + 999) / 1000
 	if req.Reason == ReasonExpired || req.Reason == ReasonQuota {
 		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // the reservation ran out: charged in full

@@ -24,15 +24,16 @@ func (c *call) handle(ctx context.Context, data []byte) {
 	c.lastActivity = arrived
 	switch head.Type {
 	case "response.function_call_arguments.done":
+		// Sent for cut responses too, with arguments that may be cut: the
+		// call waits for its item or its response to complete.
 		var ev oairt.ResponseFunctionCallArgumentsDoneEvent
-		if json.Unmarshal(data, &ev) == nil {
-			c.runTool(ctx, arrived, ev.CallID, ev.Name, ev.Arguments)
+		if json.Unmarshal(data, &ev) == nil && ev.CallID != "" && !c.answered[ev.CallID] {
+			c.written[ev.CallID] = fnCall{response: ev.ResponseID, name: ev.Name, args: ev.Arguments}
 		}
 	case "response.output_item.done":
-		// The same call as its arguments' done event; whichever comes
-		// first runs it.
 		var ev struct {
-			Item struct {
+			ResponseID string `json:"response_id"`
+			Item       struct {
 				Type      string `json:"type"`
 				Status    string `json:"status"`
 				CallID    string `json:"call_id"`
@@ -40,17 +41,26 @@ func (c *call) handle(ctx context.Context, data []byte) {
 				Arguments string `json:"arguments"`
 			} `json:"item"`
 		}
-		if json.Unmarshal(data, &ev) == nil && ev.Item.Type == "function_call" && ev.Item.Status == "completed" {
-			c.runTool(ctx, arrived, ev.Item.CallID, ev.Item.Name, ev.Item.Arguments)
+		if json.Unmarshal(data, &ev) != nil || ev.Item.Type != "function_call" || ev.Item.CallID == "" {
+			return
 		}
+		delete(c.written, ev.Item.CallID)
+		if ev.Item.Status != "completed" {
+			c.answered[ev.Item.CallID] = true // cut short: never run, recorded or answered
+			return
+		}
+		c.runTool(ctx, arrived, ev.ResponseID, ev.Item.CallID, ev.Item.Name, ev.Item.Arguments)
 	case "response.done":
 		var ev struct {
 			Response struct {
-				Usage json.RawMessage `json:"usage"`
+				ID     string          `json:"id"`
+				Status string          `json:"status"`
+				Usage  json.RawMessage `json:"usage"`
 			} `json:"response"`
 		}
 		if json.Unmarshal(data, &ev) == nil {
 			c.observe(ev.Response.Usage, false)
+			c.responseDone(ctx, arrived, ev.Response.ID, ev.Response.Status)
 		}
 	case "conversation.item.input_audio_transcription.completed":
 		var ev struct {
@@ -60,8 +70,6 @@ func (c *call) handle(ctx context.Context, data []byte) {
 			c.observe(ev.Usage, true)
 		}
 	case "session.created", "session.updated":
-		// session.created is the first event of every attach: the app
-		// may have changed the session before the gateway was on.
 		c.checkConfig(data)
 	case "error":
 		var ev struct {
@@ -94,15 +102,14 @@ func (c *call) observe(raw json.RawMessage, transcription bool) {
 	c.s.noteUsage(c.id, c.observed)
 }
 
-// runTool runs one of the model's function calls through the executor,
-// as the session's user with its plan, and answers it with one
-// function_call_output and one response.create. A call is run and
-// answered once however often it is seen, and by whichever holder: the
-// executor runs a (session, call_id) once, and a replayed result was
-// answered by the holder that ran it. A refused call is answered with the
-// refusal, so the model can say so.
-func (c *call) runTool(ctx context.Context, arrived time.Time, callID, name, args string) {
-	if callID == "" || c.answered[callID] {
+// runTool runs one of the model's completed function calls through the
+// executor, as the session's user with its plan, and keeps its output for
+// when its response is done. A call is run once however often it is seen,
+// and by whichever holder: the executor runs a (session, call_id) once,
+// and a replayed result was answered by the holder that ran it. A refused
+// call is answered with the refusal, so the model can say so.
+func (c *call) runTool(ctx context.Context, arrived time.Time, responseID, callID, name, args string) {
+	if c.answered[callID] {
 		return
 	}
 	c.answered[callID] = true
@@ -122,8 +129,39 @@ func (c *call) runTool(ctx context.Context, arrived time.Time, callID, name, arg
 	}
 	item, _ := json.Marshal(map[string]any{"type": "conversation.item.create",
 		"item": map[string]any{"type": "function_call_output", "call_id": callID, "output": output}})
-	c.send(item, []byte(`{"type":"response.create"}`))
-	c.s.metrics.roundTrip.Observe((time.Since(arrived) - ranFor).Seconds())
+	a := c.outputs[responseID]
+	if a == nil {
+		a = &answers{}
+		c.outputs[responseID] = a
+	}
+	a.items = append(a.items, item)
+	a.overhead += time.Since(arrived) - ranFor
+}
+
+// responseDone answers a response's function calls: its completed calls
+// whose item never said so run now (a completed response completed them),
+// a cut response's never do; then every output goes out, and one
+// response.create after them, since the API refuses one while a response
+// is active and answers each with a response of its own.
+func (c *call) responseDone(ctx context.Context, arrived time.Time, responseID, status string) {
+	for callID, fc := range c.written {
+		if fc.response != responseID {
+			continue
+		}
+		delete(c.written, callID)
+		if status == "completed" {
+			c.runTool(ctx, arrived, responseID, callID, fc.name, fc.args)
+		} else {
+			c.answered[callID] = true
+		}
+	}
+	a := c.outputs[responseID]
+	if a == nil {
+		return
+	}
+	delete(c.outputs, responseID)
+	c.send(append(a.items, []byte(`{"type":"response.create"}`))...)
+	c.s.metrics.roundTrip.Observe((a.overhead + time.Since(arrived)).Seconds())
 }
 
 // checkConfig re-asserts the gateway's session config when the session
@@ -143,8 +181,10 @@ func (c *call) checkConfig(data []byte) {
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
+	// Only what the gateway sets is compared: the provider fills in
+	// default instructions where it set none.
 	got, want := ev.Session, c.config
-	same := got.Instructions == want.Instructions && len(got.Tools) == len(want.Tools)
+	same := (want.Instructions == "" || got.Instructions == want.Instructions) && len(got.Tools) == len(want.Tools)
 	for i := 0; same && i < len(want.Tools); i++ {
 		same = got.Tools[i].Name == want.Tools[i].Name && got.Tools[i].Description == want.Tools[i].Description
 	}
@@ -158,10 +198,16 @@ func (c *call) checkConfig(data []byte) {
 	if same {
 		return
 	}
-	update, err := want.UpdateEvent()
-	if err != nil {
-		return
-	}
 	c.s.metrics.reasserts.Inc()
-	c.send(update)
+	c.sendConfig()
+}
+
+// sendConfig sends the gateway's session config over whatever the session
+// holds now: right after every attach, since a sideband is promised no
+// session.created and the phone may have changed the session first, and
+// whenever a session.updated shows it changed.
+func (c *call) sendConfig() {
+	if update, err := c.config.UpdateEvent(); err == nil {
+		c.send(update)
+	}
 }

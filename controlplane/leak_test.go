@@ -27,9 +27,12 @@ func holderGoroutines() int {
 // Sideband as the configured default, and no holder goroutine left
 // behind: a call ended by the phone, a call the phone left, and a call
 // still held when the service closes. Not parallel, so no other test's
-// holders are running.
+// holders are running. The call the phone left goes quiet and ends for
+// silence after five seconds; the held one is closed before.
 func TestSidebandDefaultModeAndNoLeaks(t *testing.T) {
-	f := newFixture(t, options{configFn: func(c *controlplane.Config) { c.Mode = controlplane.ModeSideband }})
+	f := newFixture(t, options{configFn: func(c *controlplane.Config) {
+		c.Mode, c.IdleTimeout, c.VADIdleTimeout = controlplane.ModeSideband, 5*time.Second, 0
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if s := mustStart(t, f, newUser(t, "pro"), `{}`); s.Mode != controlplane.ModeSideband || s.SDPURL == "" || s.ClientSecret != nil {

@@ -59,10 +59,18 @@ type Config struct {
 	ToolCallsPerMinute int
 	// SweepInterval is how often each replica looks for expired sessions.
 	SweepInterval time.Duration
-	// IdleTimeout hangs up a sideband call with no speech or response
-	// activity for this long (end_reason idle): the provider's socket may
-	// stay open after the phone has gone.
+	// IdleTimeout ends a sideband call whose socket has been silent this
+	// long (end_reason idle), charged up to its last event: the phone
+	// leaving ends the call without telling the sideband, which stays open.
 	IdleTimeout time.Duration
+	// VADIdleTimeout is the server VAD idle timeout a sideband call is
+	// created with (5 s to 30 s; 0 leaves it off): a connected call whose
+	// user is silent produces an event within it, so only a call nobody is
+	// on goes quiet for IdleTimeout.
+	VADIdleTimeout time.Duration
+	// UsageCeilings bound what a direct-mode app may report, per second of
+	// its session; beyond them its end is 422.
+	UsageCeilings Ceilings
 	// AttachWithin is how long the sideband keeps retrying a call the
 	// provider does not know yet.
 	AttachWithin time.Duration
@@ -80,8 +88,8 @@ func DefaultConfig() Config {
 			"Keep answers short and spoken. Use the tools to look things up; never give medical advice.",
 		TranscriptionModel: "gpt-4o-mini-transcribe",
 		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
-		IdleTimeout: 60 * time.Second, AttachWithin: 5 * time.Second,
-		LeaseTTL: 3 * time.Second, LeaseRenew: time.Second,
+		IdleTimeout: 45 * time.Second, VADIdleTimeout: 15 * time.Second, AttachWithin: 5 * time.Second,
+		LeaseTTL: 3 * time.Second, LeaseRenew: time.Second, UsageCeilings: DefaultCeilings(),
 	}
 }
 

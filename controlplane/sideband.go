@@ -21,13 +21,26 @@ type call struct {
 	id string
 	heldSession
 	sb           *realtime.Sideband
-	answered     map[string]bool // function calls run (or being run), by call_id
-	unsent       [][]byte        // outputs a dropped socket did not take, sent after re-attaching
+	answered     map[string]bool     // function calls run or cut short, by call_id
+	written      map[string]fnCall   // calls whose arguments are done, waiting for their item or response
+	outputs      map[string]*answers // outputs waiting for their response's response.done, by response id
+	unsent       [][]byte            // events a dropped socket did not take, sent after re-attaching
 	lastActivity time.Time
-	notices      int    // cap notices sent: at 80% then 95%
-	ending       string // the end reason, once the gateway decided to end
+	idleSince    time.Time // the last activity of a call ended for silence
+	notices      int       // cap notices sent: at 80% then 95%
+	ending       string    // the end reason, once the gateway decided to end
 	drainUntil   time.Time
 	expired      bool // the provider said session_expired
+}
+
+// fnCall is a function call whose arguments the model has written.
+type fnCall struct{ response, name, args string }
+
+// answers are the outputs of one response's calls, and the gateway's own
+// time spent on them, for the round-trip metric.
+type answers struct {
+	items    [][]byte
+	overhead time.Duration
 }
 
 // reader reads one socket into events until it fails or is stopped.
@@ -76,7 +89,8 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		}
 		return
 	}
-	c := &call{s: s, id: id, heldSession: held, answered: map[string]bool{}, lastActivity: time.Now()}
+	c := &call{s: s, id: id, heldSession: held, answered: map[string]bool{}, written: map[string]fnCall{},
+		outputs: map[string]*answers{}, lastActivity: time.Now()}
 	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
 		c.notices++ // an adopted call: its holder gave the notices already due
 	}
@@ -91,6 +105,7 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		s.log.Warn("voice sideband: attach not recorded", "session_id", id, "err", err)
 	}
 	rd := startReader(c.sb)
+	c.sendConfig()
 	timer := time.NewTimer(c.nextWake(time.Now()))
 	defer func() {
 		timer.Stop()
@@ -107,6 +122,7 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 				// Dropped, not closed: the call may well be up. Attach again.
 				if sb, err := s.rt.AttachRetry(ctx, c.callID, s.cfg.AttachWithin); err == nil {
 					c.sb, rd = sb, startReader(sb)
+					c.sendConfig()
 					c.resend()
 					continue
 				} else if ctx.Err() != nil {
@@ -177,7 +193,11 @@ func (c *call) finish(ctx context.Context, reason string) {
 		c.s.hangup(ctx, c.callID) // the call may be up with nobody holding it
 	}
 	c.flush(ctx)
-	if _, _, err := c.s.end(ctx, c.userID, c.id, EndRequest{Reason: reason, byHolder: true}); err != nil {
+	req := EndRequest{Reason: reason, byHolder: true}
+	if reason == ReasonIdle {
+		req.quietFor = time.Since(c.idleSince) // charged up to the last event
+	}
+	if _, _, err := c.s.end(ctx, c.userID, c.id, req); err != nil {
 		c.s.log.Warn("voice sideband: end failed; the sweeper will close the session", "session_id", c.id, "err", err)
 	}
 }

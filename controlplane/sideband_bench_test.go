@@ -115,16 +115,23 @@ func (f *fakeCalls) send(callID string, ev []byte) {
 	s.wmu.Unlock()
 }
 
-// callTool sends a function call on the call's socket.
+// callTool sends a response with one function call on the call's socket,
+// as the API ends one: the arguments, the completed item, response.done.
 func (f *fakeCalls) callTool(callID, id string) {
 	f.mu.Lock()
 	s := f.socks[callID]
 	f.mu.Unlock()
-	ev, _ := json.Marshal(map[string]any{"type": "response.function_call_arguments.done", "call_id": id, "name": "echo",
-		"arguments": `{"q":"x"}`, "event_id": "e", "item_id": "i", "output_index": 0, "response_id": "r"})
+	resp := "resp_" + id
+	args, _ := json.Marshal(map[string]any{"type": "response.function_call_arguments.done", "call_id": id, "name": "echo",
+		"arguments": `{"q":"x"}`, "event_id": "e", "item_id": "i", "output_index": 0, "response_id": resp})
+	item, _ := json.Marshal(map[string]any{"type": "response.output_item.done", "event_id": "e", "output_index": 0, "response_id": resp,
+		"item": map[string]any{"type": "function_call", "status": "completed", "call_id": id, "name": "echo", "arguments": `{"q":"x"}`}})
+	done, _ := json.Marshal(map[string]any{"type": "response.done", "event_id": "e", "response": map[string]any{"id": resp, "status": "completed"}})
 	f.sent.Store(id, time.Now())
 	s.wmu.Lock()
-	_ = s.conn.WriteMessage(websocket.TextMessage, ev)
+	for _, ev := range [][]byte{args, item, done} {
+		_ = s.conn.WriteMessage(websocket.TextMessage, ev)
+	}
 	s.wmu.Unlock()
 }
 

@@ -101,8 +101,9 @@ func TestSidebandHangupRetried(t *testing.T) {
 }
 
 // A function call is run and answered once whichever of its two done
-// events names it, and when both do: one function_call_output and one
-// response.create each.
+// events names it, and when both do; one whose item was cut short, or
+// whose response did not complete, never runs. A response's outputs go
+// out after its response.done, followed by one response.create.
 func TestSidebandCallEventsAnsweredOnce(t *testing.T) {
 	t.Parallel()
 	fake, url := newFakeCalls(t)
@@ -120,26 +121,44 @@ func TestSidebandCallEventsAnsweredOnce(t *testing.T) {
 	defer cancel()
 	callID := fmt.Sprintf("rtc_bench%08d", fake.n.Load())
 	waitFor(t, ctx, "the attach", func() bool { fake.mu.Lock(); defer fake.mu.Unlock(); return fake.socks[callID] != nil })
-	item := func(id string) []byte {
-		return []byte(`{"type":"response.output_item.done","item":{"type":"function_call","status":"completed","call_id":"` + id +
-			`","name":"echo","arguments":"{\"q\":\"x\"}"}}`)
+	item := func(resp, id, status string) []byte {
+		return []byte(`{"type":"response.output_item.done","response_id":"` + resp + `","item":{"type":"function_call","status":"` + status +
+			`","call_id":"` + id + `","name":"echo","arguments":"{\"q\":\"x\"}"}}`)
 	}
-	args := func(id string) []byte {
-		return []byte(`{"type":"response.function_call_arguments.done","call_id":"` + id + `","name":"echo","arguments":"{\"q\":\"x\"}"}`)
+	args := func(resp, id string) []byte {
+		return []byte(`{"type":"response.function_call_arguments.done","response_id":"` + resp + `","call_id":"` + id +
+			`","name":"echo","arguments":"{\"q\":\"x\"}"}`)
 	}
-	fake.send(callID, item("only_item"))
-	fake.send(callID, args("both"))
-	fake.send(callID, item("both"))
-	fake.send(callID, args("both"))
-	waitFor(t, ctx, "two outputs", func() bool {
-		fake.mu.Lock()
-		defer fake.mu.Unlock()
-		return fake.outputs["only_item"] == 1 && fake.outputs["both"] == 1
-	})
-	time.Sleep(200 * time.Millisecond)
+	done := func(resp, status string) []byte {
+		return []byte(`{"type":"response.done","response":{"id":"` + resp + `","status":"` + status + `"}}`)
+	}
+	answered := func(what string, outputs map[string]int, creates int) {
+		t.Helper()
+		waitFor(t, ctx, what, func() bool {
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			for id, n := range outputs {
+				if fake.outputs[id] != n {
+					return false
+				}
+			}
+			return fake.creates == creates
+		})
+	}
+	for _, ev := range [][]byte{item("r1", "only_item", "completed"), args("r1", "both"), item("r1", "both", "completed"),
+		args("r1", "both"), args("r1", "args_only"), args("r1", "cut"), item("r1", "cut", "incomplete")} {
+		fake.send(callID, ev)
+	}
+	fake.send(callID, done("r1", "completed"))
+	answered("r1's outputs", map[string]int{"only_item": 1, "both": 1, "args_only": 1}, 1)
+	// A cancelled response's call never runs; the next response's does.
+	for _, ev := range [][]byte{args("r2", "cancelled"), done("r2", "cancelled"), item("r3", "after", "completed"), done("r3", "completed")} {
+		fake.send(callID, ev)
+	}
+	answered("r3's output", map[string]int{"after": 1}, 2)
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
-	if fake.outputs["only_item"] != 1 || fake.outputs["both"] != 1 || fake.creates != 2 {
-		t.Fatalf("outputs %v, %d response.create; want one each", fake.outputs, fake.creates)
+	if fake.outputs["only_item"] != 1 || fake.outputs["both"] != 1 || fake.outputs["cut"] != 0 || fake.outputs["cancelled"] != 0 {
+		t.Fatalf("outputs %v, %d response.create; want one each for the completed calls, none for the cut ones", fake.outputs, fake.creates)
 	}
 }

@@ -131,7 +131,8 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 		out.ClientSecret = &ClientSecret{Value: secret.Value, ExpiresAt: secret.ExpiresAt}
 		out.RealtimeURL = s.rt.CallsURL()
 	} else {
-		config, _ = json.Marshal(sess) // plain data: strings and decoded JSON schemas
+		sess.IdleTimeout = s.cfg.VADIdleTimeout // the gateway learns of a departed phone from the silence
+		config, _ = json.Marshal(sess)          // plain data: strings and decoded JSON schemas
 		out.SDPURL = "/v1/voice/sessions/" + id + "/sdp"
 	}
 	var chatID *string

@@ -32,11 +32,34 @@ func TestParseUsage(t *testing.T) {
 		`[]`, `5`, `{"input_tokens":-1}`, `{"input_tokens":1e3}`, `{"input_tokens":"7"}`,
 		`{"output_token_details":{"audio_tokens":1000000000001}}`,
 		`{"input_token_details":{"text_tokens":1,"cached_tokens_details":{"text_tokens":2}}}`,
-		`{"transcription":{"type":"vibes"}}`, `{"transcription":{"type":"duration","seconds":0.5}}`,
+		`{"transcription":{"type":"vibes"}}`, `{"transcription":{"type":"duration","seconds":-0.5}}`,
+		`{"transcription":{"type":"duration","seconds":"2.5"}}`, `{"transcription":{"type":"duration","seconds":1e10}}`,
 		`{"input_token_details":{"text_tokens":true}}`,
 	} {
 		if _, err := parseUsage(json.RawMessage(bad)); apierr.CodeOf(err) != apierr.Validation {
 			t.Errorf("%s: error %v, want VALIDATION_ERROR (422)", bad, err)
+		}
+	}
+}
+
+// Duration-billed transcription reports fractional seconds: kept as whole
+// milliseconds, rounded half up from the exact decimal.
+func TestParseUsageSeconds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		seconds string
+		want    int64
+	}{
+		{"0.5", 500}, {"2.61", 2610}, {"1.01", 1010}, {"0.0005", 1}, {"0.0004999", 0},
+		{"1.0015", 1002}, {"3", 3000}, {"2.5e1", 25_000}, {"0", 0}, {"999999999", 999_999_999_000},
+	} {
+		u, err := parseUsage(json.RawMessage(`{"transcription":{"type":"duration","seconds":` + tc.seconds + `}}`))
+		if err != nil {
+			t.Errorf("%s s: %v", tc.seconds, err)
+			continue
+		}
+		if got := u.Transcription.AudioMillis; got != tc.want {
+			t.Errorf("%s s: got %d ms, want %d", tc.seconds, got, tc.want)
 		}
 	}
 }
@@ -47,6 +70,7 @@ func FuzzParseUsage(f *testing.F) {
 	f.Add([]byte(`{"input_token_details":{"text_tokens":5,"cached_tokens_details":{"text_tokens":2}},"output_token_details":{"audio_tokens":3}}`))
 	f.Add([]byte(`{"transcription":{"input_tokens":4,"output_tokens":1}}`))
 	f.Add([]byte(`{"input_tokens":999999999999999999999}`))
+	f.Add([]byte(`{"transcription":{"type":"duration","seconds":2.6125}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		u, err := parseUsage(raw)
 		if err != nil {

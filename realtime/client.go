@@ -111,6 +111,11 @@ type Session struct {
 	TranscriptionModel string
 	// Language is the user's language as ISO-639-1, a transcription hint.
 	Language string
+	// IdleTimeout, when set (5 s to 30 s), turns on server VAD's
+	// idle_timeout_ms: a connected call whose user is silent that long
+	// gets input_audio_buffer.timeout_triggered and a response, so a held
+	// call always produces an event within it while the phone is there.
+	IdleTimeout time.Duration `json:",omitempty"`
 }
 
 // Secret is a minted client secret.
@@ -160,6 +165,10 @@ func (s Session) param() *realtime.RealtimeSessionCreateRequestParam {
 		if s.Language != "" {
 			p.Audio.Input.Transcription.Language = openai.String(s.Language)
 		}
+	}
+	if s.IdleTimeout > 0 {
+		p.Audio.Input.TurnDetection = realtime.RealtimeAudioInputTurnDetectionUnionParam{OfServerVad: &realtime.RealtimeAudioInputTurnDetectionServerVadParam{
+			IdleTimeoutMs: openai.Int(s.IdleTimeout.Milliseconds())}}
 	}
 	for _, t := range s.Tools {
 		p.Tools = append(p.Tools, realtime.RealtimeToolsConfigUnionParam{OfFunction: &realtime.RealtimeFunctionToolParam{

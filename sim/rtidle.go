@@ -49,15 +49,7 @@ func (ss *rtSession) idleTimeout() {
 	ev.AudioStartMS, ev.AudioEndMS, ev.ItemID = ptr(ss.audioPosMS), ptr(ss.audioPosMS+ss.view.idleMS), id
 	ss.emit(ev)
 	ss.audioPosMS += ss.view.idleMS
-	prev := ss.lastItemID()
-	committed := newEvent("input_audio_buffer.committed")
-	committed.PreviousItemID, committed.ItemID = after(prev), id
-	ss.emit(committed)
-	it := rtItem{ID: id, Object: "realtime.item", Type: "message", Status: "completed", Role: "user",
-		Content: []rtContent{{Type: "input_audio"}}}
-	ss.items = append(ss.items, convItem{item: it})
-	ss.emitConversationItem("added", prev, it)
-	ss.emitConversationItem("done", prev, it)
+	ss.commitItem(id, 0, "") // silence: no tokens the sim counts, no words
 	ss.stats.update(func(s *CallStats) { s.IdleTimeouts++ })
 	if ss.view.createResponse {
 		ss.startResponse(nil)

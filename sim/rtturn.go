@@ -132,17 +132,7 @@ func (ss *rtSession) commit() {
 	ss.dropTurn()
 	ss.audioPosMS += ms
 	ss.bufferedMS = 0
-	prev := ss.lastItemID()
-	committed := newEvent("input_audio_buffer.committed")
-	committed.PreviousItemID, committed.ItemID = after(prev), id
-	ss.emit(committed)
-
-	it := rtItem{ID: id, Object: "realtime.item", Type: "message", Status: "completed", Role: "user",
-		Content: []rtContent{{Type: "input_audio"}}}
-	tok := audioInTokens(ms)
-	ss.items = append(ss.items, convItem{item: it, audioTok: tok, userText: ss.rt.Heard})
-	ss.emitConversationItem("added", prev, it)
-	ss.emitConversationItem("done", prev, it)
+	ss.commitItem(id, audioInTokens(ms), ss.rt.Heard)
 
 	if ss.view.transcribe {
 		ss.transcripts = append(ss.transcripts, heldTranscript{itemID: id, ms: ms, model: ss.view.transcribeModel})
@@ -150,6 +140,20 @@ func (ss *rtSession) commit() {
 	if !ss.rt.TranscriptAfterResponse {
 		ss.flushTranscripts()
 	}
+}
+
+// commitItem sends input_audio_buffer.committed and adds the committed
+// audio as a user item: audioTok tokens, heard as words for the script.
+func (ss *rtSession) commitItem(id string, audioTok int, words string) {
+	prev := ss.lastItemID()
+	committed := newEvent("input_audio_buffer.committed")
+	committed.PreviousItemID, committed.ItemID = after(prev), id
+	ss.emit(committed)
+	it := rtItem{ID: id, Object: "realtime.item", Type: "message", Status: "completed", Role: "user",
+		Content: []rtContent{{Type: "input_audio"}}}
+	ss.items = append(ss.items, convItem{item: it, audioTok: audioTok, userText: words})
+	ss.emitConversationItem("added", prev, it)
+	ss.emitConversationItem("done", prev, it)
 }
 
 // chatView renders the conversation as a chat request, so the shared

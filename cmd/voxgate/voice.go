@@ -1,7 +1,9 @@
 package main
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
@@ -50,9 +52,15 @@ func newVoice(m *Main) (*controlplane.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := voiceConfig(m.Config)
+	for _, name := range slices.Sorted(maps.Keys(m.Config.Voice.UsageCeilings)) {
+		if err := cfg.UsageCeilings.Set(name, m.Config.Voice.UsageCeilings[name]); err != nil {
+			return nil, err
+		}
+	}
 	return controlplane.New(controlplane.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger,
-		Config: voiceConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+		Config: cfg, Registerer: m.Registry, Logger: m.Logger,
 	})
 }
 
@@ -93,6 +101,9 @@ func voiceConfig(cfg *config.Config) controlplane.Config {
 	}
 	if v.IdleTimeout != 0 {
 		out.IdleTimeout = v.IdleTimeout
+	}
+	if v.VADIdleTimeout != nil {
+		out.VADIdleTimeout = *v.VADIdleTimeout
 	}
 	return out
 }

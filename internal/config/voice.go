@@ -11,17 +11,21 @@ import (
 // control plane's default (docs/voice.md); config only decodes, and
 // package controlplane checks the values.
 type Voice struct {
-	Mode               string        `yaml:"mode"`
-	Model              string        `yaml:"model"`
-	Voice              string        `yaml:"voice"`
-	Voices             []string      `yaml:"voices"`
-	Instructions       string        `yaml:"instructions"`
-	TranscriptionModel *string       `yaml:"transcription_model"` // "" turns transcription off
-	ContextTool        *string       `yaml:"context_tool"`        // "" means no profile context
-	SecretTTL          time.Duration `yaml:"secret_ttl"`
-	ToolCallsPerMinute int           `yaml:"tool_calls_per_minute"`
-	SweepInterval      time.Duration `yaml:"sweep_interval"`
-	IdleTimeout        time.Duration `yaml:"idle_timeout"` // sideband: hang up a call silent this long
+	Mode               string         `yaml:"mode"`
+	Model              string         `yaml:"model"`
+	Voice              string         `yaml:"voice"`
+	Voices             []string       `yaml:"voices"`
+	Instructions       string         `yaml:"instructions"`
+	TranscriptionModel *string        `yaml:"transcription_model"` // "" turns transcription off
+	ContextTool        *string        `yaml:"context_tool"`        // "" means no profile context
+	SecretTTL          time.Duration  `yaml:"secret_ttl"`
+	ToolCallsPerMinute int            `yaml:"tool_calls_per_minute"`
+	SweepInterval      time.Duration  `yaml:"sweep_interval"`
+	IdleTimeout        time.Duration  `yaml:"idle_timeout"`     // sideband: end a call whose socket is silent this long
+	VADIdleTimeout     *time.Duration `yaml:"vad_idle_timeout"` // sideband: server VAD's idle timeout; 0 turns it off
+	// UsageCeilings overrides the per-second bounds on a direct-mode app's
+	// reported usage, by class (text_in, transcription.audio_ms, …).
+	UsageCeilings map[string]int64 `yaml:"usage_ceilings"`
 }
 
 // Prices is the price table override (DESIGN §10): when set, it replaces
