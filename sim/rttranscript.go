@@ -3,8 +3,8 @@ package sim
 // Input audio transcription: conversation.item.input_audio_transcription
 // .delta events in Realtime.DeltaBytes pieces, then .completed with usage;
 // or .failed (the transcription_failed fault). Usage takes the duration
-// form for whisper-1, which the API bills by the second, and the tokens form
-// for the other transcription models.
+// form for the models the API bills by the second (durationBilled), and
+// the tokens form for the other transcription models.
 
 // FaultTranscriptionFailed makes an input transcription fail: its item gets
 // conversation.item.input_audio_transcription.failed instead of deltas and
@@ -45,7 +45,7 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 	}
 	tr := newEvent("conversation.item.input_audio_transcription.completed")
 	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
-	if h.model == "whisper-1" {
+	if durationBilled(h.model) {
 		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
 	} else {
 		tr.Usage = transcriptionUsage(audioInTokens(h.ms), heard)
