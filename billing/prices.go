@@ -12,6 +12,8 @@ import (
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/voxgate/voxgate/internal/modelname"
 )
 
 //go:embed prices.yaml
@@ -168,20 +170,10 @@ func (y priceYAML) modelPrice() (ModelPrice, error) {
 	return m, nil
 }
 
-// snapshotRE matches a dated snapshot name and captures its family.
-var snapshotRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}$`)
-
 // Lookup finds model's price: the name itself, else its family when the
 // name is a dated snapshot (gpt-realtime-2025-08-28 → gpt-realtime).
 func (p *Prices) Lookup(model string) (ModelPrice, bool) {
-	if m, ok := p.models[model]; ok {
-		return m, true
-	}
-	if sub := snapshotRE.FindStringSubmatch(model); sub != nil {
-		m, ok := p.models[sub[1]]
-		return m, ok
-	}
-	return ModelPrice{}, false
+	return modelname.Lookup(p.models, model)
 }
 
 // Require fails naming the first configured model (in sorted order) that
