@@ -58,6 +58,9 @@ type Request struct {
 	MaxOutputTokens int
 	// SafetyIdentifier is a salted hash of the user, never the user id.
 	SafetyIdentifier string
+	// ReasoningEffort is sent as is ("none", "low", …); "" sends none,
+	// unless the model takes tools only at "none" (ToolsNeedNoReasoning).
+	ReasoningEffort string
 }
 
 // Usage is a call's token counts. CachedInputTokens are part of
