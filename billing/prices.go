@@ -32,11 +32,16 @@ const (
 	AudioOut
 	ImageIn
 	ImageCachedIn
+	// TextCacheWriteIn is input written to the provider's prompt cache,
+	// billed apart by the newer chat models; part of input, disjoint from
+	// cached input.
+	TextCacheWriteIn
 	numClasses
 )
 
 var classNames = [numClasses]string{
 	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
+	"text_cache_write_in",
 }
 
 func (c Class) String() string { return classNames[c] }
@@ -91,6 +96,7 @@ type priceYAML struct {
 	AudioOut       *micros `yaml:"audio_out"`
 	ImageIn        *micros `yaml:"image_in"`
 	ImageCachedIn  *micros `yaml:"image_cached_in"`
+	CacheWriteIn   *micros `yaml:"text_cache_write_in"`
 	AudioPerMinute *micros `yaml:"audio_per_minute"`
 }
 
@@ -147,7 +153,7 @@ func (y priceYAML) modelPrice() (ModelPrice, error) {
 	if !dateRE.MatchString(y.Date) {
 		return m, errors.New("date must look like 2006-01-02")
 	}
-	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn}
+	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn, y.CacheWriteIn}
 	priced := false
 	for c, v := range vals {
 		if v == nil {
