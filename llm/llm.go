@@ -63,14 +63,16 @@ type Request struct {
 	ReasoningEffort string
 }
 
-// Usage is a call's token counts. CachedInputTokens are part of
-// InputTokens (DESIGN §10); adapters normalize providers that report them
-// apart.
+// Usage is a call's token counts. CachedInputTokens and
+// CacheWriteInputTokens (input written to the prompt cache, which some
+// models bill apart) are disjoint parts of InputTokens (DESIGN §10);
+// adapters normalize providers that report them apart.
 type Usage struct {
-	Model             string // the model as the provider reports it (often a dated snapshot)
-	InputTokens       int64
-	CachedInputTokens int64
-	OutputTokens      int64
+	Model                 string // the model as the provider reports it (often a dated snapshot)
+	InputTokens           int64
+	CachedInputTokens     int64
+	CacheWriteInputTokens int64
+	OutputTokens          int64
 }
 
 // EventKind says what an Event carries.

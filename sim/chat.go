@@ -57,7 +57,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	}
 	model := s.chat.models.snapshot(req.Model)
 	prompt := promptTokens{bytes: promptBytes(req)}
-	prompt.cached = s.chat.cache.cachedTokens(s.now(), key, model, req, prompt.bytes)
+	prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.now(), key, model, req, prompt.bytes)
+	prompt.reportWrites = s.chat.models.billsCacheWrites(req.Model)
 	c := newCompletion(req, s.script.plan(req), model, prompt)
 	setCommonHeaders(w, start)
 	s.chat.rates.charge(s.now(), key, c.usage.TotalTokens).set(w.Header())

@@ -25,6 +25,11 @@ type Chat struct {
 	// NoEffortRefused are models that refuse reasoning_effort "none" (400
 	// unsupported_value). Nil means DefaultNoEffortRefused().
 	NoEffortRefused []string `yaml:"no_effort_refused" json:"no_effort_refused,omitempty"`
+	// CacheWriteModels report the prompt tokens each request newly writes
+	// to the prompt cache as usage.prompt_tokens_details.cache_write_tokens
+	// (part of prompt_tokens, apart from cached_tokens), as the models
+	// that bill cache writes do. Nil means DefaultCacheWriteModels().
+	CacheWriteModels []string `yaml:"cache_write_models" json:"cache_write_models,omitempty"`
 	// RateLimits are reported in the x-ratelimit-* headers of each answer.
 	RateLimits RateLimits `yaml:"rate_limits" json:"rate_limits"`
 	// PromptCache decides which prompt tokens are reported as cached.
@@ -99,6 +104,12 @@ func DefaultToolsNeedNoEffort() []string { return []string{"gpt-6-luna"} }
 // reasoning_effort "none".
 func DefaultNoEffortRefused() []string { return []string{"gpt-6.2-sol"} }
 
+// DefaultCacheWriteModels: the GPT-6 chat models bill cache writes as their
+// own class (their model pages).
+func DefaultCacheWriteModels() []string {
+	return []string{"gpt-6-luna", "gpt-6.1-terra", "gpt-6.2-sol"}
+}
+
 func (c *Chat) validate() error {
 	for alias, snap := range c.ModelAliases {
 		if alias == "" || snap == "" {
@@ -126,6 +137,7 @@ type chatModels struct {
 	reasoning map[string]bool
 	toolsNone map[string]bool // tools only with reasoning_effort none
 	noneOff   map[string]bool // reasoning_effort none refused
+	writes    map[string]bool // report cache_write_tokens
 }
 
 func newChatModels(allowed []string, c Chat) chatModels {
@@ -143,7 +155,12 @@ func newChatModels(allowed []string, c Chat) chatModels {
 	m.reasoning = m.withSnapshots(reasoning)
 	m.toolsNone = m.withSnapshots(orDefault(c.ToolsNeedNoEffort, DefaultToolsNeedNoEffort))
 	m.noneOff = m.withSnapshots(orDefault(c.NoEffortRefused, DefaultNoEffortRefused))
+	m.writes = m.withSnapshots(orDefault(c.CacheWriteModels, DefaultCacheWriteModels))
 	return m
+}
+
+func (m *chatModels) billsCacheWrites(name string) bool {
+	return m.writes[name] || m.writes[m.snapshot(name)]
 }
 
 func orDefault(list []string, def func() []string) []string {

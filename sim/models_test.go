@@ -228,3 +228,42 @@ func TestPerModelTTFT(t *testing.T) {
 		})
 	}
 }
+
+// The models that bill cache writes report the prompt tokens a request
+// newly writes to the cache, apart from the cached ones; others send no
+// cache_write_tokens.
+func TestCacheWriteTokens(t *testing.T) {
+	t.Parallel()
+	_, base := newSim(t, sim.Config{})
+	client := simtest.Client(base)
+	// 1,252 prompt tokens, 9 whole 128-token blocks: 1,152 cacheable.
+	params := func(model, system string) openai.ChatCompletionNewParams {
+		return openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage(system), openai.UserMessage("hello")}}
+	}
+	longer := longSystem + strings.Repeat("wxyz", 256) // two blocks more
+	cases := []struct {
+		name, model, system   string
+		cached, written       int64
+		writeFieldInTheAnswer bool
+	}{
+		{"first prompt: all written", "gpt-6-luna", longSystem, 0, 1152, true},
+		{"the same prompt: all cached", "gpt-6-luna", longSystem, 1152, 0, true},
+		{"a longer one: the rest written", "gpt-6-luna", longer, 1152, 256, true},
+		{"a model that bills none", "gpt-4o", longSystem, 0, 0, false},
+	}
+	for _, tc := range cases { // in order: each step sees the cache the last left
+		c, err := client.Chat.Completions.New(t.Context(), params(tc.model, tc.system))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		d := c.Usage.PromptTokensDetails
+		if d.CachedTokens != tc.cached || d.CacheWriteTokens != tc.written || d.JSON.CacheWriteTokens.Valid() != tc.writeFieldInTheAnswer {
+			t.Errorf("%s: got cached %d, written %d (field sent %v); want %d, %d (%v)", tc.name,
+				d.CachedTokens, d.CacheWriteTokens, d.JSON.CacheWriteTokens.Valid(), tc.cached, tc.written, tc.writeFieldInTheAnswer)
+		}
+		if d.CachedTokens+d.CacheWriteTokens > c.Usage.PromptTokens {
+			t.Errorf("%s: cached and written exceed the prompt's %d tokens", tc.name, c.Usage.PromptTokens)
+		}
+	}
+}

@@ -189,7 +189,8 @@ func (t *turn) addUsage(u *llm.Usage, req llm.Request, text string) {
 	if u.Model != "" {
 		t.model = u.Model
 	}
-	t.usage = t.usage.Add(billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens, TextOut: u.OutputTokens})
+	t.usage = t.usage.Add(billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens,
+		TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
 }
 
 // estimate counts a call the provider never reported on: ceil(bytes/4)
