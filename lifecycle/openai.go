@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -39,7 +40,8 @@ func (l *OpenAILister) ListModels(ctx context.Context) ([]Listed, error) {
 		m := pager.Current()
 		listed := Listed{ID: m.ID}
 		if m.JSON.ShutdownDate.Valid() && !m.ShutdownDate.IsZero() {
-			listed.Shutdown, listed.HasShutdown = m.ShutdownDate.UTC(), true
+			y, mo, d := m.ShutdownDate.UTC().Date()
+			listed.Shutdown, listed.HasShutdown = time.Date(y, mo, d, 0, 0, 0, 0, time.UTC), true
 		}
 		out = append(out, listed)
 	}
