@@ -23,6 +23,9 @@ type Usage struct {
 	AudioIn, AudioCachedIn int64
 	AudioOut               int64
 	ImageIn, ImageCachedIn int64
+	// TextCacheWriteIn is the part of TextIn written to the provider's
+	// prompt cache (disjoint from TextCachedIn), billed at its own price.
+	TextCacheWriteIn int64
 	// AudioMillis is audio billed by duration (transcription that reports
 	// seconds rather than tokens).
 	AudioMillis int64
@@ -34,7 +37,8 @@ func (u Usage) Add(v Usage) Usage {
 		TextIn: u.TextIn + v.TextIn, TextCachedIn: u.TextCachedIn + v.TextCachedIn, TextOut: u.TextOut + v.TextOut,
 		AudioIn: u.AudioIn + v.AudioIn, AudioCachedIn: u.AudioCachedIn + v.AudioCachedIn, AudioOut: u.AudioOut + v.AudioOut,
 		ImageIn: u.ImageIn + v.ImageIn, ImageCachedIn: u.ImageCachedIn + v.ImageCachedIn,
-		AudioMillis: u.AudioMillis + v.AudioMillis,
+		TextCacheWriteIn: u.TextCacheWriteIn + v.TextCacheWriteIn,
+		AudioMillis:      u.AudioMillis + v.AudioMillis,
 	}
 }
 
@@ -44,24 +48,26 @@ func (u Usage) IsZero() bool { return u == Usage{} }
 // Check refuses counts outside [0, MaxCount] and cached counts above their
 // input.
 func (u Usage) Check() error {
-	for _, v := range []int64{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn, u.AudioMillis} {
+	for _, v := range []int64{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn, u.TextCacheWriteIn, u.AudioMillis} {
 		if v < 0 || v > MaxCount {
 			return fmt.Errorf("%w: %d not in [0, %d]", ErrCount, v, int64(MaxCount))
 		}
 	}
-	if u.TextCachedIn > u.TextIn || u.AudioCachedIn > u.AudioIn || u.ImageCachedIn > u.ImageIn {
+	if u.TextCachedIn+u.TextCacheWriteIn > u.TextIn || u.AudioCachedIn > u.AudioIn || u.ImageCachedIn > u.ImageIn {
 		return fmt.Errorf("%w: cached tokens exceed input tokens", ErrCount)
 	}
 	return nil
 }
 
-// tokens lists u's billable tokens by class: cached input at its own
-// price, the rest of the input at the input price.
+// tokens lists u's billable tokens by class: cached input and input
+// written to the cache at their own prices, the rest of the input at the
+// input price.
 func (u Usage) tokens() [numClasses]int64 {
 	return [numClasses]int64{
-		TextIn: u.TextIn - u.TextCachedIn, TextCachedIn: u.TextCachedIn, TextOut: u.TextOut,
+		TextIn: u.TextIn - u.TextCachedIn - u.TextCacheWriteIn, TextCachedIn: u.TextCachedIn, TextOut: u.TextOut,
 		AudioIn: u.AudioIn - u.AudioCachedIn, AudioCachedIn: u.AudioCachedIn, AudioOut: u.AudioOut,
 		ImageIn: u.ImageIn - u.ImageCachedIn, ImageCachedIn: u.ImageCachedIn,
+		TextCacheWriteIn: u.TextCacheWriteIn,
 	}
 }
 

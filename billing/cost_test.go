@@ -30,7 +30,8 @@ func oracle(t testing.TB, p *Prices, lines ...Line) int64 {
 			n int64
 			c Class
 		}{
-			{u.TextIn - u.TextCachedIn, TextIn}, {u.TextCachedIn, TextCachedIn}, {u.TextOut, TextOut},
+			{u.TextIn - u.TextCachedIn - u.TextCacheWriteIn, TextIn}, {u.TextCachedIn, TextCachedIn}, {u.TextOut, TextOut},
+			{u.TextCacheWriteIn, TextCacheWriteIn},
 			{u.AudioIn - u.AudioCachedIn, AudioIn}, {u.AudioCachedIn, AudioCachedIn}, {u.AudioOut, AudioOut},
 			{u.ImageIn - u.ImageCachedIn, ImageIn}, {u.ImageCachedIn, ImageCachedIn},
 		}
@@ -75,6 +76,10 @@ func TestCost(t *testing.T) {
 		}, 3_600},
 		// whisper-1 by duration: 90 s at $0.006/min = 9,000 micros.
 		{"transcription by duration", []Line{{"whisper-1", Usage{AudioMillis: 90_000}}}, 9_000},
+		// Input written to the cache is part of input, billed at its own
+		// price: 10,000 in = 5,000 plain × 0.10 + 2,000 cached × 0.01 +
+		// 3,000 written × 0.125; 500 out × 0.50. 500 + 20 + 375 + 250.
+		{"cache writes", []Line{{"gpt-6-luna", Usage{TextIn: 10_000, TextCachedIn: 2_000, TextCacheWriteIn: 3_000, TextOut: 500}}}, 1_145},
 		// A dated snapshot takes its family's price.
 		{"snapshot", []Line{{"gpt-realtime-2025-08-28", Usage{TextIn: 1000}}}, 4_000},
 		// One rounding per record: 1 token at $0.15/1M is 0.15 micros, and
@@ -128,6 +133,8 @@ func TestCostRefuses(t *testing.T) {
 		{"negative", Line{"gpt-realtime", Usage{TextOut: -1}}, false, ""},
 		{"above 1e12", Line{"gpt-realtime", Usage{TextOut: MaxCount + 1}}, false, ""},
 		{"cached above input", Line{"gpt-realtime", Usage{TextIn: 1, TextCachedIn: 2}}, false, ""},
+		{"cached and written above input", Line{"gpt-6-luna", Usage{TextIn: 10, TextCachedIn: 6, TextCacheWriteIn: 5}}, false, ""},
+		{"cache writes on a model that bills none", Line{"gpt-4.1-mini", Usage{TextIn: 10, TextCacheWriteIn: 5}}, true, "text_cache_write_in"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,9 +164,10 @@ func FuzzCost(f *testing.F) {
 	p := mustPrices(f)
 	f.Fuzz(func(t *testing.T, ti, tc, to, ai, ac, ao, ii, ic, ms int64) {
 		rt := Usage{TextIn: ti, TextCachedIn: tc, TextOut: to, AudioIn: ai, AudioCachedIn: ac, AudioOut: ao, ImageIn: ii, ImageCachedIn: ic}
-		lines := []Line{{"gpt-realtime-mini", rt}, {"whisper-1", Usage{AudioMillis: ms}}}
+		chat := Usage{TextIn: ti, TextCachedIn: ic, TextCacheWriteIn: tc, TextOut: to}
+		lines := []Line{{"gpt-realtime-mini", rt}, {"whisper-1", Usage{AudioMillis: ms}}, {"gpt-6-luna", chat}}
 		got, err := p.Cost(lines...)
-		if rt.Check() != nil || (Usage{AudioMillis: ms}).Check() != nil {
+		if rt.Check() != nil || (Usage{AudioMillis: ms}).Check() != nil || chat.Check() != nil {
 			if !errors.Is(err, ErrCount) {
 				t.Fatalf("bad counts accepted: %v, %v", got, err)
 			}

@@ -19,6 +19,7 @@ var csvHeader = []string{
 	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
 	"transcription_model", "transcription_text_in", "transcription_audio_in", "transcription_text_out", "transcription_audio_ms",
 	"duration_ms", "overrun_s", "cost_micros", "unpriced", "price_version", "usage_source",
+	"text_cache_write_in", // last: added after the export's first release
 }
 
 // flushEvery bounds what the export holds before it writes: memory stays
@@ -79,6 +80,7 @@ func (r Record) csvCells(c []string) []string {
 		i64(u.TextIn), i64(u.TextCachedIn), i64(u.TextOut), i64(u.AudioIn), i64(u.AudioCachedIn), i64(u.AudioOut), i64(u.ImageIn), i64(u.ImageCachedIn),
 		r.TranscriptionModel, i64(t.TextIn), i64(t.AudioIn), i64(t.TextOut), i64(t.AudioMillis),
 		i64(r.DurationMS), i64(r.OverrunS), cost, unpriced, r.PriceVersion, r.UsageSource,
+		i64(u.TextCacheWriteIn),
 	}
 	for i, v := range vals {
 		c[i] = safeCell(v)

@@ -67,12 +67,13 @@ type TokenView struct {
 	TranscriptionAudioIn int64 `json:"transcription_audio_in"`
 	TranscriptionTextOut int64 `json:"transcription_text_out"`
 	TranscriptionAudioMS int64 `json:"transcription_audio_ms"`
+	TextCacheWriteIn     int64 `json:"text_cache_write_in"`
 }
 
 func (r *Record) fillView() {
 	u, t := r.Usage, r.Transcription
 	r.Tokens = TokenView{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
-		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis}
+		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis, u.TextCacheWriteIn}
 	r.Unpriced = r.CostMicros == nil
 }
 
@@ -137,8 +138,8 @@ const insertSQL = `INSERT INTO usage_records
 	(user_id, session_id, turn_id, kind, provider, model,
 	 text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	 transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
-	 duration_ms, overrun_s, cost_micros, price_version, usage_source)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)
 ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
 RETURNING id, created_at`
 
@@ -170,7 +171,7 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 	err = q.QueryRow(ctx, insertSQL, r.UserID, r.SessionID, r.TurnID, r.Kind, r.Provider, r.Model,
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
-		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource).Scan(&r.ID, &r.CreatedAt)
+		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn).Scan(&r.ID, &r.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
 	}
@@ -211,7 +212,7 @@ func checkRecord(r Record) error {
 const recordColumns = `id, user_id, session_id, turn_id, kind, provider, model,
 	text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
-	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at`
+	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at, text_cache_write_in`
 
 func scanRecord(row pgx.Row) (Record, error) {
 	var r Record
@@ -219,7 +220,7 @@ func scanRecord(row pgx.Row) (Record, error) {
 	err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.TurnID, &r.Kind, &r.Provider, &r.Model,
 		&u.TextIn, &u.TextCachedIn, &u.TextOut, &u.AudioIn, &u.AudioCachedIn, &u.AudioOut, &u.ImageIn, &u.ImageCachedIn,
 		&r.TranscriptionModel, &t.TextIn, &t.AudioIn, &t.TextOut, &t.AudioMillis,
-		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt)
+		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt, &u.TextCacheWriteIn)
 	r.CreatedAt = r.CreatedAt.UTC()
 	r.fillView()
 	return r, err
@@ -270,12 +271,12 @@ func (l *Ledger) AttachUsage(ctx context.Context, q Querier, r Record) (Record, 
 		text_in = $4, text_cached_in = $5, text_out = $6, audio_in = $7, audio_cached_in = $8, audio_out = $9,
 		image_in = $10, image_cached_in = $11, transcription_model = $12, transcription_text_in = $13,
 		transcription_audio_in = $14, transcription_text_out = $15, transcription_audio_ms = $16,
-		overrun_s = $17, cost_micros = $18, price_version = $19, usage_source = $20
+		overrun_s = $17, cost_micros = $18, price_version = $19, usage_source = $20, text_cache_write_in = $21
 		WHERE kind = $1 AND session_id = $2 AND turn_id = $3 AND usage_source = 'none'`,
 		r.Kind, r.SessionID, r.TurnID,
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
-		r.OverrunS, cost, l.prices.Version, r.UsageSource)
+		r.OverrunS, cost, l.prices.Version, r.UsageSource, u.TextCacheWriteIn)
 	if err != nil {
 		return Record{}, database.Error("billing: attach usage", err)
 	}

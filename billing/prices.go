@@ -12,6 +12,8 @@ import (
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/voxgate/voxgate/internal/modelname"
 )
 
 //go:embed prices.yaml
@@ -30,11 +32,16 @@ const (
 	AudioOut
 	ImageIn
 	ImageCachedIn
+	// TextCacheWriteIn is input written to the provider's prompt cache,
+	// billed apart by the newer chat models; part of input, disjoint from
+	// cached input.
+	TextCacheWriteIn
 	numClasses
 )
 
 var classNames = [numClasses]string{
 	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
+	"text_cache_write_in",
 }
 
 func (c Class) String() string { return classNames[c] }
@@ -89,6 +96,7 @@ type priceYAML struct {
 	AudioOut       *micros `yaml:"audio_out"`
 	ImageIn        *micros `yaml:"image_in"`
 	ImageCachedIn  *micros `yaml:"image_cached_in"`
+	CacheWriteIn   *micros `yaml:"text_cache_write_in"`
 	AudioPerMinute *micros `yaml:"audio_per_minute"`
 }
 
@@ -145,7 +153,7 @@ func (y priceYAML) modelPrice() (ModelPrice, error) {
 	if !dateRE.MatchString(y.Date) {
 		return m, errors.New("date must look like 2006-01-02")
 	}
-	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn}
+	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn, y.CacheWriteIn}
 	priced := false
 	for c, v := range vals {
 		if v == nil {
@@ -168,20 +176,10 @@ func (y priceYAML) modelPrice() (ModelPrice, error) {
 	return m, nil
 }
 
-// snapshotRE matches a dated snapshot name and captures its family.
-var snapshotRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}$`)
-
 // Lookup finds model's price: the name itself, else its family when the
 // name is a dated snapshot (gpt-realtime-2025-08-28 → gpt-realtime).
 func (p *Prices) Lookup(model string) (ModelPrice, bool) {
-	if m, ok := p.models[model]; ok {
-		return m, true
-	}
-	if sub := snapshotRE.FindStringSubmatch(model); sub != nil {
-		m, ok := p.models[sub[1]]
-		return m, ok
-	}
-	return ModelPrice{}, false
+	return modelname.Lookup(p.models, model)
 }
 
 // Require fails naming the first configured model (in sorted order) that

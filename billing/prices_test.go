@@ -14,7 +14,9 @@ func TestDefaultPricesCoverTheProduct(t *testing.T) {
 	// The Realtime models voice uses, their transcription models, and the
 	// chat models of the text path.
 	if err := p.Require("gpt-realtime", "gpt-realtime-mini", "gpt-4o-transcribe", "gpt-4o-mini-transcribe", "whisper-1",
-		"gpt-4o-mini", "gpt-4.1-mini", "gpt-5-mini", "gpt-realtime-2025-08-28"); err != nil {
+		"gpt-4o-mini", "gpt-4.1-mini", "gpt-5-mini", "gpt-realtime-2025-08-28",
+		"gpt-realtime-2.1", "gpt-realtime-2.1-mini", "gpt-transcribe", "gpt-live-transcribe", "gpt-realtime-whisper",
+		"gpt-6-luna", "gpt-6.1-terra", "gpt-6.2-sol"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range p.Models() {
@@ -25,8 +27,59 @@ func TestDefaultPricesCoverTheProduct(t *testing.T) {
 	}
 	rt, _ := p.Lookup("gpt-realtime")
 	for c := range numClasses {
+		if c == TextCacheWriteIn {
+			continue // Realtime usage reports no cache writes
+		}
 		if _, ok := rt.Price(c); !ok {
 			t.Errorf("gpt-realtime has no %s price", c)
+		}
+	}
+}
+
+// The current models' figures, as the reference lists them: a row copied
+// from its predecessor (gpt-realtime's $16 text output) would pass the
+// coverage test above and still misprice every session.
+func TestCurrentModelPrices(t *testing.T) {
+	t.Parallel()
+	p := mustPrices(t)
+	cases := []struct {
+		model string
+		class Class
+		want  int64
+	}{
+		{"gpt-realtime-2.1", TextOut, 24_000_000},
+		{"gpt-realtime-2.1", AudioOut, 64_000_000},
+		{"gpt-realtime-2.1", AudioCachedIn, 400_000},
+		{"gpt-realtime-2.1-mini", TextOut, 2_400_000},
+		{"gpt-realtime-2.1-mini", AudioIn, 10_000_000},
+		{"gpt-6-luna", TextIn, 100_000},
+		{"gpt-6-luna", TextCachedIn, 10_000},
+		{"gpt-6-luna", TextOut, 500_000},
+		{"gpt-6-luna", TextCacheWriteIn, 125_000},
+		{"gpt-6.1-terra", TextCacheWriteIn, 1_250_000},
+		{"gpt-6.2-sol", TextCacheWriteIn, 2_500_000},
+		{"gpt-6.1-terra", TextOut, 5_000_000},
+		{"gpt-6.2-sol", TextIn, 2_000_000},
+		{"gpt-6.2-sol", TextCachedIn, 100_000},
+		{"gpt-realtime", TextOut, 16_000_000}, // the retiring model keeps its own row
+	}
+	for _, tc := range cases {
+		t.Run(tc.model+"/"+tc.class.String(), func(t *testing.T) {
+			m, ok := p.Lookup(tc.model)
+			got, has := m.Price(tc.class)
+			if !ok || !has || got != tc.want {
+				t.Fatalf("got %d (listed %v, class priced %v), want %d", got, ok, has, tc.want)
+			}
+		})
+	}
+	perMinute := []struct {
+		model string
+		want  int64
+	}{{"gpt-transcribe", 4_500}, {"gpt-live-transcribe", 17_000}, {"gpt-realtime-whisper", 17_000}}
+	for _, tc := range perMinute {
+		m, _ := p.Lookup(tc.model)
+		if !m.HasPerMinute || m.PerMinute != tc.want {
+			t.Errorf("%s: got %d per minute (priced %v), want %d", tc.model, m.PerMinute, m.HasPerMinute, tc.want)
 		}
 	}
 }

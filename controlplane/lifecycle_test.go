@@ -24,7 +24,9 @@ import (
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	var runs int64
-	f := newFixture(t, options{runs: &runs})
+	// The usage below is hand-priced at gpt-realtime's and a token-billed
+	// transcription model's rows.
+	f := newFixture(t, options{runs: &runs, configFn: handPricedModels})
 	p := newUser(t, "pro")
 	start := mustStart(t, f, p, `{"voice":"marin","language":"en"}`)
 

@@ -69,7 +69,7 @@ func phoneScript() sim.Script {
 func TestPhoneCallEndToEnd(t *testing.T) {
 	t.Parallel()
 	var runs int64
-	f := newFixture(t, options{runs: &runs, simCfg: sim.Config{Script: phoneScript(),
+	f := newFixture(t, options{runs: &runs, configFn: handPricedModels, simCfg: sim.Config{Script: phoneScript(),
 		Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
 	p := newUser(t, "pro")
 	start := mustStart(t, f, p, `{}`)
@@ -149,6 +149,13 @@ func TestPhoneCallEndToEnd(t *testing.T) {
 		t.Fatalf("cost %d micros, hand-priced %d (usage %+v, transcription %+v)", got, want, total, transcription)
 	}
 	t.Logf("session %s: %d micros for %+v", start.SessionID, want, total)
+}
+
+// handPricedModels are the models handPrice prices: the retiring
+// gpt-realtime and its token-billed transcription model, still callable
+// (and, in tests, never past their dates).
+func handPricedModels(c *controlplane.Config) {
+	c.Model, c.TranscriptionModel = "gpt-realtime", "gpt-4o-mini-transcribe"
 }
 
 // handPrice is prices.yaml's gpt-realtime and gpt-4o-mini-transcribe rows

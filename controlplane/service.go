@@ -83,10 +83,11 @@ type Config struct {
 // DefaultConfig is the configuration every field falls back to.
 func DefaultConfig() Config {
 	return Config{
-		Mode: ModeDirect, Provider: "openai", Model: "gpt-realtime", Voice: "marin",
+		// Current models with no announced shutdown (docs/voice.md).
+		Mode: ModeDirect, Provider: "openai", Model: "gpt-realtime-2.1", Voice: "marin",
 		Instructions: "You are a friendly voice assistant for a food and wellness app. " +
 			"Keep answers short and spoken. Use the tools to look things up; never give medical advice.",
-		TranscriptionModel: "gpt-4o-mini-transcribe",
+		TranscriptionModel: "gpt-live-transcribe",
 		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
 		IdleTimeout: 45 * time.Second, VADIdleTimeout: 15 * time.Second, AttachWithin: 5 * time.Second,
 		LeaseTTL: 3 * time.Second, LeaseRenew: time.Second, UsageCeilings: DefaultCeilings(),

@@ -113,7 +113,7 @@ func usageEvent(t testing.TB, ev simtest.Event, total, transcription *rtUsage) b
 func TestSidebandPhoneCall(t *testing.T) {
 	t.Parallel()
 	var runs int64
-	f := newFixture(t, options{runs: &runs, simCfg: sim.Config{Script: phoneScript(),
+	f := newFixture(t, options{runs: &runs, configFn: handPricedModels, simCfg: sim.Config{Script: phoneScript(),
 		Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -58,16 +58,21 @@ type Request struct {
 	MaxOutputTokens int
 	// SafetyIdentifier is a salted hash of the user, never the user id.
 	SafetyIdentifier string
+	// ReasoningEffort is sent as is ("none", "low", …); "" sends none,
+	// unless the model takes tools only at "none" (ToolsNeedNoReasoning).
+	ReasoningEffort string
 }
 
-// Usage is a call's token counts. CachedInputTokens are part of
-// InputTokens (DESIGN §10); adapters normalize providers that report them
-// apart.
+// Usage is a call's token counts. CachedInputTokens and
+// CacheWriteInputTokens (input written to the prompt cache, which some
+// models bill apart) are disjoint parts of InputTokens (DESIGN §10);
+// adapters normalize providers that report them apart.
 type Usage struct {
-	Model             string // the model as the provider reports it (often a dated snapshot)
-	InputTokens       int64
-	CachedInputTokens int64
-	OutputTokens      int64
+	Model                 string // the model as the provider reports it (often a dated snapshot)
+	InputTokens           int64
+	CachedInputTokens     int64
+	CacheWriteInputTokens int64
+	OutputTokens          int64
 }
 
 // EventKind says what an Event carries.

@@ -13,11 +13,18 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/voxgate/voxgate/internal/modelname"
 )
 
 // DefaultTimeout bounds the wait for a provider's first event, and for
 // each event after it (DESIGN §11: 10 s per provider).
 const DefaultTimeout = 10 * time.Second
+
+// DefaultReasoningFirstChunk bounds the wait for a reasoning model's first
+// chunk: such a model is silent while it reasons, for 30 s or more at high
+// effort, and DefaultTimeout would cut healthy turns.
+const DefaultReasoningFirstChunk = 60 * time.Second
 
 // OpenAIParams configure an OpenAI provider.
 type OpenAIParams struct {
@@ -34,13 +41,18 @@ type OpenAIParams struct {
 	// each next chunk while the caller waits on Next; zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// FirstChunk replaces Timeout for the first chunk of the models it
+	// names (a family covers its dated snapshots): reasoning models think
+	// before they answer (DefaultFirstChunkTimeouts).
+	FirstChunk map[string]time.Duration
 }
 
 // OpenAI streams Chat Completions through openai-go. It sends one request
 // per call: retries and failover belong to the router behind Provider.
 type OpenAI struct {
-	client  openai.Client
-	timeout time.Duration
+	client     openai.Client
+	timeout    time.Duration
+	firstChunk map[string]time.Duration
 }
 
 var _ Provider = (*OpenAI)(nil)
@@ -56,6 +68,11 @@ func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
 	if p.Timeout < 0 {
 		return nil, fmt.Errorf("llm: openai: timeout must not be negative, got %s", p.Timeout)
 	}
+	for m, d := range p.FirstChunk {
+		if m == "" || d <= 0 {
+			return nil, fmt.Errorf("llm: openai: first-chunk timeout of %q must be positive, got %s", m, d)
+		}
+	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(p.BaseURL, "/") + "/"),
 		option.WithAPIKey(p.APIKey),
@@ -70,7 +87,15 @@ func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	return &OpenAI{client: openai.NewClient(opts...), timeout: timeout}, nil
+	return &OpenAI{client: openai.NewClient(opts...), timeout: timeout, firstChunk: p.FirstChunk}, nil
+}
+
+// FirstChunkTimeout is how long a call to model waits for its first chunk.
+func (o *OpenAI) FirstChunkTimeout(model string) time.Duration {
+	if d, ok := modelname.Lookup(o.firstChunk, model); ok {
+		return d
+	}
+	return o.timeout
 }
 
 // NewTransport is the provider calls' own transport: the default one with
@@ -110,7 +135,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	}
 	upstream, cancel := context.WithCancelCause(ctx)
 	s := &openaiStream{provider: o.Name(), caller: ctx, upstream: upstream, cancel: cancel, timeout: o.timeout}
-	s.timer = time.AfterFunc(o.timeout, func() { cancel(errTimedOut) })
+	s.timer = time.AfterFunc(o.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
 	// NewStreaming's request, its parameters already encoded (see encode):
 	// the same path, headers and body, "stream": true set the same way.
 	// NewStreaming itself would encode its parameters argument here, on
@@ -172,6 +197,13 @@ func chatParams(req Request) (*openai.ChatCompletionNewParams, error) {
 	}
 	if req.SafetyIdentifier != "" {
 		p.SafetyIdentifier = openai.String(req.SafetyIdentifier)
+	}
+	effort := req.ReasoningEffort
+	if effort == "" && len(req.Tools) > 0 && ToolsNeedNoReasoning(req.Model) {
+		effort = "none"
+	}
+	if effort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(effort)
 	}
 	for i, m := range req.Messages {
 		msg, err := chatMessage(m)

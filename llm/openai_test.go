@@ -211,8 +211,23 @@ func TestOpenAICachedUsage(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("call %d: %v", i, r.err)
 		}
-		if u := r.done.Usage; u.InputTokens != 1252 || u.CachedInputTokens != wantCached {
-			t.Errorf("call %d: input %d, cached %d; want 1252 and %d", i, u.InputTokens, u.CachedInputTokens, wantCached)
+		if u := r.done.Usage; u.InputTokens != 1252 || u.CachedInputTokens != wantCached || u.CacheWriteInputTokens != 0 {
+			t.Errorf("call %d: input %d, cached %d, written %d; want 1252, %d, 0", i, u.InputTokens, u.CachedInputTokens, u.CacheWriteInputTokens, wantCached)
+		}
+	}
+	// A model that bills cache writes reports them apart from the cached.
+	req.Model = "gpt-6-luna"
+	for i, want := range [][2]int64{{0, 1152}, {1152, 0}} {
+		st, err := o.Stream(t.Context(), req)
+		if err != nil {
+			t.Fatalf("luna call %d: %v", i, err)
+		}
+		r := drain(t, st)
+		if r.err != nil {
+			t.Fatalf("luna call %d: %v", i, r.err)
+		}
+		if u := r.done.Usage; u.CachedInputTokens != want[0] || u.CacheWriteInputTokens != want[1] {
+			t.Errorf("luna call %d: cached %d, written %d; want %d, %d", i, u.CachedInputTokens, u.CacheWriteInputTokens, want[0], want[1])
 		}
 	}
 }

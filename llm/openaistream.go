@@ -124,8 +124,9 @@ func (s *openaiStream) take(c openai.ChatCompletionChunk) error {
 		s.usage = &Usage{
 			InputTokens: c.Usage.PromptTokens,
 			// OpenAI counts cached tokens inside prompt_tokens already.
-			CachedInputTokens: c.Usage.PromptTokensDetails.CachedTokens,
-			OutputTokens:      c.Usage.CompletionTokens,
+			CachedInputTokens:     c.Usage.PromptTokensDetails.CachedTokens,
+			CacheWriteInputTokens: c.Usage.PromptTokensDetails.CacheWriteTokens,
+			OutputTokens:          c.Usage.CompletionTokens,
 		}
 	}
 	for _, ch := range c.Choices {

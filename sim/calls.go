@@ -82,8 +82,8 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 		cfg.apply(update, &s.rt.cfg)
 	}
 	model := cfg.view().model
-	if s.models != nil && !s.models[model] {
-		return errModelNotFound(model)
+	if err := s.checkModel(model); err != nil {
+		return err
 	}
 	if err := checkOffer(offer); err != nil {
 		return err

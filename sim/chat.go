@@ -34,11 +34,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !s.chat.models.accepts(req.Model) {
+	if !s.chat.models.accepts(req.Model) || s.life.retired(req.Model, s.now()) {
 		return errModelNotFound(req.Model)
 	}
 	if req.MaxTokens != nil && s.chat.models.isReasoning(req.Model) {
 		return errUnsupportedParam("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
+	}
+	if err := s.chat.models.checkEffort(req); err != nil {
+		return err
 	}
 	ctx := r.Context()
 	key := bearer(r)
@@ -54,14 +57,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	}
 	model := s.chat.models.snapshot(req.Model)
 	prompt := promptTokens{bytes: promptBytes(req)}
-	prompt.cached = s.chat.cache.cachedTokens(s.now(), key, model, req, prompt.bytes)
+	prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.now(), key, model, req, prompt.bytes)
+	prompt.reportWrites = s.chat.models.billsCacheWrites(req.Model)
 	c := newCompletion(req, s.script.plan(req), model, prompt)
 	setCommonHeaders(w, start)
 	s.chat.rates.charge(s.now(), key, c.usage.TotalTokens).set(w.Header())
 	if req.stream() {
 		return s.streamCompletion(ctx, w, req, c, f)
 	}
-	return s.writeCompletion(ctx, w, c, f)
+	return s.writeCompletion(ctx, w, c, f, s.ttft(req.Model))
 }
 
 // responseFault serves the faults that replace the whole response. It
@@ -92,10 +96,10 @@ func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool
 
 // writeCompletion sends a non-streaming answer after the time the model
 // would take to generate it.
-func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *completion, f *Fault) error {
+func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *completion, f *Fault, ttft time.Duration) error {
 	body := c.marshal()
 	if f == nil || f.Kind != FaultSlowDrip {
-		if err := s.wait(ctx, s.latency.TTFT+s.tokenDelay(c.usage.CompletionTokens)); err != nil {
+		if err := s.wait(ctx, ttft+s.tokenDelay(c.usage.CompletionTokens)); err != nil {
 			return err
 		}
 	}

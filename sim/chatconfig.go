@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -17,6 +18,18 @@ type Chat struct {
 	// real reasoning models do; a listed alias covers its snapshot. Nil
 	// means DefaultReasoningModels(); an empty list means none.
 	ReasoningModels []string `yaml:"reasoning_models" json:"reasoning_models,omitempty"`
+	// ToolsNeedNoEffort are models that take function tools over Chat
+	// Completions only with reasoning_effort "none" (400 otherwise, the
+	// parameter left out included). Nil means DefaultToolsNeedNoEffort().
+	ToolsNeedNoEffort []string `yaml:"tools_need_no_effort" json:"tools_need_no_effort,omitempty"`
+	// NoEffortRefused are models that refuse reasoning_effort "none" (400
+	// unsupported_value). Nil means DefaultNoEffortRefused().
+	NoEffortRefused []string `yaml:"no_effort_refused" json:"no_effort_refused,omitempty"`
+	// CacheWriteModels report the prompt tokens each request newly writes
+	// to the prompt cache as usage.prompt_tokens_details.cache_write_tokens
+	// (part of prompt_tokens, apart from cached_tokens), as the models
+	// that bill cache writes do. Nil means DefaultCacheWriteModels().
+	CacheWriteModels []string `yaml:"cache_write_models" json:"cache_write_models,omitempty"`
 	// RateLimits are reported in the x-ratelimit-* headers of each answer.
 	RateLimits RateLimits `yaml:"rate_limits" json:"rate_limits"`
 	// PromptCache decides which prompt tokens are reported as cached.
@@ -83,6 +96,20 @@ func DefaultReasoningModels() []string {
 		"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5"}
 }
 
+// DefaultToolsNeedNoEffort: gpt-6-luna's model page limits function calling
+// over Chat Completions to reasoning_effort "none".
+func DefaultToolsNeedNoEffort() []string { return []string{"gpt-6-luna"} }
+
+// DefaultNoEffortRefused: gpt-6.2-sol's model page says it refuses
+// reasoning_effort "none".
+func DefaultNoEffortRefused() []string { return []string{"gpt-6.2-sol"} }
+
+// DefaultCacheWriteModels: the GPT-6 chat models bill cache writes as their
+// own class (their model pages).
+func DefaultCacheWriteModels() []string {
+	return []string{"gpt-6-luna", "gpt-6.1-terra", "gpt-6.2-sol"}
+}
+
 func (c *Chat) validate() error {
 	for alias, snap := range c.ModelAliases {
 		if alias == "" || snap == "" {
@@ -108,6 +135,9 @@ type chatModels struct {
 	aliases   map[string]string
 	allowed   map[string]bool // nil: any model
 	reasoning map[string]bool
+	toolsNone map[string]bool // tools only with reasoning_effort none
+	noneOff   map[string]bool // reasoning_effort none refused
+	writes    map[string]bool // report cache_write_tokens
 }
 
 func newChatModels(allowed []string, c Chat) chatModels {
@@ -123,7 +153,37 @@ func newChatModels(allowed []string, c Chat) chatModels {
 		m.allowed = m.withSnapshots(allowed)
 	}
 	m.reasoning = m.withSnapshots(reasoning)
+	m.toolsNone = m.withSnapshots(orDefault(c.ToolsNeedNoEffort, DefaultToolsNeedNoEffort))
+	m.noneOff = m.withSnapshots(orDefault(c.NoEffortRefused, DefaultNoEffortRefused))
+	m.writes = m.withSnapshots(orDefault(c.CacheWriteModels, DefaultCacheWriteModels))
 	return m
+}
+
+func (m *chatModels) billsCacheWrites(name string) bool {
+	return m.writes[name] || m.writes[m.snapshot(name)]
+}
+
+func orDefault(list []string, def func() []string) []string {
+	if list == nil {
+		return def()
+	}
+	return list
+}
+
+// checkEffort applies the models' rules on reasoning_effort, with the real
+// API's 400s.
+func (m *chatModels) checkEffort(req *chatRequest) error {
+	none := req.ReasoningEffort != nil && *req.ReasoningEffort == "none"
+	is := func(set map[string]bool) bool { return set[req.Model] || set[m.snapshot(req.Model)] }
+	switch {
+	case none && is(m.noneOff):
+		return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
+			Code: "unsupported_value", Message: "Unsupported value: 'reasoning_effort' does not support 'none' with this model."}
+	case len(req.Tools) > 0 && !none && is(m.toolsNone):
+		return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
+			Code: "unsupported_value", Message: fmt.Sprintf("Function tools with reasoning_effort are not supported for %s in /v1/chat/completions. Set reasoning_effort to 'none', or use /v1/responses.", req.Model)}
+	}
+	return nil
 }
 
 // withSnapshots is the set of names plus the snapshot of each alias among

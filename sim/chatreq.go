@@ -21,6 +21,7 @@ type chatRequest struct {
 	MaxTokens           *int              `json:"max_tokens"`
 	MaxCompletionTokens *int              `json:"max_completion_tokens"`
 	N                   *int              `json:"n"`
+	ReasoningEffort     *string           `json:"reasoning_effort"`
 
 	// Derived by decodeChatRequest.
 	msgs   []chatMessage

@@ -37,6 +37,8 @@ const fingerprint = "fp_voxgate_sim"
 // the tokens the prompt cache reports as cached.
 type promptTokens struct {
 	bytes, cached int
+	written       int  // newly written to the cache
+	reportWrites  bool // the model bills cache writes, so it reports them
 }
 
 // newCompletion renders rep as model's answer to req.
@@ -63,6 +65,10 @@ func newCompletion(req *chatRequest, rep reply, model string, p promptTokens) *c
 	out := tokensFor(completionBytes(c.text, c.calls))
 	c.usage = usageBody{PromptTokens: prompt, CompletionTokens: out, TotalTokens: prompt + out,
 		PromptTokensDetails: promptTokenDetails{CachedTokens: min(p.cached, prompt)}}
+	if p.reportWrites {
+		written := min(p.written, prompt-c.usage.PromptTokensDetails.CachedTokens)
+		c.usage.PromptTokensDetails.CacheWriteTokens = &written
+	}
 	return c
 }
 

@@ -19,8 +19,15 @@ type Config struct {
 	// Keys restricts the accepted API keys. Empty means any non-empty key.
 	Keys []string `yaml:"keys" json:"keys,omitempty"`
 	// Models restricts the accepted models; others get 404 model_not_found.
-	// Empty means any model name is accepted and echoed back.
+	// Empty means any model name is accepted and echoed back. GET /v1/models
+	// lists these, or, when empty, the models the simulator knows by name.
 	Models []string `yaml:"models" json:"models,omitempty"`
+	// ShutdownDates maps a model (a family covers its dated snapshots) to
+	// the YYYY-MM-DD day it shuts down: GET /v1/models reports it, and from
+	// that day (by Now) every endpoint answers the model 404
+	// model_not_found. Nil means DefaultShutdownDates(); an empty map means
+	// no model ever shuts down.
+	ShutdownDates map[string]string `yaml:"shutdown_dates" json:"shutdown_dates,omitempty"`
 	// Latency shapes response timing. Nil means DefaultLatency; a non-nil
 	// zero value means no delay at all (benchmarks and most tests).
 	Latency *Latency `yaml:"latency" json:"latency,omitempty"`
@@ -41,9 +48,10 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
 	// Seed makes fractional faults reproducible. Zero picks a random seed.
 	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
-	// Now is the clock client secrets expire by, and chat rate-limit usage
-	// and cached prompts age by; nil means time.Now. Tests set it to expire
-	// a secret or a cached prompt without waiting out its TTL.
+	// Now is the clock client secrets expire by, chat rate-limit usage and
+	// cached prompts age by, and shutdown dates are reached by; nil means
+	// time.Now. Tests set it to expire a secret or a cached prompt without
+	// waiting out its TTL, or to stand on a day past a model's shutdown.
 	Now func() time.Time `yaml:"-" json:"-"`
 	// Logger receives unexpected errors. Nil discards them.
 	Logger *slog.Logger `yaml:"-" json:"-"`
@@ -57,12 +65,17 @@ type Latency struct {
 	TokensPerSecond float64 `yaml:"tokens_per_second" json:"tokens_per_second"`
 	// ChunkTokens is how many tokens each streamed delta carries; zero means 1.
 	ChunkTokens int `yaml:"chunk_tokens" json:"chunk_tokens"`
+	// ModelTTFT replaces TTFT for the chat models it names (an alias
+	// covers its snapshot): a reasoning model stays silent while it
+	// reasons, for 30 s or more at high effort.
+	ModelTTFT map[string]time.Duration `yaml:"model_ttft" json:"model_ttft,omitempty"`
 }
 
 // DefaultLatency is used when Config.Latency is nil: quick enough for
 // interactive use, slow enough that streaming is visible.
 func DefaultLatency() Latency {
-	return Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1}
+	return Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1,
+		ModelTTFT: map[string]time.Duration{"gpt-6.1-terra": 2 * time.Second, "gpt-6.2-sol": 2 * time.Second}}
 }
 
 // defaultMaxBodyBytes matches the order of magnitude of the real API's limit
@@ -105,11 +118,19 @@ func (c *Config) validate() error {
 		if l.TTFT < 0 || l.TokensPerSecond < 0 || l.ChunkTokens < 0 {
 			return fmt.Errorf("latency: values must not be negative")
 		}
+		for m, d := range l.ModelTTFT {
+			if m == "" || d < 0 {
+				return fmt.Errorf("latency: model_ttft: %q: %s", m, d)
+			}
+		}
 	}
 	for i, k := range c.Keys {
 		if k == "" {
 			return fmt.Errorf("keys[%d]: empty key", i)
 		}
+	}
+	if err := validateShutdownDates(c.ShutdownDates); err != nil {
+		return err
 	}
 	if err := c.Chat.validate(); err != nil {
 		return fmt.Errorf("chat: %w", err)

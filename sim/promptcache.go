@@ -52,11 +52,13 @@ func newPromptCache(c PromptCache) *promptCache {
 
 // cachedTokens reports how many of the prompt's leading tokens were cached
 // by an earlier request of the same key and model, and caches this prompt's
-// blocks. promptBytes is the prompt's counted length, which lets prompts too
-// short to cache skip the hashing.
-func (pc *promptCache) cachedTokens(now time.Time, key, model string, req *chatRequest, promptBytes int) int {
+// blocks; written is how many leading tokens this prompt newly puts in the
+// cache (its cacheable prefix past what was cached). promptBytes is the
+// prompt's counted length, which lets prompts too short to cache skip the
+// hashing.
+func (pc *promptCache) cachedTokens(now time.Time, key, model string, req *chatRequest, promptBytes int) (cached, written int) {
 	if promptBytes < cacheMinBlocks*cacheBlockBytes {
-		return 0
+		return 0, 0
 	}
 	blocks := pc.blocks(key, model, req)
 	pc.mu.Lock()
@@ -71,7 +73,7 @@ func (pc *promptCache) cachedTokens(now time.Time, key, model string, req *chatR
 	for _, h := range blocks[cacheMinBlocks-1:] {
 		pc.touch(now, h)
 	}
-	return hit * cacheBlockTokens
+	return hit * cacheBlockTokens, (len(blocks) - hit) * cacheBlockTokens
 }
 
 // blocks returns the hash of the prompt up to the end of each whole block.

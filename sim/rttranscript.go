@@ -3,16 +3,8 @@ package sim
 // Input audio transcription: conversation.item.input_audio_transcription
 // .delta events in Realtime.DeltaBytes pieces, then .completed with usage;
 // or .failed (the transcription_failed fault). Usage takes the duration
-// form, fractional seconds, for the models the API bills by duration, and
+// form for the models the API bills by the second (durationBilled), and
 // the tokens form for the other transcription models.
-
-// durationBilled are the transcription models whose usage is
-// {type: duration, seconds}: whisper-1 and the newer realtime
-// transcription models (openai-go v3.96.0's transcription model list; the
-// pricing page bills them per minute).
-var durationBilled = map[string]bool{
-	"whisper-1": true, "gpt-transcribe": true, "gpt-live-transcribe": true, "gpt-realtime-whisper": true,
-}
 
 // FaultTranscriptionFailed makes an input transcription fail: its item gets
 // conversation.item.input_audio_transcription.failed instead of deltas and
@@ -53,7 +45,7 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 	}
 	tr := newEvent("conversation.item.input_audio_transcription.completed")
 	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
-	if durationBilled[h.model] {
+	if durationBilled(h.model) {
 		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
 	} else {
 		tr.Usage = transcriptionUsage(audioInTokens(h.ms), heard)

@@ -59,8 +59,8 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 			cfg["model"] = m
 		}
 		model = cfg.view().model
-		if s.models != nil && !s.models[model] {
-			return errModelNotFound(model)
+		if err := s.checkModel(model); err != nil {
+			return err
 		}
 	}
 	dropAfter := -1

@@ -120,8 +120,8 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view := cfg.view()
-	if s.models != nil && !s.models[view.model] {
-		return errModelNotFound(view.model)
+	if err := s.checkModel(view.model); err != nil {
+		return err
 	}
 	if f := s.faults.take(EndpointRealtimeClientSecrets, view.model); f != nil {
 		s.stats.fault(EndpointRealtimeClientSecrets, f.Kind)

@@ -29,6 +29,7 @@ type Server struct {
 	latency  Latency
 	keys     map[string]bool
 	models   map[string]bool
+	life     lifecycle
 	script   *compiledScript
 	chat     *chatState
 	faults   *injector
@@ -53,10 +54,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	kinds := realtimeFaultKinds()
 	kinds[EndpointChatCompletions] = chatFaultKinds()
-	endpoints := make([]string, 0, len(kinds))
+	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
 	}
+	endpoints = append(endpoints, EndpointModels)
 	rt, err := newRealtimeState(cfg.Realtime, cfg.WebRTC)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
@@ -65,6 +67,7 @@ func New(cfg Config) (*Server, error) {
 		latency: cfg.latency(),
 		keys:    set(cfg.Keys),
 		models:  set(cfg.Models),
+		life:    newLifecycle(&cfg),
 		script:  script,
 		chat:    newChatState(cfg.Models, cfg.Chat),
 		faults:  newInjector(kinds, cfg.Seed),
@@ -98,6 +101,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST "+EndpointRealtimeCalls, s.endpoint(EndpointRealtimeCalls, s.createCall))
 	mux.Handle("POST "+EndpointRealtimeHangup, s.endpoint(EndpointRealtimeHangup, s.hangup))
 	mux.Handle("GET "+EndpointRealtime, s.endpoint(EndpointRealtime, s.realtimeSocket))
+	mux.Handle("GET "+EndpointModels, s.endpoint(EndpointModels, s.listModels))
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
 
 	mux.HandleFunc("POST /sim/faults", s.postFaults)

@@ -125,7 +125,7 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 		case drip > 0:
 			delay = drip
 		case sent == 0:
-			delay = s.latency.TTFT
+			delay = s.ttft(req.Model)
 		}
 		if err := s.wait(ctx, delay); err != nil {
 			return err

@@ -55,6 +55,9 @@ type usageBody struct {
 type promptTokenDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 	AudioTokens  int `json:"audio_tokens"`
+	// CacheWriteTokens is sent by the models that bill cache writes
+	// (Chat.CacheWriteModels), absent otherwise.
+	CacheWriteTokens *int `json:"cache_write_tokens,omitempty"`
 }
 
 type completionTokenDetail struct {

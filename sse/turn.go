@@ -119,7 +119,8 @@ func (t *turn) loop(ctx context.Context) error {
 // callModel makes one streamed model call, sending its text as content
 // events, and returns the text and the tool calls it made.
 func (t *turn) callModel(ctx context.Context, specs []llm.ToolSpec, choice string) (string, []llm.ToolCall, error) {
-	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, MaxOutputTokens: t.s.cfg.MaxOutputTokens}
+	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, MaxOutputTokens: t.s.cfg.MaxOutputTokens,
+		ReasoningEffort: t.s.cfg.ReasoningEffort}
 	if choice != "" {
 		req.Tools, req.ToolChoice = specs, choice
 	}
@@ -188,7 +189,8 @@ func (t *turn) addUsage(u *llm.Usage, req llm.Request, text string) {
 	if u.Model != "" {
 		t.model = u.Model
 	}
-	t.usage = t.usage.Add(billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens, TextOut: u.OutputTokens})
+	t.usage = t.usage.Add(billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens,
+		TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
 }
 
 // estimate counts a call the provider never reported on: ceil(bytes/4)

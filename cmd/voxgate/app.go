@@ -20,6 +20,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
+	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/sse"
 	"github.com/voxgate/voxgate/tools"
@@ -35,6 +36,9 @@ type Main struct {
 	Wrap func(http.Handler) http.Handler
 	// Getenv reads webhook tool secrets (secret_env); nil means os.Getenv.
 	Getenv func(string) string
+	// Now is the clock the models' shutdown dates are read by; nil means
+	// time.Now.
+	Now func() time.Time
 
 	Pool     *pgxpool.Pool
 	Verifier *auth.Verifier
@@ -49,6 +53,9 @@ type Main struct {
 	Voice *controlplane.Service
 	// Chat is nil when no provider is configured (no OPENAI_API_KEY).
 	Chat *sse.Service
+	// Lifecycle re-checks the models' shutdown dates daily; nil when no
+	// provider is configured.
+	Lifecycle *lifecycle.Checker
 
 	httpServer    *http.Server
 	metricsServer *http.Server
@@ -102,6 +109,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Chat, err = newChat(m); err != nil {
 		return err
 	}
+	if m.Lifecycle, err = newLifecycle(ctx, m); err != nil {
+		return err
+	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
@@ -113,6 +123,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if m.Chat != nil {
 		m.background.Go(func() { m.Chat.Run(bg) })
+	}
+	if m.Lifecycle != nil {
+		m.background.Go(func() { m.Lifecycle.Run(bg) })
 	}
 	if m.Server, err = server.New(server.Params{
 		Config: cfg, Pool: m.Pool, Verifier: m.Verifier, Logger: log, Registry: m.Registry,

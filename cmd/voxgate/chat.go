@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -18,9 +20,12 @@ func newChat(m *Main) (*sse.Service, error) {
 	if !ok {
 		return nil, nil
 	}
-	provider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: base, APIKey: key})
+	firstChunk := llm.DefaultFirstChunkTimeouts()
+	maps.Copy(firstChunk, m.Config.Chat.FirstChunkTimeouts)
+	provider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: base, APIKey: key,
+		Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chat.chunk_timeout, chat.first_chunk_timeouts: %w", err)
 	}
 	return sse.New(sse.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger,
@@ -47,6 +52,9 @@ func chatConfig(cfg *config.Config) sse.Config {
 	}
 	if c.TurnTimeout != 0 {
 		out.TurnTimeout = c.TurnTimeout
+	}
+	if c.ReasoningEffort != "" {
+		out.ReasoningEffort = c.ReasoningEffort
 	}
 	if c.RetentionDays != nil {
 		out.RetentionDays = *c.RetentionDays

@@ -12,6 +12,15 @@ type Chat struct {
 	MaxOutputTokens int           `yaml:"max_output_tokens"`
 	EstimateTokens  int64         `yaml:"estimate_tokens"`
 	TurnTimeout     time.Duration `yaml:"turn_timeout"`
+	// ReasoningEffort is sent with every model call; "" sends none (a
+	// model that takes tools only at "none" gets "none").
+	ReasoningEffort string `yaml:"reasoning_effort"`
+	// ChunkTimeout is the wait for a model's first chunk (unless
+	// FirstChunkTimeouts names the model) and for each chunk after it.
+	ChunkTimeout time.Duration `yaml:"chunk_timeout"`
+	// FirstChunkTimeouts are the waits for the first chunk of the models
+	// named, over the defaults for reasoning models (docs/chat.md).
+	FirstChunkTimeouts map[string]time.Duration `yaml:"first_chunk_timeouts"`
 	// RetentionDays deletes conversations idle this long; nil keeps the
 	// default, 0 keeps them forever.
 	RetentionDays *int          `yaml:"retention_days"`

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+
+	"github.com/voxgate/voxgate/lifecycle"
+)
+
+// newLifecycle checks the configured OpenAI models against the provider's
+// models list before the gateway takes traffic: a model past its shutdown
+// date stops startup with a message naming it, its date and its
+// replacement. It returns the checker for the daily re-check, or nil when
+// no provider is configured (chat and voice are then off).
+func newLifecycle(ctx context.Context, m *Main) (*lifecycle.Checker, error) {
+	key := m.Config.Secrets.OpenAIAPIKey
+	if key == "" {
+		return nil, nil
+	}
+	base := m.Config.Secrets.OpenAIBaseURL
+	if base == "" {
+		base = defaultOpenAIBaseURL
+	}
+	lister, err := lifecycle.NewOpenAILister(base, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	voice := voiceConfig(m.Config)
+	c, err := lifecycle.New(lifecycle.Params{
+		Models: []lifecycle.Configured{
+			{Key: "chat.model", Model: chatConfig(m.Config).Model},
+			{Key: "voice.model", Model: voice.Model},
+			{Key: "voice.transcription_model", Model: voice.TranscriptionModel},
+		},
+		Lister: lister, Now: m.Now, Registerer: m.Registry, Logger: m.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Check(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,35 @@
+// Package modelname reads provider model names: a dated snapshot
+// (gpt-realtime-2025-08-28) belongs to its family (gpt-realtime), and
+// whatever the gateway knows of a family (its price, its shutdown date,
+// how to call it) holds for its snapshots unless the snapshot is listed
+// itself.
+package modelname
+
+import "regexp"
+
+// snapshotRE matches a dated snapshot name and captures its family.
+var snapshotRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}$`)
+
+// Family is the family of a dated snapshot name, and ok false for a name
+// that is not one.
+func Family(name string) (family string, ok bool) {
+	sub := snapshotRE.FindStringSubmatch(name)
+	if sub == nil {
+		return "", false
+	}
+	return sub[1], true
+}
+
+// Lookup finds name in m: the name itself, else its family when name is a
+// dated snapshot.
+func Lookup[V any](m map[string]V, name string) (V, bool) {
+	if v, ok := m[name]; ok {
+		return v, true
+	}
+	if fam, ok := Family(name); ok {
+		v, ok := m[fam]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
