@@ -41,8 +41,9 @@ type Params struct {
 	HTTPClient *http.Client
 	// Timeout bounds one mint; zero means DefaultTimeout.
 	Timeout time.Duration
-	// MaxRetries is openai-go's retry count for transient failures; the
-	// default 1 retries once, as the router does (DESIGN §11).
+	// MaxRetries is how often a transient failure is retried; the default
+	// 1 retries once, as the router does (DESIGN §11), and only when the
+	// provider's wait fits the deadline.
 	MaxRetries *int
 }
 
@@ -53,6 +54,7 @@ type Client struct {
 	apiKey  string
 	http    *http.Client
 	timeout time.Duration
+	retries int
 }
 
 // New checks p and builds a Client.
@@ -71,7 +73,7 @@ func New(p Params) (*Client, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base + "/"),
 		option.WithAPIKey(p.APIKey),
-		option.WithMaxRetries(retries),
+		option.WithMaxRetries(0), // Client.do retries, within the deadline
 	}
 	if p.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(p.HTTPClient))
@@ -84,7 +86,7 @@ func New(p Params) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{oai: openai.NewClient(opts...), baseURL: base, apiKey: p.APIKey, http: hc, timeout: timeout}, nil
+	return &Client{oai: openai.NewClient(opts...), baseURL: base, apiKey: p.APIKey, http: hc, timeout: timeout, retries: max(retries, 0)}, nil
 }
 
 // CallsURL is where a phone posts its SDP offer with a client secret: the
@@ -126,14 +128,16 @@ type Secret struct {
 // code (see normalize).
 func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret, error) {
 	ttl = min(max(ttl, MinSecretTTL), MaxSecretTTL)
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	res, err := c.oai.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
-		ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(int64(ttl / time.Second))},
-		Session:      realtime.ClientSecretNewParamsSessionUnion{OfRealtime: s.param()},
+	var res *realtime.ClientSecretNewResponse
+	err := c.do(ctx, "mint a client secret", func(ctx context.Context) (err error) {
+		res, err = c.oai.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
+			ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(int64(ttl / time.Second))},
+			Session:      realtime.ClientSecretNewParamsSessionUnion{OfRealtime: s.param()},
+		})
+		return err
 	})
 	if err != nil {
-		return Secret{}, normalize(ctx, "mint a client secret", err)
+		return Secret{}, err
 	}
 	if res.Value == "" || res.ExpiresAt <= 0 {
 		return Secret{}, parseError("mint a client secret", errors.New("response without value or expires_at"))

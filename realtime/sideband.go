@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/voxgate/voxgate/internal/aierr"
 )
 
 // MaxEventBytes caps one server event read from a sideband: session.updated
@@ -52,7 +54,8 @@ func (c *Client) Attach(ctx context.Context, callID string) (*Sideband, error) {
 	case res != nil && res.StatusCode == http.StatusNotFound:
 		return nil, ErrCallNotFound
 	case res != nil:
-		return nil, byStatus(res.StatusCode, "", res, fmt.Errorf("realtime: attach to %s: %w (status %d)", callID, err, res.StatusCode))
+		cause := fmt.Errorf("realtime: attach to %s: %w (status %d)", callID, err, res.StatusCode)
+		return nil, aierr.Refusal(res.StatusCode, "", "", "", res.Header, time.Now()).APIError(cause)
 	}
 	return nil, normalize(ctx, "attach to "+callID, err)
 }

@@ -217,15 +217,7 @@ func providerError(ctx context.Context, err error) error {
 	if !errors.As(err, &le) {
 		return apierr.Wrap(apierr.AIUnavailable, "", err)
 	}
-	switch le.Code {
-	case llm.ProviderRateLimit:
-		return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(max(le.RetryAfter, 1))
-	case llm.ProviderAuth:
-		return apierr.Wrap(apierr.AIConfigError, "", err)
-	case llm.ProviderInvalidResponse:
-		return apierr.Wrap(apierr.AIParseError, "", err)
-	}
-	return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5)
+	return le.Class().APIError(err)
 }
 
 // ctxError explains a turn whose context ended: the client left, the turn
