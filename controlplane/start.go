@@ -94,6 +94,11 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 	if err := s.checkStart(&req); err != nil {
 		return StartResponse{}, err
 	}
+	if req.ChatSessionID != "" {
+		if err := s.checkChatLink(ctx, p.UserID, req.ChatSessionID); err != nil {
+			return StartResponse{}, err
+		}
+	}
 	id := newSessionID()
 	res, err := s.reserve(ctx, p, id, req.Replace)
 	if err != nil {
