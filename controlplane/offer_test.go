@@ -11,6 +11,10 @@ import (
 	"github.com/voxgate/voxgate/sim/simtest"
 )
 
+// minimalOffer is the least SDP the offer check takes: one audio section.
+// Tests against a stand-in provider that never reads it use it.
+const minimalOffer = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
+
 // phoneOffer is a real pion phone's offer.
 func phoneOffer(t *testing.T, ctx context.Context) string {
 	t.Helper()
