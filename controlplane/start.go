@@ -116,6 +116,7 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 		Model: s.cfg.Model, Voice: req.Voice, Tools: realtimeTools(toolList),
 		Instructions:       s.cfg.Instructions + s.profileContext(ctx, p, id, res.Plan),
 		TranscriptionModel: s.cfg.TranscriptionModel, Language: req.Language,
+		SafetyIdentifier: s.safetyID.For(p.UserID),
 	}
 	out := StartResponse{
 		SessionID: id, Mode: req.Mode, Model: s.cfg.Model, Voice: req.Voice, MaxDurationS: res.Seconds,

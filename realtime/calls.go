@@ -38,7 +38,7 @@ func (c *Client) CreateCall(ctx context.Context, offer string, s Session) (Call,
 	var res *http.Response
 	var answer []byte
 	err := c.do(ctx, "create a call", func(ctx context.Context) (err error) {
-		res, err = c.oai.Realtime.Calls.New(ctx, realtime.CallNewParams{Sdp: offer, Session: *s.param()})
+		res, err = c.oai.Realtime.Calls.New(ctx, realtime.CallNewParams{Sdp: offer, Session: *s.param()}, s.identity()...)
 		if err != nil {
 			return err
 		}

@@ -113,6 +113,10 @@ type Session struct {
 	TranscriptionModel string
 	// Language is the user's language as ISO-639-1, a transcription hint.
 	Language string
+	// SafetyIdentifier is the salted hash of the user (safety.Identifiers),
+	// sent as the OpenAI-Safety-Identifier header when the session's
+	// credentials or call are created; "" sends none. Never the user id.
+	SafetyIdentifier string
 }
 
 // Secret is a minted client secret.
@@ -133,7 +137,7 @@ func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret
 		res, err = c.oai.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
 			ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(int64(ttl / time.Second))},
 			Session:      realtime.ClientSecretNewParamsSessionUnion{OfRealtime: s.param()},
-		})
+		}, s.identity()...)
 		return err
 	})
 	if err != nil {
@@ -147,6 +151,16 @@ func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret
 		model = string(m)
 	}
 	return Secret{Value: res.Value, ExpiresAt: time.Unix(res.ExpiresAt, 0).UTC(), Model: model}, nil
+}
+
+// identity is the request option that names the user to the provider, as
+// its safety identifier header (the Realtime form of chat's
+// safety_identifier).
+func (s Session) identity() []option.RequestOption {
+	if s.SafetyIdentifier == "" {
+		return nil
+	}
+	return []option.RequestOption{option.WithHeader("OpenAI-Safety-Identifier", s.SafetyIdentifier)}
 }
 
 func (s Session) param() *realtime.RealtimeSessionCreateRequestParam {

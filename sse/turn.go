@@ -119,7 +119,8 @@ func (t *turn) loop(ctx context.Context) error {
 // callModel makes one streamed model call, sending its text as content
 // events, and returns the text and the tool calls it made.
 func (t *turn) callModel(ctx context.Context, specs []llm.ToolSpec, choice string) (string, []llm.ToolCall, error) {
-	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, MaxOutputTokens: t.s.cfg.MaxOutputTokens}
+	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, MaxOutputTokens: t.s.cfg.MaxOutputTokens,
+		SafetyIdentifier: t.s.safetyID.For(t.p.UserID)}
 	if choice != "" {
 		req.Tools, req.ToolChoice = specs, choice
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // defaultOpenAIBaseURL is where the Realtime API lives when OPENAI_BASE_URL
@@ -53,6 +54,7 @@ func newVoice(m *Main) (*controlplane.Service, error) {
 	return controlplane.New(controlplane.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger,
 		Config: voiceConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
 }
 
