@@ -51,7 +51,6 @@ type Params struct {
 type Client struct {
 	oai     openai.Client
 	baseURL string
-	apiKey  string
 	http    *http.Client
 	timeout time.Duration
 	retries int
@@ -86,7 +85,7 @@ func New(p Params) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{oai: openai.NewClient(opts...), baseURL: base, apiKey: p.APIKey, http: hc, timeout: timeout, retries: max(retries, 0)}, nil
+	return &Client{oai: openai.NewClient(opts...), baseURL: base, http: hc, timeout: timeout, retries: max(retries, 0)}, nil
 }
 
 // CallsURL is where a phone posts its SDP offer with a client secret: the
