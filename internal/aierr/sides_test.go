@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/aierr"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/realtime"
@@ -30,7 +31,9 @@ func TestSidesAgree(t *testing.T) {
 		{"rate limit", 429, http.Header{"Retry-After": {"7"}}, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, apierr.AIRateLimited, 7},
 		{"rate limit in milliseconds", 429, http.Header{"Retry-After-Ms": {"2500"}}, `{"error":{"type":"tokens","code":"rate_limit_exceeded"}}`, apierr.AIRateLimited, 3},
 		{"rate limit in fractional seconds", 429, http.Header{"Retry-After": {"0.4"}}, `{"error":{"type":"requests"}}`, apierr.AIRateLimited, 1},
-		{"rate limit until a date", 429, http.Header{"Retry-After": {time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, `{"error":{"type":"requests"}}`, apierr.AIRateLimited, 90},
+		// A date far enough ahead that a slow machine cannot shift the
+		// rounded wait: the cap. The exact seconds are TestRetryAfter's.
+		{"rate limit until a date", 429, http.Header{"Retry-After": {time.Now().Add(2 * time.Hour).UTC().Format(http.TimeFormat)}}, `{"error":{"type":"requests"}}`, apierr.AIRateLimited, aierr.MaxRetryAfter},
 		{"rate limit without advice", 429, nil, `{"error":{"type":"requests"}}`, apierr.AIRateLimited, 1},
 		{"request too large", 429, http.Header{"Retry-After": {"1"}}, tooLarge, apierr.AIConfigError, 0},
 		{"insufficient quota", 429, nil, `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, apierr.AIConfigError, 0},
