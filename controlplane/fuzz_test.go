@@ -42,7 +42,7 @@ func FuzzToolCallBody(f *testing.F) {
 
 // FuzzOfferBody sends arbitrary bodies to a sideband session's sdp route:
 // every answer is 201 with an SDP answer, or a §6 status with a JSON error
-// body, never a 500.
+// body (a provider's refusal is the app's 422), never a 5xx.
 func FuzzOfferBody(f *testing.F) {
 	for _, seed := range []string{
 		"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n",
@@ -62,7 +62,7 @@ func FuzzOfferBody(f *testing.F) {
 				t.Fatalf("body %q: 201 as %s", body, w.Header().Get("Content-Type"))
 			}
 			return
-		case 400, 409, 413, 502:
+		case 400, 409, 413, 422:
 		default:
 			t.Fatalf("body %q: status %d %s", body, w.Code, w.Body)
 		}

@@ -1,8 +1,10 @@
 package controlplane
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/jackc/pgx/v5"
@@ -67,7 +69,7 @@ func (s *Service) HandleEnd(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body endBody
-	if r.ContentLength != 0 {
+	if hasBody(r) {
 		if err := httpx.Decode(r, &body, httpx.DecodeOptions{MaxBytes: maxSmallBody}); err != nil {
 			return err
 		}
@@ -82,6 +84,25 @@ func (s *Service) HandleEnd(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.WriteJSON(w, http.StatusOK, sess)
 	return nil
+}
+
+// hasBody says whether r carries a body at all: an empty one ends a
+// session whether it came with Content-Length: 0 or chunked with no data
+// (whose length is unknown until read). A body that is there is left
+// whole for Decode.
+func hasBody(r *http.Request) bool {
+	if r.ContentLength >= 0 || r.Body == nil {
+		return r.ContentLength > 0
+	}
+	br := bufio.NewReader(r.Body)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return false
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return true
 }
 
 // HandleGet serves GET /v1/voice/sessions/{id}.
@@ -163,13 +184,19 @@ func (s *Service) HandleAction(w http.ResponseWriter, r *http.Request) error {
 }
 
 // activeSession finds the voice session an action runs in: the one named,
-// or the user's newest open one, which a named chat session is linked to.
+// or the user's newest open one, which a named chat session (the user's
+// own) is linked to.
 func (s *Service) activeSession(r *http.Request, userID, named string) (string, error) {
 	if validSessionID(named) {
 		return named, nil
 	}
 	if named != "" && (len(named) > 128 || !auth.ValidSubject(named)) {
 		return "", apierr.New(apierr.InvalidRequest, "sessionId is not valid.")
+	}
+	if named != "" {
+		if err := s.checkChatLink(r.Context(), userID, named); err != nil {
+			return "", err
+		}
 	}
 	var id string
 	err := s.pool.QueryRow(r.Context(), `UPDATE voice_sessions SET chat_session_id = coalesce(chat_session_id, nullif($2, ''))

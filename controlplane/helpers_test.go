@@ -24,6 +24,7 @@ import (
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/tools"
@@ -89,6 +90,9 @@ type options struct {
 	poolSize int32 // default 6
 	registry *prometheus.Registry
 	quotaFn  func(*config.Quota)
+	// rtTransport, when set, carries the realtime client's requests.
+	rtTransport http.RoundTripper
+	safetyIDs   safety.Identifiers
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -124,7 +128,11 @@ func newFixture(t testing.TB, o options) fixture {
 		t.Fatal(err)
 	}
 	noRetry := 0
-	rt, err := realtime.New(realtime.Params{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: 3 * time.Second})
+	rtp := realtime.Params{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: 3 * time.Second}
+	if o.rtTransport != nil {
+		rtp.HTTPClient = &http.Client{Transport: o.rtTransport}
+	}
+	rt, err := realtime.New(rtp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +154,7 @@ func newFixture(t testing.TB, o options) fixture {
 		metrics = o.registry
 	}
 	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
-		Config: cfg, Logger: quiet(), Registerer: metrics})
+		Config: cfg, Logger: quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

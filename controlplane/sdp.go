@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,16 +62,18 @@ func readOffer(r *http.Request) (string, error) {
 		return "", apierr.Wrap(apierr.InvalidRequest, "The offer could not be read.", err)
 	}
 	offer := string(body)
-	if !strings.HasPrefix(strings.TrimSpace(offer), "v=0") {
-		return "", apierr.New(apierr.InvalidRequest, "The body is not an SDP offer.")
+	if err := checkOffer(offer); err != nil {
+		return "", err
 	}
 	return offer, nil
 }
 
 // claimOfferSQL takes a sideband session's one offer: the user's, open,
-// within its reservation, and not offered before.
-const claimOfferSQL = `UPDATE voice_sessions SET offer_at = now()
+// within its reservation, not offered before, and with attempts left.
+// Each claim is an attempt, whatever the provider answers.
+const claimOfferSQL = `UPDATE voice_sessions SET offer_at = now(), offer_attempts = offer_attempts + 1
 WHERE id = $1 AND user_id = $2 AND mode = 'sideband' AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
+  AND offer_attempts < $3
 RETURNING config`
 
 // Offer places the call for p's sideband session id: the provider gets
@@ -85,7 +86,7 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 		return "", notFound(nil)
 	}
 	var config []byte
-	err := s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID).Scan(&config)
+	err := s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID, MaxOfferAttempts).Scan(&config)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", s.offerRefusal(ctx, p.UserID, id)
 	}
@@ -126,12 +127,13 @@ func (s *Service) freeOffer(ctx context.Context, id string) {
 }
 
 // offerRefusal says why claimOffer refused: no such session of this
-// user, ended, not sideband, or offered already.
+// user, ended, not sideband, out of attempts, or offered already.
 func (s *Service) offerRefusal(ctx context.Context, userID, id string) error {
 	var mode string
 	var ended, offered bool
-	err := s.pool.QueryRow(ctx, `SELECT mode, ended_at IS NOT NULL OR expires_at <= now(), offer_at IS NOT NULL
-		FROM voice_sessions WHERE id = $1 AND user_id = $2`, id, userID).Scan(&mode, &ended, &offered)
+	var attempts int
+	err := s.pool.QueryRow(ctx, `SELECT mode, ended_at IS NOT NULL OR expires_at <= now(), offer_at IS NOT NULL, offer_attempts
+		FROM voice_sessions WHERE id = $1 AND user_id = $2`, id, userID).Scan(&mode, &ended, &offered, &attempts)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound(err)
@@ -141,6 +143,8 @@ func (s *Service) offerRefusal(ctx context.Context, userID, id string) error {
 		return apierr.New(apierr.SessionEnded, "")
 	case mode != ModeSideband:
 		return apierr.Errorf(apierr.Conflict, "This is a %s session: it takes no offer through the gateway.", mode)
+	case !offered && attempts >= MaxOfferAttempts:
+		return apierr.Errorf(apierr.Conflict, "This session has used its %d offer attempts; start a new session.", MaxOfferAttempts)
 	}
 	return apierr.New(apierr.Conflict, "This session already has its call; start a new session for another.")
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -102,6 +103,9 @@ type Params struct {
 	Realtime *realtime.Client
 	Ledger   *billing.Ledger
 	Config   Config
+	// SafetyIDs make the salted user hash the provider sees as its safety
+	// identifier, as chat sends it; the zero value sends none.
+	SafetyIDs safety.Identifiers
 	// Registerer receives the voxgate_voice_* metrics; nil keeps them
 	// unexported (tests).
 	Registerer prometheus.Registerer
@@ -119,6 +123,8 @@ type Service struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
+
+	safetyID safety.Identifiers // the provider's view of a user
 
 	// The sideband calls this replica holds (holder.go). life ends them
 	// on Close.
@@ -161,7 +167,7 @@ func New(p Params) (*Service, error) {
 		return nil, err
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger,
+	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, safetyID: p.SafetyIDs,
 		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
 		replica: newReplicaID(), unsaved: map[string]string{}}, nil
 }

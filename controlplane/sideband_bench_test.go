@@ -149,7 +149,7 @@ func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []heldCall {
 	for range n {
 		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
 		start := mustStart(b, f, p, `{"mode":"sideband"}`)
-		if w := postOffer(b, f, p, start.SessionID, "application/sdp", "v=0\r\n"); w.Code != http.StatusCreated {
+		if w := postOffer(b, f, p, start.SessionID, "application/sdp", minimalOffer); w.Code != http.StatusCreated {
 			b.Fatalf("offer: %d %s", w.Code, w.Body)
 		}
 		calls = append(calls, heldCall{fmt.Sprintf("rtc_bench%08d", fake.n.Load()), start.SessionID, p})

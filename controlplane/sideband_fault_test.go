@@ -114,7 +114,7 @@ func TestSidebandCallEventsAnsweredOnce(t *testing.T) {
 	f := newFixture(t, options{sim: s, simURL: url})
 	p := newUser(t, "pro")
 	start := mustStart(t, f, p, `{"mode":"sideband"}`)
-	if w := postOffer(t, f, p, start.SessionID, "application/sdp", "v=0\r\n"); w.Code != 201 {
+	if w := postOffer(t, f, p, start.SessionID, "application/sdp", minimalOffer); w.Code != 201 {
 		t.Fatalf("offer: %d %s", w.Code, w.Body)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

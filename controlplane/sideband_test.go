@@ -179,7 +179,7 @@ func TestSidebandOfferRefusals(t *testing.T) {
 	alice, bob := newUser(t, "pro"), newUser(t, "pro")
 	start, _, _ := sidebandCall(t, ctx, f, alice)
 	direct := mustStart(t, f, bob, `{}`)
-	offer := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\n"
+	offer := phoneOffer(t, ctx) // offers are parsed before anything else
 	big := "v=0\r\n" + strings.Repeat("a=x\r\n", controlplane.MaxOfferBytes/5+1)
 	cases := []struct {
 		name   string

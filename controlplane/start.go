@@ -94,6 +94,11 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 	if err := s.checkStart(&req); err != nil {
 		return StartResponse{}, err
 	}
+	if req.ChatSessionID != "" {
+		if err := s.checkChatLink(ctx, p.UserID, req.ChatSessionID); err != nil {
+			return StartResponse{}, err
+		}
+	}
 	id := newSessionID()
 	res, err := s.reserve(ctx, p, id, req.Replace)
 	if err != nil {
@@ -111,6 +116,7 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 		Model: s.cfg.Model, Voice: req.Voice, Tools: realtimeTools(toolList),
 		Instructions:       s.cfg.Instructions + s.profileContext(ctx, p, id, res.Plan),
 		TranscriptionModel: s.cfg.TranscriptionModel, Language: req.Language,
+		SafetyIdentifier: s.safetyID.For(p.UserID),
 	}
 	out := StartResponse{
 		SessionID: id, Mode: req.Mode, Model: s.cfg.Model, Voice: req.Voice, MaxDurationS: res.Seconds,

@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/voxgate/voxgate/internal/aierr"
 )
 
 // Roles of a message.
@@ -121,19 +123,21 @@ type Provider interface {
 	Stream(ctx context.Context, req Request) (Stream, error)
 }
 
-// Code is a provider-neutral failure (DESIGN §11).
-type Code string
+// Code is a provider-neutral failure (DESIGN §11), shared with the voice
+// side through the one classifier.
+type Code = aierr.Code
 
 // The codes of DESIGN §11.
 const (
-	ProviderTimeout         Code = "PROVIDER_TIMEOUT"
-	ProviderRateLimit       Code = "PROVIDER_RATE_LIMIT"
-	ProviderAuth            Code = "PROVIDER_AUTH"
-	ProviderUnavailable     Code = "PROVIDER_UNAVAILABLE"
-	ProviderInvalidResponse Code = "PROVIDER_INVALID_RESPONSE"
-	ProviderContentFilter   Code = "PROVIDER_CONTENT_FILTER"
-	ProviderNetwork         Code = "PROVIDER_NETWORK"
-	UnknownProviderError    Code = "UNKNOWN_PROVIDER_ERROR"
+	ProviderTimeout         = aierr.Timeout
+	ProviderRateLimit       = aierr.RateLimit
+	ProviderAuth            = aierr.Auth
+	ProviderUnavailable     = aierr.Unavailable
+	ProviderInvalidResponse = aierr.InvalidResponse
+	ProviderContentFilter   = aierr.ContentFilter
+	ProviderContextLength   = aierr.ContextLength
+	ProviderNetwork         = aierr.Network
+	UnknownProviderError    = aierr.Unknown
 )
 
 // Error is a normalized provider failure.

@@ -35,16 +35,19 @@ type Call struct {
 // /realtime/calls), and returns the SDP answer and the call id from
 // Location. Failures are normalized like Mint's.
 func (c *Client) CreateCall(ctx context.Context, offer string, s Session) (Call, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	res, err := c.oai.Realtime.Calls.New(ctx, realtime.CallNewParams{Sdp: offer, Session: *s.param()})
+	var res *http.Response
+	var answer []byte
+	err := c.do(ctx, "create a call", func(ctx context.Context) (err error) {
+		res, err = c.oai.Realtime.Calls.New(ctx, realtime.CallNewParams{Sdp: offer, Session: *s.param()}, s.identity()...)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		answer, err = io.ReadAll(io.LimitReader(res.Body, MaxAnswerBytes+1))
+		return err
+	})
 	if err != nil {
-		return Call{}, normalize(ctx, "create a call", err)
-	}
-	defer res.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(res.Body, MaxAnswerBytes+1))
-	if err != nil {
-		return Call{}, normalize(ctx, "read a call's answer", err)
+		return Call{}, err
 	}
 	id := path.Base(res.Header.Get("Location"))
 	switch {
@@ -61,17 +64,20 @@ func (c *Client) CreateCall(ctx context.Context, offer string, s Session) (Call,
 // Hangup ends a call. A call the provider no longer knows is
 // ErrCallNotFound; anything else is normalized.
 func (c *Client) Hangup(ctx context.Context, callID string) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	err := c.oai.Realtime.Calls.Hangup(ctx, callID)
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
+	var notFound bool
+	err := c.do(ctx, "hang up a call", func(ctx context.Context) error {
+		err := c.oai.Realtime.Calls.Hangup(ctx, callID)
+		var apiErr *openai.Error
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
+			notFound = true
+			return nil
+		}
+		return err
+	})
+	if notFound {
 		return ErrCallNotFound
 	}
-	if err != nil {
-		return normalize(ctx, "hang up a call", err)
-	}
-	return nil
+	return err
 }
 
 // UpdateEvent is the session.update client event that sets s over

@@ -43,7 +43,9 @@ func TestCallAttachHangup(t *testing.T) {
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointRealtime, Kind: sim.FaultSidebandNotFound, Count: 2}); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := c.AttachRetry(ctx, call.ID, 3*time.Second)
+	attachCtx, opened := context.WithCancel(ctx)
+	sb, err := c.AttachRetry(attachCtx, call.ID, 3*time.Second)
+	opened() // the socket outlives the context that opened it
 	if err != nil {
 		t.Fatal(err)
 	}

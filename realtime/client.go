@@ -41,8 +41,9 @@ type Params struct {
 	HTTPClient *http.Client
 	// Timeout bounds one mint; zero means DefaultTimeout.
 	Timeout time.Duration
-	// MaxRetries is openai-go's retry count for transient failures; the
-	// default 1 retries once, as the router does (DESIGN §11).
+	// MaxRetries is how often a transient failure is retried; the default
+	// 1 retries once, as the router does (DESIGN §11), and only when the
+	// provider's wait fits the deadline.
 	MaxRetries *int
 }
 
@@ -50,9 +51,9 @@ type Params struct {
 type Client struct {
 	oai     openai.Client
 	baseURL string
-	apiKey  string
 	http    *http.Client
 	timeout time.Duration
+	retries int
 }
 
 // New checks p and builds a Client.
@@ -71,7 +72,7 @@ func New(p Params) (*Client, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base + "/"),
 		option.WithAPIKey(p.APIKey),
-		option.WithMaxRetries(retries),
+		option.WithMaxRetries(0), // Client.do retries, within the deadline
 	}
 	if p.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(p.HTTPClient))
@@ -84,7 +85,7 @@ func New(p Params) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{oai: openai.NewClient(opts...), baseURL: base, apiKey: p.APIKey, http: hc, timeout: timeout}, nil
+	return &Client{oai: openai.NewClient(opts...), baseURL: base, http: hc, timeout: timeout, retries: max(retries, 0)}, nil
 }
 
 // CallsURL is where a phone posts its SDP offer with a client secret: the
@@ -116,6 +117,10 @@ type Session struct {
 	// gets input_audio_buffer.timeout_triggered and a response, so a held
 	// call always produces an event within it while the phone is there.
 	IdleTimeout time.Duration `json:",omitempty"`
+	// SafetyIdentifier is the salted hash of the user (safety.Identifiers),
+	// sent as the OpenAI-Safety-Identifier header when the session's
+	// credentials or call are created; "" sends none. Never the user id.
+	SafetyIdentifier string
 }
 
 // Secret is a minted client secret.
@@ -131,14 +136,16 @@ type Secret struct {
 // code (see normalize).
 func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret, error) {
 	ttl = min(max(ttl, MinSecretTTL), MaxSecretTTL)
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	res, err := c.oai.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
-		ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(int64(ttl / time.Second))},
-		Session:      realtime.ClientSecretNewParamsSessionUnion{OfRealtime: s.param()},
+	var res *realtime.ClientSecretNewResponse
+	err := c.do(ctx, "mint a client secret", func(ctx context.Context) (err error) {
+		res, err = c.oai.Realtime.ClientSecrets.New(ctx, realtime.ClientSecretNewParams{
+			ExpiresAfter: realtime.ClientSecretNewParamsExpiresAfter{Anchor: "created_at", Seconds: openai.Int(int64(ttl / time.Second))},
+			Session:      realtime.ClientSecretNewParamsSessionUnion{OfRealtime: s.param()},
+		}, s.identity()...)
+		return err
 	})
 	if err != nil {
-		return Secret{}, normalize(ctx, "mint a client secret", err)
+		return Secret{}, err
 	}
 	if res.Value == "" || res.ExpiresAt <= 0 {
 		return Secret{}, parseError("mint a client secret", errors.New("response without value or expires_at"))
@@ -148,6 +155,16 @@ func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret
 		model = string(m)
 	}
 	return Secret{Value: res.Value, ExpiresAt: time.Unix(res.ExpiresAt, 0).UTC(), Model: model}, nil
+}
+
+// identity is the request option that names the user to the provider, as
+// its safety identifier header (the Realtime form of chat's
+// safety_identifier).
+func (s Session) identity() []option.RequestOption {
+	if s.SafetyIdentifier == "" {
+		return nil
+	}
+	return []option.RequestOption{option.WithHeader("OpenAI-Safety-Identifier", s.SafetyIdentifier)}
 }
 
 func (s Session) param() *realtime.RealtimeSessionCreateRequestParam {

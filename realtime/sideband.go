@@ -1,60 +1,105 @@
 package realtime
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
+	wire "github.com/coder/websocket"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/realtime"
+
+	"github.com/voxgate/voxgate/internal/aierr"
 )
 
 // MaxEventBytes caps one server event read from a sideband: session.updated
 // with every tool's schema is the largest, a few tens of kilobytes.
 const MaxEventBytes = 1 << 20
 
-// writeBuffers is shared by every sideband: a held session writes a few
-// events a minute, so a buffer per socket would be memory spent idle.
-var writeBuffers = &sync.Pool{}
+// maxBufferedBytes bounds the events openai-go reads ahead of the holder:
+// the holder takes each at once, so a backlog this deep means it is stuck,
+// and the socket is failed rather than left to grow.
+const maxBufferedBytes = 16 * MaxEventBytes
 
-// Sideband is the gateway's WebSocket on a live call: every server event
-// the call emits comes in, client events go out. Read from one goroutine;
-// Send is safe from any.
+// Sideband is the gateway's WebSocket on a live call, opened through
+// openai-go's Realtime.Connect: every server event the call emits comes
+// in, client events go out. Read from one goroutine; Send is safe from any.
 type Sideband struct {
-	conn *websocket.Conn
-	wmu  sync.Mutex
+	conn *realtime.RealtimeConnection
 }
 
-// Attach opens the sideband socket on callID with the server key. A call
-// the provider does not know gives ErrCallNotFound; other refusals are
-// normalized.
+// Attach opens the sideband socket on callID with the server key and
+// openai-go's own headers. A call the provider does not know gives
+// ErrCallNotFound; other refusals go through the one classifier.
 func (c *Client) Attach(ctx context.Context, callID string) (*Sideband, error) {
 	if !callIDRE.MatchString(callID) {
 		return nil, fmt.Errorf("realtime: call id %q", callID)
 	}
-	u := "ws" + strings.TrimPrefix(c.baseURL, "http") + "/realtime?call_id=" + url.QueryEscape(callID)
-	d := websocket.Dialer{HandshakeTimeout: c.timeout, ReadBufferSize: 1024, WriteBufferPool: writeBuffers,
-		Proxy: http.ProxyFromEnvironment}
-	h := http.Header{}
-	h.Set("Authorization", "Bearer "+c.apiKey)
-	conn, res, err := d.DialContext(ctx, u, h)
-	if res != nil && res.Body != nil {
-		_ = res.Body.Close()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	base := c.http.Transport
+	if base == nil {
+		base = http.DefaultTransport
 	}
-	switch {
-	case err == nil:
-		conn.SetReadLimit(MaxEventBytes)
+	hs := &handshake{base: base}
+	client := *c.http
+	client.Transport = hs
+	conn, err := c.oai.Realtime.Connect(ctx,
+		realtime.RealtimeConnectionOptions{MaxMessageBytes: MaxEventBytes, MaxBufferedBytes: maxBufferedBytes, CloseTimeout: time.Second},
+		option.WithQuery("call_id", callID), option.WithHTTPClient(&client))
+	if err == nil {
 		return &Sideband{conn: conn}, nil
-	case res != nil && res.StatusCode == http.StatusNotFound:
+	}
+	status, header, body := hs.refusal()
+	switch {
+	case status == http.StatusNotFound:
 		return nil, ErrCallNotFound
-	case res != nil:
-		return nil, byStatus(res.StatusCode, "", res, fmt.Errorf("realtime: attach to %s: %w (status %d)", callID, err, res.StatusCode))
+	case status != 0:
+		var e struct {
+			Error struct{ Type, Code, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(body, &e) // a body that is not an error object classifies by status alone
+		cause := fmt.Errorf("realtime: attach to %s: status %d: %w", callID, status, err)
+		return nil, aierr.Refusal(status, e.Error.Type, e.Error.Code, e.Error.Message, header, time.Now()).APIError(cause)
 	}
 	return nil, normalize(ctx, "attach to "+callID, err)
+}
+
+// handshake keeps the provider's answer to an upgrade it refused: openai-go
+// reports a failed handshake without its status, and a 404 (no such call
+// yet) must be told apart from a refusal.
+type handshake struct {
+	base   http.RoundTripper
+	mu     sync.Mutex
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (h *handshake) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := h.base.RoundTrip(r)
+	if err != nil || res.StatusCode == http.StatusSwitchingProtocols {
+		return res, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	_ = res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	h.mu.Lock()
+	h.status, h.header, h.body = res.StatusCode, res.Header.Clone(), body
+	h.mu.Unlock()
+	return res, nil
+}
+
+func (h *handshake) refusal() (int, http.Header, []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.status, h.header, h.body
 }
 
 // AttachRetry attaches, retrying ErrCallNotFound with backoff for up to
@@ -79,41 +124,30 @@ func (c *Client) AttachRetry(ctx context.Context, callID string, within time.Dur
 	}
 }
 
-// Read returns the next server event. An error ends the socket: a
-// *websocket.CloseError when the provider closed it with a frame.
+// Read returns the next server event. An error ends the socket: one
+// carrying the close frame's code (CloseCode) when the provider closed it.
 func (s *Sideband) Read() ([]byte, error) {
-	for {
-		typ, data, err := s.conn.ReadMessage()
-		if err != nil || typ == websocket.TextMessage {
-			return data, err
-		}
-	}
+	return s.conn.RecvRaw(context.Background())
 }
 
 // Send writes one client event, already JSON.
 func (s *Sideband) Send(event []byte) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_ = s.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return s.conn.WriteMessage(websocket.TextMessage, event)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.conn.SendRaw(ctx, event)
 }
 
 // Close sends a normal close frame and closes the connection, which ends a
 // Read in progress.
 func (s *Sideband) Close() error {
-	s.wmu.Lock()
-	_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_ = s.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
-	s.wmu.Unlock()
 	return s.conn.Close()
 }
 
 // CloseCode is the close frame's code of a Read error, or 0 when the
 // connection ended without one (a dropped connection).
 func CloseCode(err error) int {
-	var ce *websocket.CloseError
-	if errors.As(err, &ce) && ce.Code != websocket.CloseAbnormalClosure {
-		return ce.Code
+	if code := wire.CloseStatus(err); code != -1 && code != wire.StatusAbnormalClosure {
+		return int(code)
 	}
 	return 0
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/sse"
@@ -109,6 +110,8 @@ type options struct {
 	provider func(llm.Provider) llm.Provider
 	// capture, when set, receives every Chat Completions request body.
 	capture chan<- []byte
+	// safetyIDs make the users' safety identifiers; the zero value none.
+	safetyIDs safety.Identifiers
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -201,7 +204,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		o.cfg(&cfg)
 	}
 	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
-		Config: cfg, Logger: quiet()})
+		Config: cfg, Logger: quiet(), SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,7 @@ func TestFailureAfterStreamStart(t *testing.T) {
 	}{
 		{"rate limited upstream", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7}, "AI_RATE_LIMITED"},
 		{"cut mid-stream", sim.Fault{Kind: sim.FaultStreamError, AfterChunks: 2}, "AI_UNAVAILABLE"},
+		{"connection cut mid-body", sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 2}, "AI_UNAVAILABLE"},
 		{"unreadable chunk", sim.Fault{Kind: sim.FaultMalformedJSON, AfterChunks: 2}, "AI_PARSE_ERROR"},
 	}
 	for _, tc := range cases {
@@ -55,6 +56,9 @@ func TestFailureAfterStreamStart(t *testing.T) {
 		last := r.last()
 		if last.Type != "error" || last.Data["code"] != tc.code || last.Data["message"] == "" {
 			t.Errorf("%s: last event %s %v, want error %s", tc.name, last.Type, last.Data, tc.code)
+		}
+		if retry, _ := last.Data["retry_after_s"].(float64); tc.code != "AI_PARSE_ERROR" && retry < 1 {
+			t.Errorf("%s: retry_after_s %v, want the retry advice", tc.name, last.Data["retry_after_s"])
 		}
 		for _, e := range r.Events {
 			if e.Type == "done" {

@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -126,6 +127,9 @@ type Params struct {
 	Provider llm.Provider
 	Ledger   *billing.Ledger
 	Config   Config
+	// SafetyIDs make the salted user hash the provider sees as its safety
+	// identifier; the zero value sends none.
+	SafetyIDs safety.Identifiers
 	// Registerer receives the voxgate_chat_* metrics; nil keeps them
 	// unexported (tests).
 	Registerer prometheus.Registerer
@@ -144,6 +148,8 @@ type Service struct {
 	cfg      Config
 	log      *slog.Logger
 	metrics  *metrics
+
+	safetyID safety.Identifiers // the provider's view of a user
 	schema   *responseSchema
 	// pingEvery is PingEvery; tests shorten it.
 	pingEvery time.Duration
@@ -171,7 +177,7 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger,
+	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger, safetyID: p.SafetyIDs,
 		cfg: p.Config, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}, nil
 }
 

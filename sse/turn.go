@@ -120,7 +120,7 @@ func (t *turn) loop(ctx context.Context) error {
 // events, and returns the text and the tool calls it made.
 func (t *turn) callModel(ctx context.Context, specs []llm.ToolSpec, choice string) (string, []llm.ToolCall, error) {
 	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, MaxOutputTokens: t.s.cfg.MaxOutputTokens,
-		ReasoningEffort: t.s.cfg.ReasoningEffort}
+		ReasoningEffort: t.s.cfg.ReasoningEffort, SafetyIdentifier: t.s.safetyID.For(t.p.UserID)}
 	if choice != "" {
 		req.Tools, req.ToolChoice = specs, choice
 	}
@@ -219,15 +219,7 @@ func providerError(ctx context.Context, err error) error {
 	if !errors.As(err, &le) {
 		return apierr.Wrap(apierr.AIUnavailable, "", err)
 	}
-	switch le.Code {
-	case llm.ProviderRateLimit:
-		return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(max(le.RetryAfter, 1))
-	case llm.ProviderAuth:
-		return apierr.Wrap(apierr.AIConfigError, "", err)
-	case llm.ProviderInvalidResponse:
-		return apierr.Wrap(apierr.AIParseError, "", err)
-	}
-	return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5)
+	return le.Class().APIError(err)
 }
 
 // ctxError explains a turn whose context ended: the client left, the turn

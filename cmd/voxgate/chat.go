@@ -8,6 +8,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sse"
 )
 
@@ -30,6 +31,7 @@ func newChat(m *Main) (*sse.Service, error) {
 	return sse.New(sse.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger,
 		Config: chatConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
 }
 

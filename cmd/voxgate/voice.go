@@ -10,6 +10,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // defaultOpenAIBaseURL is where the Realtime API lives when OPENAI_BASE_URL
@@ -61,6 +62,7 @@ func newVoice(m *Main) (*controlplane.Service, error) {
 	return controlplane.New(controlplane.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger,
 		Config: cfg, Registerer: m.Registry, Logger: m.Logger,
+		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
 }
 

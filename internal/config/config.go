@@ -110,6 +110,23 @@ type Secrets struct {
 	OpenAIBaseURL   string
 	AnthropicAPIKey string
 	GeminiAPIKey    string
+	// SafetyIDKey keys the salted user hash providers see as a safety
+	// identifier (VOXGATE_SAFETY_ID_KEY); see SafetyKey.
+	SafetyIDKey string
+}
+
+// SafetyKey is the key of the users' safety identifiers: VOXGATE_SAFETY_ID_KEY,
+// else the JWT secret (the identifier's own domain string keeps the two
+// uses apart); nil with neither, and then no identifier is sent. Changing
+// it changes every user's identifier.
+func (s Secrets) SafetyKey() []byte {
+	if s.SafetyIDKey != "" {
+		return []byte(s.SafetyIDKey)
+	}
+	if s.JWTSecret != "" {
+		return []byte(s.JWTSecret)
+	}
+	return nil
 }
 
 // String hides every secret so a Config can be logged safely.
@@ -203,6 +220,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		OpenAIBaseURL:   getenv("OPENAI_BASE_URL"),
 		AnthropicAPIKey: getenv("ANTHROPIC_API_KEY"),
 		GeminiAPIKey:    getenv("GEMINI_API_KEY"),
+		SafetyIDKey:     getenv("VOXGATE_SAFETY_ID_KEY"),
 	}
 	var err error
 	if cfg.AIEnabled, err = envBool(getenv, "VOXGATE_AI_ENABLED", true); err != nil {
