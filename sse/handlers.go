@@ -75,8 +75,8 @@ func (s *Service) HandleChat(w http.ResponseWriter, r *http.Request) error {
 // ticket, the session and the confirmation's one use.
 func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*turn, error) {
 	if req.Workflow != "" {
-		if _, ok := s.tools.Registry().Lookup(req.Workflow); !ok {
-			return nil, apierr.New(apierr.ToolNotFound, "")
+		if err := s.checkWorkflow(ctx, p, req.Workflow); err != nil {
+			return nil, err
 		}
 	}
 	if req.Confirm != nil {
@@ -101,8 +101,9 @@ func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*t
 		return nil, err
 	}
 	if req.Workflow != "" {
+		// The plan may have changed since checkWorkflow read it.
 		if tool, _ := s.tools.Registry().Lookup(req.Workflow); !tool.AllowsPlan(ticket.Plan) {
-			return release(apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan."))
+			return release(errWorkflowNotInPlan())
 		}
 	}
 	if t.sessionID, t.fresh, err = s.ensureSession(ctx, p.UserID, req.SessionID); err != nil {
@@ -119,6 +120,28 @@ func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*t
 		t.confirm = &pp
 	}
 	return t, nil
+}
+
+func errWorkflowNotInPlan() error {
+	return apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
+}
+
+// checkWorkflow refuses a workflow that names no tool, or one the caller's
+// plan may not use. It runs before admission, so the refusal counts
+// nothing against the request windows (DESIGN §9).
+func (s *Service) checkWorkflow(ctx context.Context, p auth.Principal, name string) error {
+	tool, ok := s.tools.Registry().Lookup(name)
+	if !ok {
+		return apierr.New(apierr.ToolNotFound, "")
+	}
+	plan, _, err := s.quota.PlanFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !tool.AllowsPlan(plan) {
+		return errWorkflowNotInPlan()
+	}
+	return nil
 }
 
 // estimate is what a turn reserves: EstimateTokens, priced as input at the

@@ -54,6 +54,10 @@ func testTools(c *counts) []*tools.Tool {
 				c.always.Add(1)
 				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
 			}},
+		{Name: "pro_report", Description: "A report for pro users.", Parameters: obj, Plans: []string{"pro"},
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
+			}},
 		{Name: "profile", Description: "The user's profile.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
 				return tools.Outcome{Data: map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian", "language": "en"}}, nil

@@ -3,6 +3,8 @@ package sse_test
 import (
 	"context"
 	"testing"
+
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 // workflow forces its tool on the first model call: the same message
@@ -77,5 +79,27 @@ func TestFinalResponseValidated(t *testing.T) {
 	r = f.post(t, call{user: "u1", body: map[string]any{"message": "ramble on", "stream": false}})
 	if r.Status != 422 || r.Body["error"].(map[string]any)["code"] != "AI_VALIDATION_ERROR" {
 		t.Errorf("stream:false: %d %v", r.Status, r.Body)
+	}
+}
+
+// A workflow the caller's plan does not allow is refused before admission:
+// the refusal counts nothing (DESIGN §9), so with three requests a minute
+// the user is refused 403 every time, never 429, and can still chat.
+func TestWorkflowNotInPlanCountsNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{plans: func(q *config.Quota) {
+		p := q.Plans["free"]
+		p.RequestsPerMinute = 3
+		q.Plans["free"] = p
+	}})
+	for i := range 4 {
+		r := f.post(t, call{user: "u1", plan: "free", body: map[string]any{"message": "hello", "workflow": "pro_report", "stream": false}})
+		e, _ := r.Body["error"].(map[string]any)
+		if r.Status != 403 || e["code"] != "TOOL_NOT_ALLOWED" {
+			t.Fatalf("request %d: got %d %v, want 403 TOOL_NOT_ALLOWED", i+1, r.Status, r.Body)
+		}
+	}
+	if r := f.post(t, call{user: "u1", plan: "free", body: map[string]any{"message": "hello", "stream": false}}); r.Status != 200 {
+		t.Errorf("a plain turn after the refusals: got %d %v, want 200", r.Status, r.Body)
 	}
 }
