@@ -54,6 +54,19 @@ func testTools(c *counts) []*tools.Tool {
 				c.always.Add(1)
 				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
 			}},
+		{Name: "many_items", Description: "Lists the whole catalogue.", Parameters: obj,
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				var out tools.Outcome
+				for i := range 60 {
+					card, _ := tools.NewCard("item", map[string]any{"id": i})
+					out.Cards = append(out.Cards, card)
+					if i < 55 {
+						out.Partials = append(out.Partials, card)
+					}
+				}
+				out.Data = map[string]any{"count": 60}
+				return out, nil
+			}},
 		{Name: "pro_report", Description: "A report for pro users.", Parameters: obj, Plans: []string{"pro"},
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
 				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
@@ -81,6 +94,9 @@ func script() sim.Script {
 		{Name: "logged", When: sim.When{Contains: []string{"log", "wrongly"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Done with {{tool_names}}."}},
 		{Name: "loop", When: sim.When{Contains: []string{"loop"}},
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "always", Arguments: map[string]any{"q": "x"}}}}},
+		{Name: "inventory", When: sim.When{Contains: []string{"inventory"}, ToolResults: no()},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "many_items", Arguments: map[string]any{"q": "all"}}}}},
+		{Name: "inventoried", When: sim.When{Contains: []string{"inventory"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Here is everything."}},
 		{Name: "long", When: sim.When{Contains: []string{"ramble"}}, Reply: sim.Reply{TextTokens: 2100}},
 		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Once upon a time ", TextTokens: 200}},
 	}}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/sse"
 )
 
 // workflow forces its tool on the first model call: the same message
@@ -101,5 +102,45 @@ func TestWorkflowNotInPlanCountsNothing(t *testing.T) {
 	}
 	if r := f.post(t, call{user: "u1", plan: "free", body: map[string]any{"message": "hello", "stream": false}}); r.Status != 200 {
 		t.Errorf("a plain turn after the refusals: got %d %v, want 200", r.Status, r.Body)
+	}
+}
+
+// A call that finds more cards than a response holds (60, and 55 of them
+// as partials too) gives a turn that succeeds: the first 50 cards, the
+// count of the rest, partial events for the kept ones only, and the same
+// in the stored history. Both forms of the answer agree.
+func TestCardsAreCapped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "show me the inventory"}})
+	resp := r.response(t)
+	cards, _ := resp["cards"].([]any)
+	if len(cards) != sse.MaxCards || resp["cards_omitted"] != 10.0 {
+		t.Fatalf("got %d cards and cards_omitted %v, want %d and 10", len(cards), resp["cards_omitted"], sse.MaxCards)
+	}
+	if id := cards[sse.MaxCards-1].(map[string]any)["data"].(map[string]any)["id"]; id != float64(sse.MaxCards-1) {
+		t.Errorf("last card has id %v, want %d (the first ones kept, in order)", id, sse.MaxCards-1)
+	}
+	partials := 0
+	for _, e := range r.Events {
+		if e.Type == "partial" {
+			partials++
+		}
+	}
+	if partials != sse.MaxCards {
+		t.Errorf("got %d partial events, want %d", partials, sse.MaxCards)
+	}
+	status, hist := f.get(t, "u1", "/v1/chat/sessions/"+resp["session_id"].(string)+"/messages")
+	items, _ := hist["items"].([]any)
+	if status != 200 || len(items) != 2 {
+		t.Fatalf("history: got %d %v", status, hist)
+	}
+	answer := items[1].(map[string]any)
+	if got := len(answer["cards"].([]any)); got != sse.MaxCards || answer["cards_omitted"] != 10.0 {
+		t.Errorf("history: got %d cards and cards_omitted %v, want %d and 10", got, answer["cards_omitted"], sse.MaxCards)
+	}
+	j := f.post(t, call{user: "u2", body: map[string]any{"message": "show me the inventory", "stream": false}})
+	if j.Status != 200 || len(j.Body["cards"].([]any)) != sse.MaxCards || j.Body["cards_omitted"] != 10.0 {
+		t.Errorf("stream:false: got %d with cards_omitted %v", j.Status, j.Body["cards_omitted"])
 	}
 }

@@ -43,12 +43,15 @@ type Message struct {
 
 // messageData is a message's structured part, stored as jsonb.
 type messageData struct {
-	Cards       []tools.Card    `json:"cards,omitempty"`
-	Actions     []Action        `json:"actions,omitempty"`
-	Suggestions []Suggestion    `json:"suggestions,omitempty"`
-	DBWrites    []tools.DBWrite `json:"db_writes,omitempty"`
-	SafetyFlags []safety.Flag   `json:"safety_flags,omitempty"`
-	ToolCalls   []ToolCall      `json:"tool_calls,omitempty"`
+	Cards []tools.Card `json:"cards,omitempty"`
+	// CardsOmitted counts the cards past MaxCards the turn's calls found.
+	CardsOmitted int                 `json:"cards_omitted,omitempty"`
+	omitted      map[string]struct{} // the omitted cards, so each counts once
+	Actions      []Action            `json:"actions,omitempty"`
+	Suggestions  []Suggestion        `json:"suggestions,omitempty"`
+	DBWrites     []tools.DBWrite     `json:"db_writes,omitempty"`
+	SafetyFlags  []safety.Flag       `json:"safety_flags,omitempty"`
+	ToolCalls    []ToolCall          `json:"tool_calls,omitempty"`
 	// Confirm is set on a user message that answered a confirmation.
 	Confirm *Confirm `json:"confirm,omitempty"`
 }
