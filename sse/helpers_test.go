@@ -129,6 +129,8 @@ type options struct {
 	provider func(llm.Provider) llm.Provider
 	// capture, when set, receives every Chat Completions request body.
 	capture chan<- []byte
+	// logs, when set, receives the service's log lines (JSON).
+	logs io.Writer
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -220,8 +222,12 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
+	log := quiet()
+	if o.logs != nil {
+		log = slog.New(slog.NewJSONHandler(o.logs, nil))
+	}
 	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
-		Config: cfg, Logger: quiet()})
+		Config: cfg, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
