@@ -167,14 +167,30 @@ func (s *Service) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 	stopPing := wr.KeepAlive(ctx, s.pingEvery)
 	defer stopPing()
 	t.out = writerSink{wr}
+	// A shutdown past its timeout cancels the request while its connection
+	// is still open: the client gets one error event at once, so it can
+	// tell a restart (retry soon) from a network drop. The turn, cancelled
+	// too, goes on to record its usage; nothing else is sent.
+	cut := context.AfterFunc(r.Context(), func() {
+		if !httpx.ClientGone(r.Context()) {
+			_ = wr.SendLast("error", errorEvent(apierr.From(ctxError(r.Context(), nil))))
+		}
+	})
+	defer cut()
 	if err := wr.Send("session", map[string]string{"session_id": t.sessionID}); err != nil {
 		return t.fail(ctx, ctxError(ctx, err))
 	}
 	raw, err := s.runGuarded(ctx, t)
+	if err != nil && t.key != "" {
+		s.dropKey(ctx, t.p.UserID, t.key)
+	}
+	if !cut() {
+		// The request ended first (the client left, or the server cut it
+		// and sent the error event): nothing more goes out.
+		httpx.Logger(r.Context()).Info("chat turn cancelled", "cause", context.Cause(r.Context()))
+		return nil
+	}
 	if err != nil {
-		if t.key != "" {
-			s.dropKey(ctx, t.p.UserID, t.key)
-		}
 		s.sendError(r.Context(), wr, err)
 		return nil
 	}
@@ -207,11 +223,17 @@ func (s *Service) sendError(ctx context.Context, wr *Writer, err error) {
 	case e.Status() >= 500 && e.Err != nil:
 		httpx.Logger(ctx).Error("chat turn failed", "code", e.Code, "err", e.Err)
 	}
+	_ = wr.Send("error", errorEvent(e))
+}
+
+// errorEvent is the error event's data: the §5 code and message, and the
+// retry advice when there is some.
+func errorEvent(e *apierr.Error) map[string]any {
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	if e.RetryAfter > 0 {
 		body["retry_after_s"] = e.RetryAfter
 	}
-	_ = wr.Send("error", body)
+	return body
 }
 
 type writerSink struct{ w *Writer }
