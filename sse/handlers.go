@@ -37,7 +37,7 @@ func (s *Service) HandleChat(w http.ResponseWriter, r *http.Request) error {
 		if err := checkKey(key); err != nil {
 			return err
 		}
-		stored, err := s.claimKey(r.Context(), p.UserID, key)
+		stored, err := s.claimKey(r.Context(), p.UserID, key, req.fingerprint())
 		if err != nil {
 			return err
 		}
