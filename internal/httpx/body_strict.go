@@ -85,8 +85,10 @@ func walk(dec *json.Decoder, t reflect.Type, allowUnknown bool) error {
 			}
 		}
 	}
-	_, err = dec.Token() // the closing delimiter
-	return err
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return apierr.Wrap(apierr.InvalidRequest, "The request body is not valid JSON.", err)
+	}
+	return nil
 }
 
 var (
