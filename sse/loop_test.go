@@ -85,12 +85,13 @@ func TestFinalResponseValidated(t *testing.T) {
 
 // A workflow the caller's plan does not allow is refused before admission:
 // the refusal counts nothing (DESIGN §9), so with three requests a minute
-// the user is refused 403 every time, never 429, and can still chat.
+// (an hour and a day, so that a window's end mid-test hides nothing) the
+// user is refused 403 every time, never 429, and can still chat.
 func TestWorkflowNotInPlanCountsNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{plans: func(q *config.Quota) {
 		p := q.Plans["free"]
-		p.RequestsPerMinute = 3
+		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 3, 3, 3
 		q.Plans["free"] = p
 	}})
 	for i := range 4 {
