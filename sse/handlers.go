@@ -171,11 +171,12 @@ func (s *Service) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 	// is still open: the client gets one error event at once, so it can
 	// tell a restart (retry soon) from a network drop. The turn, cancelled
 	// too, goes on to record its usage; nothing else is sent.
-	cut := context.AfterFunc(r.Context(), func() {
+	sayCut := func() {
 		if !httpx.ClientGone(r.Context()) {
 			_ = wr.SendLast("error", errorEvent(apierr.From(ctxError(r.Context(), nil))))
 		}
-	})
+	}
+	cut := context.AfterFunc(r.Context(), sayCut)
 	defer cut()
 	if err := wr.Send("session", map[string]string{"session_id": t.sessionID}); err != nil {
 		return t.fail(ctx, ctxError(ctx, err))
@@ -184,9 +185,12 @@ func (s *Service) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if err != nil && t.key != "" {
 		s.dropKey(ctx, t.p.UserID, t.key)
 	}
-	if !cut() {
-		// The request ended first (the client left, or the server cut it
-		// and sent the error event): nothing more goes out.
+	if stopped := cut(); r.Context().Err() != nil {
+		// The request ended first: the client left, or the server cut it
+		// and the error event went out. Nothing more does.
+		if stopped {
+			sayCut() // it ended just as the turn did, before its hook could start
+		}
 		httpx.Logger(r.Context()).Info("chat turn cancelled", "cause", context.Cause(r.Context()))
 		return nil
 	}
@@ -211,9 +215,9 @@ func (s *Service) runGuarded(ctx context.Context, t *turn) (raw []byte, err erro
 }
 
 // sendError ends a stream with one error event, logging a server-side
-// failure once. ctx is the request's: once it is done the client is gone
-// (or the server is shutting down) and nothing can be sent; a turn that
-// ran past its own bound still gets its event.
+// failure once. ctx is the request's: once it is done nothing more is sent
+// (stream has answered a server's cut already); a turn that ran past its
+// own bound still gets its event.
 func (s *Service) sendError(ctx context.Context, wr *Writer, err error) {
 	e := apierr.From(err)
 	switch {
