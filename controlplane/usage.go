@@ -9,6 +9,7 @@ import (
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/httpx"
 )
 
 // ReportedUsage is the usage an app reports at the end of a direct-mode
@@ -68,7 +69,7 @@ func parseUsage(raw json.RawMessage) (*ReportedUsage, error) {
 		return nil, nil
 	}
 	var w wireUsage
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := httpx.Unmarshal(raw, &w, true); err != nil {
 		return nil, usageError("usage must be an object in the provider's usage shape")
 	}
 	p := &countParser{}

@@ -87,3 +87,18 @@ func FuzzParseUsage(f *testing.F) {
 		}
 	})
 }
+
+// The usage object goes through the one strict decoder: a count given
+// twice, or under a key of another case, is refused, not silently read.
+func TestUsageIsStrictJSON(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		`{"input_token_details":{"audio_tokens":1,"audio_tokens":900}}`,
+		`{"Input_Token_Details":{"audio_tokens":900}}`,
+		`{"input_token_details":{"audio_tokens":1}}}`,
+	} {
+		if _, err := parseUsage(json.RawMessage(raw)); err == nil {
+			t.Errorf("%s: got it accepted, want it refused", raw)
+		}
+	}
+}

@@ -30,12 +30,18 @@ func (s *Service) storePending(ctx context.Context, userID string, p pending, fr
 			return database.Error("sse: create session", err)
 		}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO chat_confirmations
+	// As with a turn's messages (saveMessagesSQL), a session deleted while
+	// the turn ran gets nothing stored under it.
+	tag, err := s.pool.Exec(ctx, `INSERT INTO chat_confirmations
 		(call_id, user_id, session_id, turn_id, tool, arguments, assistant_text, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+		SELECT $1, $2, id, $4, $5, $6, $7, now() + make_interval(secs => $8)
+		FROM chat_sessions WHERE id = $3 FOR KEY SHARE`,
 		p.CallID, userID, p.SessionID, p.TurnID, p.Tool, p.Arguments, p.AssistantText, ConfirmationTTL.Seconds())
 	if err != nil {
 		return database.Error("sse: store confirmation", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return apierr.New(apierr.NotFound, "This conversation was deleted.")
 	}
 	return nil
 }

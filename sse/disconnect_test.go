@@ -3,13 +3,13 @@ package sse_test
 import (
 	"bufio"
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sse"
 )
@@ -81,32 +81,46 @@ func TestDisconnectCancelsUpstream(t *testing.T) {
 	})
 }
 
-// Shutdown: a turn still running when the server cancels its requests
-// (through the base context) ends, and its usage is still recorded.
-func TestShutdownCancelsRunningTurn(t *testing.T) {
+// Shutdown past its timeout, through the server's own Shutdown and base
+// context as cmd/voxgate runs them: a turn still running gets one error
+// event, UNAVAILABLE with retry advice, while its connection is open (so
+// an app can tell a restart from a network drop), never done; its usage is
+// still recorded.
+func TestShutdownEndsStreamWithError(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Latency: &sim.Latency{}, Script: script(), Faults: []sim.Fault{
 		{Endpoint: "/v1/chat/completions", Kind: sim.FaultTimeout, AfterChunks: 3}}}
 	f := newFixture(t, options{simCfg: &cfg})
-	base, stop := context.WithCancel(context.Background())
-	srv := httptest.NewUnstartedServer(routes(f.svc))
-	srv.Config.BaseContext = func(net.Listener) context.Context { return base }
-	srv.Start()
-	defer srv.Close()
-	g := *f
-	g.url = srv.URL
-	resp := g.do(t, context.Background(), call{user: "u1", body: map[string]any{"message": "tell me a story"}})
+	srv := productionRoutes(t, f.pool, f.svc).(*server.Server)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.BaseContext = srv.BaseContext
+	hs.Start()
+	defer hs.Close()
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/v1/chat", strings.NewReader(`{"message":"tell me a story"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+benchToken(t, "u1", "free"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer resp.Body.Close()
 	sid := readUntilContent(t, resp)
-	stop()
-	// The request's context is the stream's too: once it is cancelled
-	// the writer sends nothing more, so the stream just ends, without done.
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.Shutdown(hs.Config, 50*time.Millisecond) }()
 	r := readReply(t, resp)
-	for _, e := range r.Events {
-		if e.Type == "done" || e.Type == "stream_complete" {
-			t.Errorf("%s after the turn was cancelled", e.Type)
+	if len(r.Events) == 0 {
+		t.Fatal("got no event after the first content, want an error event")
+	}
+	last := r.last()
+	if last.Type != "error" || last.Data["code"] != "UNAVAILABLE" || last.Data["retry_after_s"] == nil || last.Data["message"] == "" {
+		t.Errorf("got last event %s %v, want error UNAVAILABLE with retry_after_s", last.Type, last.Data)
+	}
+	for _, e := range r.Events[:len(r.Events)-1] {
+		if e.Type == "done" || e.Type == "stream_complete" || e.Type == "error" {
+			t.Errorf("got %s before the last event", e.Type)
 		}
 	}
+	<-stopped
 	waitFor(t, "the usage record", func() bool {
 		return f.count(t, `SELECT count(*) FROM usage_records WHERE session_id = $1`, sid) == 1
 	})

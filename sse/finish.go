@@ -48,7 +48,7 @@ func (t *turn) run(ctx context.Context) (raw []byte, err error) {
 // record, settles the quota and stores the response under the key.
 func (t *turn) finish(ctx context.Context) ([]byte, error) {
 	resp := &Response{Version: "1.0", SessionID: t.sessionID, MessageID: newID("msg_"), Message: t.text.String(),
-		Language: t.language, Cards: t.answer.Cards, Actions: t.answer.Actions, DBWrites: t.answer.DBWrites,
+		Language: t.language, Cards: t.answer.Cards, CardsOmitted: t.answer.CardsOmitted, Actions: t.answer.Actions, DBWrites: t.answer.DBWrites,
 		SafetyFlags: t.answer.SafetyFlags, Usage: UsageBlock{Plan: t.ticket.Plan}}
 	resp.nonNil()
 	if _, err := t.s.schema.check(resp); err != nil {

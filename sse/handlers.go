@@ -37,7 +37,7 @@ func (s *Service) HandleChat(w http.ResponseWriter, r *http.Request) error {
 		if err := checkKey(key); err != nil {
 			return err
 		}
-		stored, err := s.claimKey(r.Context(), p.UserID, key)
+		stored, err := s.claimKey(r.Context(), p.UserID, key, req.fingerprint())
 		if err != nil {
 			return err
 		}
@@ -75,8 +75,8 @@ func (s *Service) HandleChat(w http.ResponseWriter, r *http.Request) error {
 // ticket, the session and the confirmation's one use.
 func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*turn, error) {
 	if req.Workflow != "" {
-		if _, ok := s.tools.Registry().Lookup(req.Workflow); !ok {
-			return nil, apierr.New(apierr.ToolNotFound, "")
+		if err := s.checkWorkflow(ctx, p, req.Workflow); err != nil {
+			return nil, err
 		}
 	}
 	if req.Confirm != nil {
@@ -101,8 +101,9 @@ func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*t
 		return nil, err
 	}
 	if req.Workflow != "" {
+		// The plan may have changed since checkWorkflow read it.
 		if tool, _ := s.tools.Registry().Lookup(req.Workflow); !tool.AllowsPlan(ticket.Plan) {
-			return release(apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan."))
+			return release(errWorkflowNotInPlan())
 		}
 	}
 	if t.sessionID, t.fresh, err = s.ensureSession(ctx, p.UserID, req.SessionID); err != nil {
@@ -119,6 +120,28 @@ func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*t
 		t.confirm = &pp
 	}
 	return t, nil
+}
+
+func errWorkflowNotInPlan() error {
+	return apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
+}
+
+// checkWorkflow refuses a workflow that names no tool, or one the caller's
+// plan may not use. It runs before admission, so the refusal counts
+// nothing against the request windows (DESIGN §9).
+func (s *Service) checkWorkflow(ctx context.Context, p auth.Principal, name string) error {
+	tool, ok := s.tools.Registry().Lookup(name)
+	if !ok {
+		return apierr.New(apierr.ToolNotFound, "")
+	}
+	plan, _, err := s.quota.PlanFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !tool.AllowsPlan(plan) {
+		return errWorkflowNotInPlan()
+	}
+	return nil
 }
 
 // estimate is what a turn reserves: EstimateTokens, priced as input at the
@@ -144,14 +167,34 @@ func (s *Service) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 	stopPing := wr.KeepAlive(ctx, s.pingEvery)
 	defer stopPing()
 	t.out = writerSink{wr}
+	// A shutdown past its timeout cancels the request while its connection
+	// is still open: the client gets one error event at once, so it can
+	// tell a restart (retry soon) from a network drop. The turn, cancelled
+	// too, goes on to record its usage; nothing else is sent.
+	sayCut := func() {
+		if !httpx.ClientGone(r.Context()) {
+			_ = wr.SendLast("error", errorEvent(apierr.From(ctxError(r.Context(), nil))))
+		}
+	}
+	cut := context.AfterFunc(r.Context(), sayCut)
+	defer cut()
 	if err := wr.Send("session", map[string]string{"session_id": t.sessionID}); err != nil {
 		return t.fail(ctx, ctxError(ctx, err))
 	}
 	raw, err := s.runGuarded(ctx, t)
-	if err != nil {
-		if t.key != "" {
-			s.dropKey(ctx, t.p.UserID, t.key)
+	if err != nil && t.key != "" {
+		s.dropKey(ctx, t.p.UserID, t.key)
+	}
+	if stopped := cut(); r.Context().Err() != nil {
+		// The request ended first: the client left, or the server cut it
+		// and the error event went out. Nothing more does.
+		if stopped {
+			sayCut() // it ended just as the turn did, before its hook could start
 		}
+		httpx.Logger(r.Context()).Info("chat turn cancelled", "cause", context.Cause(r.Context()))
+		return nil
+	}
+	if err != nil {
 		s.sendError(r.Context(), wr, err)
 		return nil
 	}
@@ -172,9 +215,9 @@ func (s *Service) runGuarded(ctx context.Context, t *turn) (raw []byte, err erro
 }
 
 // sendError ends a stream with one error event, logging a server-side
-// failure once. ctx is the request's: once it is done the client is gone
-// (or the server is shutting down) and nothing can be sent; a turn that
-// ran past its own bound still gets its event.
+// failure once. ctx is the request's: once it is done nothing more is sent
+// (stream has answered a server's cut already); a turn that ran past its
+// own bound still gets its event.
 func (s *Service) sendError(ctx context.Context, wr *Writer, err error) {
 	e := apierr.From(err)
 	switch {
@@ -184,11 +227,17 @@ func (s *Service) sendError(ctx context.Context, wr *Writer, err error) {
 	case e.Status() >= 500 && e.Err != nil:
 		httpx.Logger(ctx).Error("chat turn failed", "code", e.Code, "err", e.Err)
 	}
+	_ = wr.Send("error", errorEvent(e))
+}
+
+// errorEvent is the error event's data: the §5 code and message, and the
+// retry advice when there is some.
+func errorEvent(e *apierr.Error) map[string]any {
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	if e.RetryAfter > 0 {
 		body["retry_after_s"] = e.RetryAfter
 	}
-	_ = wr.Send("error", body)
+	return body
 }
 
 type writerSink struct{ w *Writer }

@@ -55,6 +55,23 @@ func testTools(c *counts) []*tools.Tool {
 				c.always.Add(1)
 				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
 			}},
+		{Name: "many_items", Description: "Lists the whole catalogue.", Parameters: obj,
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				var out tools.Outcome
+				for i := range 60 {
+					card, _ := tools.NewCard("item", map[string]any{"id": i})
+					out.Cards = append(out.Cards, card)
+					if i < 55 {
+						out.Partials = append(out.Partials, card)
+					}
+				}
+				out.Data = map[string]any{"count": 60}
+				return out, nil
+			}},
+		{Name: "pro_report", Description: "A report for pro users.", Parameters: obj, Plans: []string{"pro"},
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
+			}},
 		{Name: "profile", Description: "The user's profile.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
 				return tools.Outcome{Data: map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian", "language": "en"}}, nil
@@ -78,6 +95,9 @@ func script() sim.Script {
 		{Name: "logged", When: sim.When{Contains: []string{"log", "wrongly"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Done with {{tool_names}}."}},
 		{Name: "loop", When: sim.When{Contains: []string{"loop"}},
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "always", Arguments: map[string]any{"q": "x"}}}}},
+		{Name: "inventory", When: sim.When{Contains: []string{"inventory"}, ToolResults: no()},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "many_items", Arguments: map[string]any{"q": "all"}}}}},
+		{Name: "inventoried", When: sim.When{Contains: []string{"inventory"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Here is everything."}},
 		{Name: "long", When: sim.When{Contains: []string{"ramble"}}, Reply: sim.Reply{TextTokens: 2100}},
 		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Once upon a time ", TextTokens: 200}},
 	}}
@@ -112,6 +132,8 @@ type options struct {
 	capture chan<- []byte
 	// safetyIDs make the users' safety identifiers; the zero value none.
 	safetyIDs safety.Identifiers
+	// logs, when set, receives the service's log lines (JSON).
+	logs io.Writer
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -203,8 +225,12 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
+	log := quiet()
+	if o.logs != nil {
+		log = slog.New(slog.NewJSONHandler(o.logs, nil))
+	}
 	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
-		Config: cfg, Logger: quiet(), SafetyIDs: o.safetyIDs})
+		Config: cfg, Logger: log, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

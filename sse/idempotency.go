@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,26 +34,30 @@ func checkKey(k string) error {
 	return nil
 }
 
-// claimKey makes this request the owner of (user, key). It returns the
-// stored response when an earlier request with the key finished within
-// IdempotencyTTL, or 409 CONFLICT while that request still runs.
-func (s *Service) claimKey(ctx context.Context, userID, key string) (stored json.RawMessage, err error) {
+// claimKey makes this request the owner of (user, key), remembering the
+// request's fingerprint. It returns the stored response when an earlier
+// request with the key finished within IdempotencyTTL, 409 CONFLICT while
+// that request still runs, and 422 IDEMPOTENCY_MISMATCH when that request
+// was a different one (a key is bound to its first request, as the IETF
+// idempotency-key draft says).
+func (s *Service) claimKey(ctx context.Context, userID, key string, fingerprint []byte) (stored json.RawMessage, err error) {
 	var state string
-	err = s.pool.QueryRow(ctx, `INSERT INTO chat_idempotency AS k (user_id, key, state, running_until)
-		VALUES ($1, $2, 'running', now() + make_interval(secs => $3))
-		ON CONFLICT (user_id, key) DO UPDATE SET state = 'running', response = NULL,
-			running_until = EXCLUDED.running_until, created_at = now()
+	err = s.pool.QueryRow(ctx, `INSERT INTO chat_idempotency AS k (user_id, key, state, running_until, fingerprint)
+		VALUES ($1, $2, 'running', now() + make_interval(secs => $3), $5)
+		ON CONFLICT (user_id, key) DO UPDATE SET state = 'running', response = NULL, response_bytes = NULL,
+			running_until = EXCLUDED.running_until, created_at = now(), fingerprint = EXCLUDED.fingerprint
 		WHERE k.created_at < now() - make_interval(secs => $4)
 		   OR (k.state = 'running' AND k.running_until < now())
-		RETURNING state`, userID, key, idempotencyLease.Seconds(), IdempotencyTTL.Seconds()).Scan(&state)
+		RETURNING state`, userID, key, idempotencyLease.Seconds(), IdempotencyTTL.Seconds(), fingerprint).Scan(&state)
 	if err == nil {
 		return nil, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return nil, database.Error("sse: claim idempotency key", err)
 	}
-	err = s.pool.QueryRow(ctx, `SELECT state, response FROM chat_idempotency WHERE user_id = $1 AND key = $2`,
-		userID, key).Scan(&state, &stored)
+	var have, response []byte
+	err = s.pool.QueryRow(ctx, `SELECT state, fingerprint, coalesce(response_bytes, convert_to(response::text, 'UTF8'))
+		FROM chat_idempotency WHERE user_id = $1 AND key = $2`, userID, key).Scan(&state, &have, &response)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		// Deleted between the two statements (its request failed): the
@@ -60,16 +65,20 @@ func (s *Service) claimKey(ctx context.Context, userID, key string) (stored json
 		return nil, apierr.New(apierr.Conflict, "A request with this Idempotency-Key was still running. Please retry.")
 	case err != nil:
 		return nil, database.Error("sse: read idempotency key", err)
+	case have != nil && !bytes.Equal(have, fingerprint):
+		// Refused whatever the first request's state: the key is taken.
+		return nil, apierr.New(apierr.KeyMismatch, "")
 	case state == "running":
 		return nil, apierr.New(apierr.Conflict, "A request with this Idempotency-Key is still running.")
 	}
-	return stored, nil
+	return response, nil
 }
 
-// finishKey stores the final response under the key.
+// finishKey stores the final response under the key: its exact bytes, and
+// as jsonb for replicas of the release before (migration 0056).
 func (s *Service) finishKey(ctx context.Context, userID, key string, response []byte) error {
-	_, err := s.pool.Exec(ctx, `UPDATE chat_idempotency SET state = 'done', response = $3
-		WHERE user_id = $1 AND key = $2`, userID, key, response)
+	_, err := s.pool.Exec(ctx, `UPDATE chat_idempotency SET state = 'done', response = $3, response_bytes = $4
+		WHERE user_id = $1 AND key = $2`, userID, key, response, response)
 	if err != nil {
 		return database.Error("sse: store idempotent response", err)
 	}

@@ -1,6 +1,11 @@
 package sse_test
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +90,134 @@ func TestIdempotencyInProgress(t *testing.T) {
 	r = f.post(t, call{user: "u1", key: "fails", body: map[string]any{"message": "hi", "stream": false}})
 	if r.Status != 200 {
 		t.Errorf("retry after a failure: %d %v", r.Status, r.Body)
+	}
+}
+
+// rawPost posts body with key and returns the status and the raw response
+// body: a JSON body, or a stream's whole text.
+func (f *fixture) rawPost(t *testing.T, user, key string, body map[string]any) (int, string) {
+	t.Helper()
+	resp := f.do(t, context.Background(), call{user: user, key: key, body: body})
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// doneResponse is the raw JSON of a stream's done event's response.
+func doneResponse(t *testing.T, stream string) string {
+	t.Helper()
+	const prefix = "data: {\"type\":\"done\",\"response\":"
+	i := strings.Index(stream, prefix)
+	if i < 0 {
+		t.Fatalf("no done event in %q", stream)
+	}
+	line, _, _ := strings.Cut(stream[i+len(prefix):], "\n")
+	return strings.TrimSuffix(line, "}")
+}
+
+// A replay is the original final response byte for byte, whichever form
+// the original and the retry take: the JSON body, and the done event's
+// response of a stream.
+func TestIdempotencyReplayIsByteIdentical(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	msg := map[string]any{"message": "find soup", "context": map[string]any{"zeta": 1, "alpha": "a"}}
+	jsonBody := func(stream bool) map[string]any {
+		b := maps.Clone(msg)
+		b["stream"] = stream
+		return b
+	}
+	for _, first := range []bool{false, true} {
+		key := fmt.Sprintf("bytes-%v", first)
+		status, orig := f.rawPost(t, "u1", key, jsonBody(first))
+		if status != 200 {
+			t.Fatalf("first (stream %v): got %d %s", first, status, orig)
+		}
+		want := orig
+		if first {
+			want = doneResponse(t, orig) + "\n"
+		}
+		if status, got := f.rawPost(t, "u1", key, jsonBody(false)); status != 200 || got != want {
+			t.Errorf("stream %v, JSON replay:\n got %d %s\nwant %s", first, status, got, want)
+		}
+		status, got := f.rawPost(t, "u1", key, jsonBody(true))
+		if status != 200 || doneResponse(t, got)+"\n" != want {
+			t.Errorf("stream %v, streamed replay's response:\n got %d %s\nwant %s", first, status, doneResponse(t, got), want)
+		}
+	}
+	// The jsonb copy a replica of the release before reads is the object.
+	if n := f.count(t, `SELECT count(*) FROM chat_idempotency WHERE jsonb_typeof(response) = 'object'`); n != 2 {
+		t.Errorf("got %d stored responses readable as objects, want 2", n)
+	}
+}
+
+// A key stored by a replica of the release before (no fingerprint, the
+// response only as jsonb) is still replayed during a rollout.
+func TestIdempotencyRowOfThePreviousRelease(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	first := f.post(t, call{user: "u1", key: "old", body: map[string]any{"message": "find soup", "stream": false}})
+	if _, err := f.pool.Exec(context.Background(), `UPDATE chat_idempotency SET fingerprint = NULL, response_bytes = NULL
+		WHERE key = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	r := f.post(t, call{user: "u1", key: "old", body: map[string]any{"message": "find soup", "stream": false}})
+	if r.Status != 200 || r.Body["message_id"] != first.Body["message_id"] {
+		t.Errorf("got %d %v, want the stored response", r.Status, r.Body)
+	}
+}
+
+// The same key with a different request is 422 IDEMPOTENCY_MISMATCH, never
+// the first answer: a different message, session, workflow, context or
+// confirmation. The stream flag only picks the replay's form.
+func TestIdempotencyKeyReusedWithADifferentRequest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	orig := map[string]any{"message": "find soup", "stream": false, "context": map[string]any{"a": 1, "b": 2}}
+	first := f.post(t, call{user: "u1", key: "k", body: orig})
+	if first.Status != 200 {
+		t.Fatalf("first: got %d %v", first.Status, first.Body)
+	}
+	with := func(k string, v any) map[string]any {
+		b := maps.Clone(orig)
+		if v == nil {
+			delete(b, k)
+		} else {
+			b[k] = v
+		}
+		return b
+	}
+	cases := []struct {
+		name string
+		body map[string]any
+		want int
+	}{
+		{"other message", with("message", "find bread"), 422},
+		{"other session", with("session_id", first.Body["session_id"]), 422},
+		{"a workflow", with("workflow", "search_items"), 422},
+		{"other context", with("context", map[string]any{"a": 1, "b": 3}), 422},
+		{"no context", with("context", nil), 422},
+		{"same context, keys reordered", with("context", map[string]any{"b": 2, "a": 1}), 200},
+		{"streamed", with("stream", true), 200},
+		{"same", orig, 200},
+	}
+	for _, tc := range cases {
+		r := f.post(t, call{user: "u1", key: "k", body: tc.body})
+		code := ""
+		if e, ok := r.Body["error"].(map[string]any); ok {
+			code, _ = e["code"].(string)
+		}
+		switch {
+		case r.Status != tc.want:
+			t.Errorf("%s: got %d %v, want %d", tc.name, r.Status, r.Body, tc.want)
+		case tc.want == 422 && code != "IDEMPOTENCY_MISMATCH":
+			t.Errorf("%s: got code %q, want IDEMPOTENCY_MISMATCH", tc.name, code)
+		}
+	}
+	if n := f.count(t, `SELECT count(*) FROM usage_records WHERE user_id = 'u1'`); n != 1 {
+		t.Errorf("got %d usage records, want 1 (nothing else ran)", n)
 	}
 }

@@ -3,6 +3,9 @@ package sse_test
 import (
 	"context"
 	"testing"
+
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/sse"
 )
 
 // workflow forces its tool on the first model call: the same message
@@ -77,5 +80,68 @@ func TestFinalResponseValidated(t *testing.T) {
 	r = f.post(t, call{user: "u1", body: map[string]any{"message": "ramble on", "stream": false}})
 	if r.Status != 422 || r.Body["error"].(map[string]any)["code"] != "AI_VALIDATION_ERROR" {
 		t.Errorf("stream:false: %d %v", r.Status, r.Body)
+	}
+}
+
+// A workflow the caller's plan does not allow is refused before admission:
+// the refusal counts nothing (DESIGN §9), so with three requests a minute
+// (an hour and a day, so that a window's end mid-test hides nothing) the
+// user is refused 403 every time, never 429, and can still chat.
+func TestWorkflowNotInPlanCountsNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{plans: func(q *config.Quota) {
+		p := q.Plans["free"]
+		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 3, 3, 3
+		q.Plans["free"] = p
+	}})
+	for i := range 4 {
+		r := f.post(t, call{user: "u1", plan: "free", body: map[string]any{"message": "hello", "workflow": "pro_report", "stream": false}})
+		e, _ := r.Body["error"].(map[string]any)
+		if r.Status != 403 || e["code"] != "TOOL_NOT_ALLOWED" {
+			t.Fatalf("request %d: got %d %v, want 403 TOOL_NOT_ALLOWED", i+1, r.Status, r.Body)
+		}
+	}
+	if r := f.post(t, call{user: "u1", plan: "free", body: map[string]any{"message": "hello", "stream": false}}); r.Status != 200 {
+		t.Errorf("a plain turn after the refusals: got %d %v, want 200", r.Status, r.Body)
+	}
+}
+
+// A call that finds more cards than a response holds (60, and 55 of them
+// as partials too) gives a turn that succeeds: the first 50 cards, the
+// count of the rest, partial events for the kept ones only, and the same
+// in the stored history. Both forms of the answer agree.
+func TestCardsAreCapped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "show me the inventory"}})
+	resp := r.response(t)
+	cards, _ := resp["cards"].([]any)
+	if len(cards) != sse.MaxCards || resp["cards_omitted"] != 10.0 {
+		t.Fatalf("got %d cards and cards_omitted %v, want %d and 10", len(cards), resp["cards_omitted"], sse.MaxCards)
+	}
+	if id := cards[sse.MaxCards-1].(map[string]any)["data"].(map[string]any)["id"]; id != float64(sse.MaxCards-1) {
+		t.Errorf("last card has id %v, want %d (the first ones kept, in order)", id, sse.MaxCards-1)
+	}
+	partials := 0
+	for _, e := range r.Events {
+		if e.Type == "partial" {
+			partials++
+		}
+	}
+	if partials != sse.MaxCards {
+		t.Errorf("got %d partial events, want %d", partials, sse.MaxCards)
+	}
+	status, hist := f.get(t, "u1", "/v1/chat/sessions/"+resp["session_id"].(string)+"/messages")
+	items, _ := hist["items"].([]any)
+	if status != 200 || len(items) != 2 {
+		t.Fatalf("history: got %d %v", status, hist)
+	}
+	answer := items[1].(map[string]any)
+	if got := len(answer["cards"].([]any)); got != sse.MaxCards || answer["cards_omitted"] != 10.0 {
+		t.Errorf("history: got %d cards and cards_omitted %v, want %d and 10", got, answer["cards_omitted"], sse.MaxCards)
+	}
+	j := f.post(t, call{user: "u2", body: map[string]any{"message": "show me the inventory", "stream": false}})
+	if j.Status != 200 || len(j.Body["cards"].([]any)) != sse.MaxCards || j.Body["cards_omitted"] != 10.0 {
+		t.Errorf("stream:false: got %d with cards_omitted %v", j.Status, j.Body["cards_omitted"])
 	}
 }

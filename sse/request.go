@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"unicode"
@@ -75,6 +76,23 @@ func (r *Request) normalize() error {
 		}
 	}
 	return nil
+}
+
+// fingerprint identifies what the request asks, once normalized: the
+// message, the session, the workflow, the context (its keys sorted by
+// normalize) and the confirmation. The stream flag is left out: it picks
+// the form of the answer, not the answer, and a retry may ask for the other
+// form (DESIGN §7).
+func (r *Request) fingerprint() []byte {
+	b, _ := json.Marshal(struct {
+		Message   string          `json:"m"`
+		SessionID string          `json:"s"`
+		Workflow  string          `json:"w"`
+		Context   json.RawMessage `json:"c"`
+		Confirm   *Confirm        `json:"f"`
+	}{r.Message, r.SessionID, r.Workflow, r.Context, r.Confirm})
+	sum := sha256.Sum256(append([]byte("chat request v1\n"), b...))
+	return sum[:]
 }
 
 // sanitize drops control and invisible format characters (keeping line

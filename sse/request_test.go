@@ -28,6 +28,10 @@ func TestRequestNormalize(t *testing.T) {
 		{"odd session id is unknown", `{"message":"hi","session_id":"a b"}`, apierr.NotFound, ""},
 		{"context must be an object", `{"message":"hi","context":[1]}`, apierr.InvalidRequest, ""},
 		{"unknown field", `{"message":"hi","temperature":2}`, apierr.InvalidRequest, ""},
+		{"a key twice", `{"message":"hi","message":"delete my account"}`, apierr.InvalidRequest, ""},
+		{"a key of another case", `{"message":"hi","Workflow":"search"}`, apierr.InvalidRequest, ""},
+		{"a key twice in the context", `{"message":"hi","context":{"screen":"a","screen":"b"}}`, apierr.InvalidRequest, ""},
+		{"a brace after the body", `{"message":"hi"}}`, apierr.InvalidRequest, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

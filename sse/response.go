@@ -19,18 +19,20 @@ import (
 // response, the body of a stream:false request, and what an
 // Idempotency-Key replays.
 type Response struct {
-	Version     string          `json:"version"`
-	SessionID   string          `json:"session_id"`
-	MessageID   string          `json:"message_id"`
-	Message     string          `json:"message"`
-	Language    string          `json:"language"`
-	Cards       []tools.Card    `json:"cards"`
-	Suggestions []Suggestion    `json:"suggestions"`
-	Actions     []Action        `json:"actions"`
-	DBWrites    []tools.DBWrite `json:"db_writes"`
-	SafetyFlags []safety.Flag   `json:"safety_flags"`
-	Degraded    bool            `json:"degraded"`
-	Usage       UsageBlock      `json:"usage"`
+	Version   string       `json:"version"`
+	SessionID string       `json:"session_id"`
+	MessageID string       `json:"message_id"`
+	Message   string       `json:"message"`
+	Language  string       `json:"language"`
+	Cards     []tools.Card `json:"cards"`
+	// CardsOmitted counts the cards past MaxCards; absent when none were.
+	CardsOmitted int             `json:"cards_omitted,omitempty"`
+	Suggestions  []Suggestion    `json:"suggestions"`
+	Actions      []Action        `json:"actions"`
+	DBWrites     []tools.DBWrite `json:"db_writes"`
+	SafetyFlags  []safety.Flag   `json:"safety_flags"`
+	Degraded     bool            `json:"degraded"`
+	Usage        UsageBlock      `json:"usage"`
 }
 
 // Suggestion is a follow-up the app may offer as a button.

@@ -43,12 +43,15 @@ type Message struct {
 
 // messageData is a message's structured part, stored as jsonb.
 type messageData struct {
-	Cards       []tools.Card    `json:"cards,omitempty"`
-	Actions     []Action        `json:"actions,omitempty"`
-	Suggestions []Suggestion    `json:"suggestions,omitempty"`
-	DBWrites    []tools.DBWrite `json:"db_writes,omitempty"`
-	SafetyFlags []safety.Flag   `json:"safety_flags,omitempty"`
-	ToolCalls   []ToolCall      `json:"tool_calls,omitempty"`
+	Cards []tools.Card `json:"cards,omitempty"`
+	// CardsOmitted counts the cards past MaxCards the turn's calls found.
+	CardsOmitted int                 `json:"cards_omitted,omitempty"`
+	omitted      map[string]struct{} // the omitted cards, so each counts once
+	Actions      []Action            `json:"actions,omitempty"`
+	Suggestions  []Suggestion        `json:"suggestions,omitempty"`
+	DBWrites     []tools.DBWrite     `json:"db_writes,omitempty"`
+	SafetyFlags  []safety.Flag       `json:"safety_flags,omitempty"`
+	ToolCalls    []ToolCall          `json:"tool_calls,omitempty"`
 	// Confirm is set on a user message that answered a confirmation.
 	Confirm *Confirm `json:"confirm,omitempty"`
 }
@@ -126,6 +129,18 @@ type storedTurn struct {
 	answerData                messageData
 }
 
+// saveMessagesSQL writes a turn's two messages, in order, if its session
+// still exists: the user may delete the conversation while the turn runs,
+// and then the turn stores nothing of it (its answer is still delivered and
+// its usage recorded). The key-share lock holds a delete that comes after
+// this statement until the transaction ends; one that came before leaves
+// no row to insert under.
+const saveMessagesSQL = `WITH s AS (SELECT id FROM chat_sessions WHERE id = $2 FOR KEY SHARE)
+	INSERT INTO chat_messages (id, session_id, user_id, turn_id, role, content, data)
+	SELECT m.id, s.id, $3, $4, m.role, m.content, m.data
+	FROM s, (VALUES (1, $1::text, 'user', $5::text, $6::jsonb), (2, $7, 'assistant', $8, $9)) AS m (ord, id, role, content, data)
+	ORDER BY m.ord`
+
 // saveTurn writes both messages in tx (creating a fresh session), marks
 // the session active and trims it to MaxSessionMessages, in one round trip.
 func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn, fresh bool) error {
@@ -141,9 +156,7 @@ func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn, fresh bool) error {
 	if fresh {
 		b.Queue(createSessionSQL, t.sessionID, t.userID)
 	}
-	b.Queue(`INSERT INTO chat_messages (id, session_id, user_id, turn_id, role, content, data)
-		VALUES ($1, $2, $3, $4, 'user', $5, $6), ($7, $2, $3, $4, 'assistant', $8, $9)`,
-		newID("msg_"), t.sessionID, t.userID, t.turnID, t.userText, ud, t.answerID, t.answer, ad)
+	b.Queue(saveMessagesSQL, newID("msg_"), t.sessionID, t.userID, t.turnID, t.userText, ud, t.answerID, t.answer, ad)
 	b.Queue(`WITH cut AS (
 			DELETE FROM chat_messages WHERE session_id = $1 AND seq <= (
 				SELECT seq FROM chat_messages WHERE session_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)

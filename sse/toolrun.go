@@ -78,13 +78,13 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) erro
 		state = "failed"
 	}
 	t.answerTool(c, res.Output, state)
-	t.answer.Cards = appendCards(t.answer.Cards, res.Cards, res.Partials)
+	partials := t.answer.addCards(res.Cards, res.Partials)
 	t.answer.DBWrites = append(t.answer.DBWrites, res.DBWrites...)
 	t.answer.SafetyFlags = append(t.answer.SafetyFlags, res.SafetyFlags...)
 	if err := t.out.send("tool", toolEvent(c, state)); err != nil {
 		return err
 	}
-	for _, p := range res.Partials {
+	for _, p := range partials {
 		if err := t.out.send("partial", map[string]any{"kind": p.Kind, "data": p.Data}); err != nil {
 			return err
 		}
@@ -176,19 +176,43 @@ func rawArgs(s string) json.RawMessage {
 	return b
 }
 
-// appendCards adds a call's cards and partials to the answer's cards, a
-// partial that is also a card only once.
-func appendCards(dst []tools.Card, lists ...[]tools.Card) []tools.Card {
-	for _, l := range lists {
-	next:
-		for _, c := range l {
-			for _, d := range dst {
-				if d.Kind == c.Kind && string(d.Data) == string(c.Data) {
-					continue next
-				}
+// MaxCards is how many cards a final response holds (response.schema.json
+// says the same): a turn keeps its calls' first MaxCards cards and counts
+// the rest in CardsOmitted, so a search that finds more never fails a
+// turn that has already run its tools and streamed its answer.
+const MaxCards = 50
+
+// addCards adds a call's cards and partials to the answer's cards, a
+// partial that is also a card only once, up to MaxCards. It returns the
+// partials to send as events: those the answer holds.
+func (d *messageData) addCards(cards, partials []tools.Card) (shown []tools.Card) {
+	add := func(c tools.Card) bool {
+		for _, have := range d.Cards {
+			if have.Kind == c.Kind && string(have.Data) == string(c.Data) {
+				return true
 			}
-			dst = append(dst, c)
+		}
+		if len(d.Cards) >= MaxCards {
+			key := c.Kind + "\x00" + string(c.Data)
+			if _, seen := d.omitted[key]; !seen {
+				if d.omitted == nil {
+					d.omitted = make(map[string]struct{})
+				}
+				d.omitted[key] = struct{}{}
+				d.CardsOmitted++
+			}
+			return false
+		}
+		d.Cards = append(d.Cards, c)
+		return true
+	}
+	for _, c := range cards {
+		add(c)
+	}
+	for _, p := range partials {
+		if add(p) {
+			shown = append(shown, p)
 		}
 	}
-	return dst
+	return shown
 }

@@ -44,6 +44,7 @@ type Writer struct {
 	err    error // set once nothing more may be written
 	buf    bytes.Buffer
 	closed bool
+	broken bool // a write failed: the connection is unusable
 }
 
 // NewWriter starts an event stream on w: it sets the stream headers,
@@ -90,9 +91,6 @@ func canFlush(w http.ResponseWriter) bool {
 // eventType must match ^[a-z_]+$. Once the client has gone or Close was
 // called, Send writes nothing and returns ErrGone or ErrClosed.
 func (w *Writer) Send(eventType string, v any) error {
-	if !validEventType(eventType) {
-		return fmt.Errorf("sse: event type %q: want [a-z_]+", eventType)
-	}
 	data, err := eventData(eventType, v)
 	if err != nil {
 		return err
@@ -102,6 +100,34 @@ func (w *Writer) Send(eventType string, v any) error {
 	if err := w.usableLocked(); err != nil {
 		return err
 	}
+	return w.sendLocked(eventType, data)
+}
+
+// SendLast writes one last event even though the request's context has
+// ended, then ends the writer as Close does for Send. It is for a request
+// the server cancels while its connection is still open (a shutdown past
+// its timeout leaves connections open for a moment), so the client learns
+// why the stream ends. It writes nothing after Close, after a failed
+// write, or after an earlier SendLast.
+func (w *Writer) SendLast(eventType string, v any) error {
+	data, err := eventData(eventType, v)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.broken || errors.Is(w.err, ErrClosed) {
+		return ErrClosed
+	}
+	if err := w.sendLocked(eventType, data); err != nil {
+		return err
+	}
+	w.err = ErrClosed
+	return nil
+}
+
+// sendLocked writes one event's frame and counts it.
+func (w *Writer) sendLocked(eventType string, data []byte) error {
 	w.buf.Reset()
 	w.buf.WriteString("id: ")
 	w.buf.WriteString(strconv.Itoa(w.n + 1))
@@ -186,11 +212,11 @@ func (w *Writer) writeLocked() error {
 	// write is then unbounded, as it would be without this writer.
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
 	if _, err := w.rw.Write(w.buf.Bytes()); err != nil {
-		w.err = ErrGone
+		w.err, w.broken = ErrGone, true
 		return fmt.Errorf("%w: %v", ErrGone, err)
 	}
 	if err := w.rc.Flush(); err != nil {
-		w.err = ErrGone
+		w.err, w.broken = ErrGone, true
 		return fmt.Errorf("%w: %v", ErrGone, err)
 	}
 	return nil
@@ -210,6 +236,9 @@ func validEventType(s string) bool {
 
 // eventData marshals v as a JSON object with "type" first.
 func eventData(eventType string, v any) ([]byte, error) {
+	if !validEventType(eventType) {
+		return nil, fmt.Errorf("sse: event type %q: want [a-z_]+", eventType)
+	}
 	head := `{"type":"` + eventType + `"`
 	if v == nil {
 		return []byte(head + "}"), nil

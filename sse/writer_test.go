@@ -376,3 +376,52 @@ func TestStreamOverHTTP(t *testing.T) {
 		t.Fatalf("got frames %+v, rest %q", frames, rest)
 	}
 }
+
+// SendLast writes once after the request's context ended (Send no longer
+// does), with the next id, and nothing after it, after Close, or after a
+// failed write.
+func TestSendLast(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		before  func(w *Writer)
+		wantErr error
+	}{
+		{"context ended", func(*Writer) {}, nil},
+		{"after SendLast", func(w *Writer) { _ = w.SendLast("error", nil) }, ErrClosed},
+		{"after Close", func(w *Writer) { w.Close() }, ErrClosed},
+		{"after a failed write", func(w *Writer) { w.mu.Lock(); w.broken = true; w.mu.Unlock() }, ErrClosed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			rec := httptest.NewRecorder()
+			w, err := NewWriter(rec, httptest.NewRequest(http.MethodPost, "/v1/chat", nil).WithContext(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if err := w.Send("session", nil); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			if err := w.Send("content", nil); !errors.Is(err, ErrGone) {
+				t.Fatalf("Send after the context ended: got %v, want ErrGone", err)
+			}
+			tc.before(w)
+			before := rec.Body.Len()
+			err = w.SendLast("error", map[string]string{"code": "UNAVAILABLE"})
+			if !errors.Is(err, tc.wantErr) && err != tc.wantErr {
+				t.Fatalf("SendLast: got %v, want %v", err, tc.wantErr)
+			}
+			wrote := rec.Body.String()[before:]
+			if tc.wantErr == nil && !strings.HasPrefix(wrote, "id: 2\nevent: error\ndata: {\"type\":\"error\",\"code\":\"UNAVAILABLE\"}\n\n") {
+				t.Fatalf("SendLast wrote %q, want event 2, error", wrote)
+			}
+			if tc.wantErr != nil && wrote != "" {
+				t.Fatalf("SendLast wrote %q, want nothing", wrote)
+			}
+		})
+	}
+}

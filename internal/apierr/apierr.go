@@ -24,11 +24,13 @@ const (
 	ToolNotFound      Code = "TOOL_NOT_FOUND"
 	SessionEnded      Code = "SESSION_ENDED"
 	Conflict          Code = "CONFLICT"
+	RequestTimeout    Code = "REQUEST_TIMEOUT"
 	PayloadTooLarge   Code = "PAYLOAD_TOO_LARGE"
 	ToolValidation    Code = "TOOL_VALIDATION_ERROR"
 	Validation        Code = "VALIDATION_ERROR" // not in DESIGN §5: well-formed input with a value the gateway refuses (e.g. an unknown plan)
 	AIValidation      Code = "AI_VALIDATION_ERROR"
 	AIPIILeak         Code = "AI_PII_LEAK"
+	KeyMismatch       Code = "IDEMPOTENCY_MISMATCH" // an Idempotency-Key reused with a different request
 	RateLimited       Code = "RATE_LIMITED"
 	ConcurrentLimit   Code = "CONCURRENT_LIMIT"
 	QuotaExceeded     Code = "QUOTA_EXCEEDED"
@@ -55,11 +57,13 @@ var info = map[Code]struct {
 	MethodNotAllowed:  {http.StatusMethodNotAllowed, "This route does not accept that method."},
 	SessionEnded:      {http.StatusConflict, "This session has already ended."},
 	Conflict:          {http.StatusConflict, "This conflicts with a request already made."},
+	RequestTimeout:    {http.StatusRequestTimeout, "The request took too long to arrive. Please try again."},
 	PayloadTooLarge:   {http.StatusRequestEntityTooLarge, "The request is too large."},
 	ToolValidation:    {http.StatusUnprocessableEntity, "The action's details are not valid."},
 	Validation:        {http.StatusUnprocessableEntity, "A value in the request is not acceptable."},
 	AIValidation:      {http.StatusUnprocessableEntity, "The assistant's answer could not be checked. Please try again."},
 	AIPIILeak:         {http.StatusUnprocessableEntity, "The assistant's answer was withheld. Please try again."},
+	KeyMismatch:       {http.StatusUnprocessableEntity, "This Idempotency-Key was already used for a different request."},
 	RateLimited:       {http.StatusTooManyRequests, "You've been busy! Give me a moment to catch up."},
 	ConcurrentLimit:   {http.StatusTooManyRequests, "You've been busy! Give me a moment to catch up."},
 	QuotaExceeded:     {http.StatusTooManyRequests, "You've reached your limit for now."},

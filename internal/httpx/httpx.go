@@ -3,6 +3,7 @@
 package httpx
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,8 +12,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 )
@@ -28,6 +31,9 @@ type ctxKey struct{}
 type reqInfo struct {
 	id  string
 	log *slog.Logger
+	// bodyLate is set when the body's read ran past its deadline (see
+	// WatchBody).
+	bodyLate atomic.Bool
 }
 
 // WithRequest returns ctx carrying the request id and the base logger.
@@ -73,10 +79,11 @@ type errorBody struct {
 }
 
 // ClientGone reports whether ctx, a request's context, ended because the
-// client went away, rather than by a deadline or the server shutting down
-// (which cancels with a cause of its own).
+// client went away, rather than by a deadline, the server shutting down
+// (which cancels with a cause of its own) or a body that did not arrive in
+// time (which net/http cancels the same way a departed client is).
 func ClientGone(ctx context.Context) bool {
-	return ctx.Err() != nil && context.Cause(ctx) == context.Canceled
+	return ctx.Err() != nil && context.Cause(ctx) == context.Canceled && !BodyTimedOut(ctx)
 }
 
 // Error writes err as the DESIGN §5 JSON error. Use it only before a stream
@@ -85,6 +92,9 @@ func ClientGone(ctx context.Context) bool {
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if ClientGone(r.Context()) {
 		return
+	}
+	if BodyTimedOut(r.Context()) {
+		err = errBodyTimedOut(err)
 	}
 	e := apierr.From(err)
 	status := e.Status()
@@ -148,7 +158,7 @@ func Decode(r *http.Request, v any, opt DecodeOptions) error {
 		// The server-wide cap, met by a body with no declared length.
 		return apierr.Wrap(apierr.PayloadTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", tooLarge.Limit), err)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return apierr.Wrap(apierr.InvalidRequest, "The request body did not arrive in time.", err)
+		return errBodyTimedOut(err)
 	case err != nil:
 		return apierr.Wrap(apierr.InvalidRequest, "The request body could not be read.", err)
 	}
@@ -159,22 +169,22 @@ func Decode(r *http.Request, v any, opt DecodeOptions) error {
 }
 
 // Unmarshal decodes exactly one JSON value from body into v, with messages
-// that name the offending field but never echo the body.
+// that name the offending field but never echo the body. It is the one
+// decoder of request bodies: besides what encoding/json checks, anything
+// after the value, a key twice in one object and a key not spelled exactly
+// as its field are INVALID_REQUEST (checkStrict).
 func Unmarshal(body []byte, v any, allowUnknown bool) error {
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return apierr.New(apierr.InvalidRequest, "The request body is empty.")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if !allowUnknown {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(v); err != nil {
 		return apierr.Wrap(apierr.InvalidRequest, describe(err), err)
 	}
-	if dec.More() {
-		return apierr.New(apierr.InvalidRequest, "The request body must hold one JSON value.")
-	}
-	return nil
+	return checkStrict(body, dec.InputOffset(), reflect.TypeOf(v), allowUnknown)
 }
 
 func describe(err error) string {

@@ -97,6 +97,7 @@ func TestEveryCodeHasAStatus(t *testing.T) {
 		"AI_PII_LEAK": 422, "RATE_LIMITED": 429, "CONCURRENT_LIMIT": 429, "QUOTA_EXCEEDED": 429,
 		"AI_RATE_LIMITED": 429, "AI_CONFIG_ERROR": 502, "AI_PARSE_ERROR": 502, "AI_UNAVAILABLE": 503, "UNAVAILABLE": 503,
 		"AI_FEATURE_DISABLED": 503, "INTERNAL": 500, "METHOD_NOT_ALLOWED": 405, "VALIDATION_ERROR": 422,
+		"REQUEST_TIMEOUT": 408, "IDEMPOTENCY_MISMATCH": 422,
 	}
 	for code, status := range want {
 		if got := apierr.Status(code); got != status {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/httpx"
@@ -170,5 +171,69 @@ func TestRequestDeadline(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || !strings.HasSuffix(string(b), "done\n") {
 		t.Fatalf("stream: got %q, %v; want it to run past the request and write deadlines to done", b, err)
+	}
+}
+
+// rawResponse writes req on a new connection and returns the whole
+// response the server sent before closing, or what arrived within limit.
+func rawResponse(t *testing.T, addr, req string, limit time.Duration) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(limit))
+	b, _ := io.ReadAll(c)
+	return string(b)
+}
+
+// A body that does not arrive in time is 408 REQUEST_TIMEOUT with the §5
+// JSON error on every kind of route: one that decodes JSON, a streaming
+// one, and one that reads a raw body and calls a failed read a bad
+// request (as the voice offer does). The body deadline cuts the read and
+// cancels the request's context; that is not a client gone.
+func TestStalledBodyIsRequestTimeout(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *config.Config) { c.Server.ReadBodyTimeout = 300 * time.Millisecond })
+	decode := func(w http.ResponseWriter, r *http.Request) error {
+		var v map[string]any
+		if err := httpx.DecodeJSON(r, &v); err != nil {
+			return err
+		}
+		httpx.WriteJSON(w, 200, v)
+		return nil
+	}
+	raw := func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			return apierr.Wrap(apierr.InvalidRequest, "The offer could not be read.", err)
+		}
+		w.WriteHeader(201)
+		return nil
+	}
+	ts := f.serve(t,
+		Route{Pattern: "POST /v1/json", Handler: f.srv.Public(decode)},
+		Route{Pattern: "POST /v1/events", Stream: true, Handler: f.srv.Public(decode)},
+		Route{Pattern: "POST /v1/offer", Handler: f.srv.Public(raw)},
+	)
+	cases := []struct{ name, req string }{
+		{"json", "POST /v1/json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\":"},
+		{"json chunked", "POST /v1/json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n"},
+		{"stream route", "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\":"},
+		{"raw body", "POST /v1/offer HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\nContent-Length: 1000\r\n\r\nv=0\r\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp := rawResponse(t, ts.Listener.Addr().String(), tc.req, 5*time.Second)
+			status, _, _ := strings.Cut(resp, "\r\n")
+			if status != "HTTP/1.1 408 Request Timeout" || !strings.Contains(resp, `"code":"REQUEST_TIMEOUT"`) ||
+				!strings.Contains(resp, "application/json") {
+				t.Fatalf("got %q, want 408 with a REQUEST_TIMEOUT JSON error", resp)
+			}
+		})
 	}
 }
