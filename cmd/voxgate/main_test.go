@@ -124,13 +124,13 @@ func TestEndToEnd(t *testing.T) {
 
 func TestReadyzFollowsTheDatabase(t *testing.T) {
 	t.Parallel()
-	proxy := newTCPProxy(t, pgtest.URL(t))
-	m, _ := startMain(t, proxy.url, nil)
+	proxy := pgtest.NewProxy(t, pgtest.URL(t))
+	m, _ := startMain(t, proxy.URL, nil)
 	waitStatus(t, m.URL()+"/readyz", 200)
 
-	proxy.cut()
+	proxy.Cut()
 	waitStatus(t, m.URL()+"/readyz", 503)
-	proxy.restore()
+	proxy.Restore()
 	waitStatus(t, m.URL()+"/readyz", 200) // no restart needed
 
 	m.Server.Drain()
