@@ -235,12 +235,30 @@ func (s *Spool) Run(ctx context.Context) {
 	}
 }
 
+// Hold counts work under way that ends in a Do (a chat turn, a voice
+// end), so Wait waits for it too: at shutdown a turn cancelled a moment
+// ago has yet to hand its usage over. Call done when the work is over.
+func (s *Spool) Hold() (done func()) {
+	s.inflight.add()
+	var once sync.Once
+	return func() { once.Do(s.inflight.done) }
+}
+
+// Detach is ctx without its cancellation, bounded by limit, and ended by
+// Stop: for work that must outlive its request (a client that left still
+// used what it used) but not hold the replica's shutdown.
+func (s *Spool) Detach(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	stop := context.AfterFunc(s.stopped, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
 // Stop makes the spool stop trying the database: attempts under way are
 // given up and their jobs spooled, and Run returns. Call it at shutdown
 // before the pool closes, then Wait.
 func (s *Spool) Stop() { s.stop() }
 
-// Wait returns when no Do is under way, or with ctx's error.
+// Wait returns when no Do or Hold is under way, or with ctx's error.
 func (s *Spool) Wait(ctx context.Context) error {
 	idle := s.inflight.idle()
 	if idle == nil {
@@ -254,7 +272,7 @@ func (s *Spool) Wait(ctx context.Context) error {
 	}
 }
 
-// inflight counts the Do calls under way. Unlike a WaitGroup it may be
+// inflight counts the Do calls and Holds under way. Unlike a WaitGroup it may be
 // waited on while calls start.
 type inflight struct {
 	mu   sync.Mutex
