@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/sim"
@@ -109,6 +110,8 @@ type options struct {
 	provider func(llm.Provider) llm.Provider
 	// capture, when set, receives every Chat Completions request body.
 	capture chan<- []byte
+	// spool, when set, is the service's durable path.
+	spool *spool.Spool
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -201,7 +204,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		o.cfg(&cfg)
 	}
 	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
-		Config: cfg, Logger: quiet()})
+		Spool: o.spool, Config: cfg, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

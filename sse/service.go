@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/tools"
@@ -116,7 +117,10 @@ type Params struct {
 	Tools    *tools.Executor
 	Provider llm.Provider
 	Ledger   *billing.Ledger
-	Config   Config
+	// Spool is the durable path of turns' ends (records and settlements);
+	// nil keeps none, so an outage's ends are retried, then logged.
+	Spool  *spool.Spool
+	Config Config
 	// Registerer receives the voxgate_chat_* metrics; nil keeps them
 	// unexported (tests).
 	Registerer prometheus.Registerer
@@ -132,6 +136,7 @@ type Service struct {
 	tools    *tools.Executor
 	provider llm.Provider
 	ledger   *billing.Ledger
+	spool    *spool.Spool
 	cfg      Config
 	log      *slog.Logger
 	metrics  *metrics
@@ -162,8 +167,15 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger,
-		cfg: p.Config, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}, nil
+	if p.Spool == nil {
+		if p.Spool, err = spool.New(spool.Params{Logger: p.Logger}); err != nil {
+			return nil, err
+		}
+	}
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger, spool: p.Spool,
+		cfg: p.Config, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}
+	p.Spool.Register(turnEndKind, s.decodeTurnEnd)
+	return s, nil
 }
 
 // Run purges old conversations every PurgeInterval until ctx ends.
