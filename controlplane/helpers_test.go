@@ -22,6 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/sim"
@@ -89,6 +90,7 @@ type options struct {
 	poolSize int32 // default 6
 	registry *prometheus.Registry
 	quotaFn  func(*config.Quota)
+	spool    *spool.Spool // the durable path of ends; nil: none
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -146,7 +148,7 @@ func newFixture(t testing.TB, o options) fixture {
 		metrics = o.registry
 	}
 	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
-		Config: cfg, Logger: quiet(), Registerer: metrics})
+		Spool: o.spool, Config: cfg, Logger: quiet(), Registerer: metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
