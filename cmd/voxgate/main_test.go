@@ -57,6 +57,7 @@ func startMain(t *testing.T, dbURL string, mutate func(*config.Config)) (*Main, 
 		t.Fatal(err)
 	}
 	cfg.Database.MaxConns = 4
+	cfg.Database.SpoolDir = t.TempDir()
 	if mutate != nil {
 		mutate(cfg)
 	}
@@ -166,6 +167,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		"VOXGATE_TEST_CHILD=serve",
+		"VOXGATE_TEST_SPOOL_DIR="+t.TempDir(),
 		"VOXGATE_DATABASE_URL="+pgtest.URL(t),
 		"VOXGATE_JWT_SECRET="+testSecret,
 		"VOXGATE_ADDR=127.0.0.1:0",
@@ -234,6 +236,7 @@ func childServe() int {
 		return 1
 	}
 	cfg.Database.MaxConns = 2
+	cfg.Database.SpoolDir = os.Getenv("VOXGATE_TEST_SPOOL_DIR")
 	cfg.Server.DrainDelay = time.Second
 	m := &Main{Config: cfg, Logger: newLogger(os.Stderr), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

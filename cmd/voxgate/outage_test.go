@@ -107,6 +107,7 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	cfg.Database.MaxConns = 4
 	cfg.Server.RequestTimeout = time.Minute
 	cfg.Server.ShutdownTimeout = time.Second
+	cfg.Database.SpoolDir = t.TempDir()
 	m = &Main{Config: cfg, Logger: newLogger(&lockedBuffer{}), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/hold" {

@@ -51,7 +51,7 @@ func newVoice(m *Main) (*controlplane.Service, error) {
 		return nil, err
 	}
 	return controlplane.New(controlplane.Params{
-		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger,
+		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool,
 		Config: voiceConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
 	})
 }
