@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +71,7 @@ func fileName(kind, key string) string {
 	return kind + "." + hex.EncodeToString(sum[:16]) + jobExt
 }
 
-// write stores j atomically: a temporary file (0600), fsync, rename over
+// write stores j atomically: a temporary file (0600), fsync, a link to
 // the job's name, fsync of the directory. Once it returns nil the job
 // survives a crash of the process or the machine.
 func (s *Spool) write(kind string, j Job) error {
@@ -95,13 +96,19 @@ func (s *Spool) write(kind string, j Job) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(s.dir, fileName(kind, j.Key())))
+		// A link never replaces: when the same work is already spooled
+		// (an end retried during the outage), the first one stands.
+		if err = os.Link(tmp, filepath.Join(s.dir, fileName(kind, j.Key()))); errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
+	}
+	if rerr := os.Remove(tmp); err == nil {
+		err = rerr
 	}
 	if err == nil {
 		err = syncDir(s.dir)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
 		return fmt.Errorf("spool: write %s job: %w", kind, err)
 	}
 	return nil

@@ -63,10 +63,10 @@ func (j *testJob) Complete(ctx context.Context) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	switch {
-	case j.Refuse:
-		return errors.New("refused for good")
 	case st.down:
 		return apierr.New(apierr.Unavailable, "")
+	case j.Refuse:
+		return errors.New("refused for good")
 	}
 	if st.taken[j.Key()] == 0 { // idempotent on the key, as a unique index is
 		st.taken[j.Key()] = 1
@@ -139,6 +139,31 @@ func TestDo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The same work spooled twice (an end retried during the outage) keeps
+// the first job.
+func TestSpoolingTheSameKeyKeepsTheFirst(t *testing.T) {
+	t.Parallel()
+	st, dir := newStore(), t.TempDir()
+	st.setDown(true)
+	s := newTestSpool(t, st, dir)
+	for _, refuse := range []bool{false, true} {
+		if spooled, err := s.Do(context.Background(), "test", &testJob{ID: "same", Refuse: refuse, st: st}); !spooled || err != nil {
+			t.Fatalf("Do: got spooled %v, err %v; want spooled", spooled, err)
+		}
+	}
+	files := jobFiles(t, dir, jobExt)
+	if len(files) != 1 {
+		t.Fatalf("spool files: got %v, want 1", files)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"refuse":false`) {
+		t.Errorf("spooled job: got %s, want the first one", raw)
 	}
 }
 
