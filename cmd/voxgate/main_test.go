@@ -24,8 +24,17 @@ const testSecret = "e2e-test-secret-that-is-32-bytes-or-more"
 
 func TestMain(m *testing.M) {
 	// The SIGTERM test re-runs this binary as a real gateway process.
-	if os.Getenv("VOXGATE_TEST_CHILD") == "serve" {
+	switch os.Getenv("VOXGATE_TEST_CHILD") {
+	case "serve":
 		os.Exit(childServe())
+	case "sim": // the soak's provider, out of the measured process
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		if err := run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, os.Getenv, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
