@@ -15,8 +15,11 @@ import (
 	"github.com/voxgate/voxgate/quota"
 )
 
-// recordTimeout bounds the writes that end a turn, which run on after the
-// request's context is gone (a client that left still used what it used).
+// recordTimeout bounds the transaction that stores a finished turn with
+// its record, which runs on after the request's context is gone (a client
+// that left still used what it used) but not past a shutdown's deadline
+// (spool.Detach). What ends the turn in the quota goes through the
+// durable path (turnend.go).
 const recordTimeout = 10 * time.Second
 
 // run runs the admitted turn to its end and settles its ticket whatever

@@ -229,8 +229,12 @@ func (m *Main) Close(ctx context.Context) error {
 		errs = append(errs, m.metricsServer.Close())
 	}
 	if m.Spool != nil {
-		// Requests cancelled by the shutdown are ending now: their usage
-		// goes to the spool without waiting on the database any longer.
+		// Requests cancelled by the shutdown are ending now. Their usage
+		// goes to the database if it answers soon, else to the spool
+		// without waiting on the database any longer.
+		soon, cancel := context.WithDeadline(context.Background(), deadline.Add(-shutdownMargin/4))
+		_ = m.Spool.Wait(soon)
+		cancel()
 		m.Spool.Stop()
 		errs = append(errs, within(deadline, "usage being handed to the spool", func() error {
 			wctx, cancel := context.WithDeadline(context.Background(), deadline)
