@@ -37,8 +37,7 @@ type EndRequest struct {
 	// byHolder says the call's holder is ending its own session.
 	byHolder bool
 	// quietFor is how long a call ended for silence had been quiet: it is
-	// charged up to its last event, not to the end. A span, not a time,
-	// so the holder's clock and the database's never meet.
+	// charged up to its last event, not to the end.
 	quietFor time.Duration
 }
 
@@ -65,24 +64,46 @@ func (s *Service) End(ctx context.Context, userID, id string, req EndRequest) (S
 	return sess, err
 }
 
-// end ends a session for any reason. It settles the quota first, on its
+// end ends a session for any reason. A sideband call this replica holds
+// is ended by its holder first: it hangs up and reads the call's last
+// events, so the record has all the usage observed. Then the database
+// work (endAt) goes through the durable path (package spool): when the
+// database does not take it in time it is spooled and completed once the
+// database answers, at the time of this end, and the caller gets 503
+// UNAVAILABLE; a retry then returns the ended session. ended says this
+// call was the one that ended it.
+func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (Session, bool, error) {
+	defer s.spool.Hold()()
+	ctx, cancel := s.spool.Detach(ctx, endTimeout)
+	defer cancel()
+	if !req.byHolder && s.release(ctx, id, req.Reason) {
+		req.byHolder = true // the holder hung up; what follows finds its end
+	}
+	j := &sessionEnd{UserID: userID, SessionID: id, Reason: req.Reason, Usage: req.Usage, ByHolder: req.byHolder,
+		At: time.Now().Add(-req.quietFor).UTC(), s: s}
+	spooled, err := s.spool.Do(ctx, sessionEndKind, j)
+	if err != nil {
+		return Session{}, false, err
+	}
+	if spooled {
+		return Session{}, false, apierr.New(apierr.Unavailable, "").WithRetry(1)
+	}
+	if j.ended && j.sess.callID != nil && !req.byHolder {
+		s.hangup(ctx, *j.sess.callID)
+	}
+	return j.sess, j.ended, nil
+}
+
+// endAt does an end's database work, as at the time at (the end is
+// completed later when it was spooled). It settles the quota first, on its
 // own (settlement is idempotent per session, so a racing end or a retry
 // replays the first charge), then, in one transaction that locks the
 // session row, marks it ended and writes its cost record: concurrent ends,
 // replaces and sweepers on any replica take turns, and a session is never
 // ended without its record. No connection is held while another is
-// needed. ended says this call was the one that ended it.
-//
-// A sideband call this replica holds is ended by its holder: it hangs up
-// and reads the call's last events first, so the record has all the usage
-// observed. A call held elsewhere, or by no one, is hung up here after the
-// session has ended.
-func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (Session, bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
-	defer cancel()
-	if !req.byHolder && s.release(ctx, id, req.Reason) {
-		req.byHolder = true // the holder hung up; what follows finds its end
-	}
+// needed. A call held elsewhere, or by no one, is hung up by the caller
+// once the session has ended.
+func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, at time.Time) (Session, bool, error) {
 	var now time.Time
 	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`, now() FROM voice_sessions
 		WHERE id = $1 AND user_id = $2`, id, userID), &now)
@@ -92,13 +113,14 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 	if err != nil {
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
-	durationMS := min(max(now.Add(-req.quietFor).Sub(sess.StartedAt).Milliseconds(), 0), sess.MaxDurationS*1000)
+	now = earlier(now, at)
 	if req.Usage != nil && sess.Mode == ModeDirect {
 		// Bounded by the time the app has really had, overrun included.
 		if err := s.cfg.UsageCeilings.check(*req.Usage, now.Sub(sess.StartedAt).Milliseconds()); err != nil {
 			return Session{}, false, err
 		}
 	}
+	durationMS := min(max(now.Sub(sess.StartedAt).Milliseconds(), 0), sess.MaxDurationS*1000)
 	used := (durationMS + 999) / 1000
 	if req.Reason == ReasonExpired || req.Reason == ReasonQuota {
 		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // the reservation ran out: charged in full
@@ -119,6 +141,7 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 		WHERE id = $1 FOR UPDATE`, id), &now); err != nil {
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
+	now = earlier(now, at)
 	if !sess.Active() {
 		sess, err = s.lateEnd(ctx, tx, sess, req, now)
 		if err == nil {
@@ -144,11 +167,18 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
 	s.metrics.ended.WithLabelValues(sess.Mode, req.Reason).Inc()
-	if sess.callID != nil && !req.byHolder {
-		s.hangup(ctx, *sess.callID)
-	}
 	sess.EndedAt, sess.EndReason, sess.DurationMS, sess.ChargedS, sess.Cost = &now, &req.Reason, &durationMS, &charged, &rec
 	return sess, true, nil
+}
+
+// earlier is the database's now, or the end's own time when that came
+// first: a spooled end is charged up to when it happened, not up to when
+// the database came back.
+func earlier(now, at time.Time) time.Time {
+	if !at.IsZero() && at.Before(now) {
+		return at
+	}
+	return now
 }
 
 // settle charges the session's seconds to the month. Quota's own reclaim

@@ -22,6 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
@@ -93,6 +94,7 @@ type options struct {
 	// rtTransport, when set, carries the realtime client's requests.
 	rtTransport http.RoundTripper
 	safetyIDs   safety.Identifiers
+	spool       *spool.Spool // the durable path of ends; nil: none
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -154,7 +156,7 @@ func newFixture(t testing.TB, o options) fixture {
 		metrics = o.registry
 	}
 	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
-		Config: cfg, Logger: quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, Logger: quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
@@ -102,7 +103,10 @@ type Params struct {
 	Tools    *tools.Executor
 	Realtime *realtime.Client
 	Ledger   *billing.Ledger
-	Config   Config
+	// Spool is the durable path of session ends; nil keeps none, so an
+	// outage's ends are retried, then answered 503.
+	Spool  *spool.Spool
+	Config Config
 	// SafetyIDs make the salted user hash the provider sees as its safety
 	// identifier, as chat sends it; the zero value sends none.
 	SafetyIDs safety.Identifiers
@@ -120,6 +124,7 @@ type Service struct {
 	tools   *tools.Executor
 	rt      *realtime.Client
 	ledger  *billing.Ledger
+	spool   *spool.Spool
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
@@ -166,10 +171,17 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.Spool == nil {
+		if p.Spool, err = spool.New(spool.Params{Logger: p.Logger}); err != nil {
+			return nil, err
+		}
+	}
 	life, stop := context.WithCancel(context.Background())
-	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, safetyID: p.SafetyIDs,
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: newReplicaID(), unsaved: map[string]string{}}, nil
+		replica: newReplicaID(), unsaved: map[string]string{}}
+	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
+	return s, nil
 }
 
 // Run keeps this replica's lease on the sideband calls it holds, adopts

@@ -85,35 +85,60 @@ FROM quota_clock($3) c, LATERAL quota_settle_ticket($1, $2, c.now, c.minute, c.h
 // Settle ends the turn in one round trip: it releases the lease, drops the
 // reservation and adds u to the user's UTC day. It runs even when ctx is
 // cancelled (a client that disconnects still used what it used), bounded by
-// settleTimeout. A failed settlement may be retried: a ticket is settled
-// once in the database, so a retry after a lost reply changes nothing and
-// returns the day as it stands. A second Settle after a successful one is
-// ErrTicketDone.
+// settleTimeout or ctx's deadline. A failed settlement may be retried: a
+// ticket is settled once in the database, so a retry after a lost reply
+// changes nothing and returns the day as it stands. A second Settle after a
+// successful one is ErrTicketDone.
 func (t *Ticket) Settle(ctx context.Context, u Usage) (Daily, error) {
-	if err := checkAmounts("usage", u.Tokens, u.CostMicros, u.Calls); err != nil {
-		return Daily{}, err
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.done {
 		return Daily{}, ErrTicketDone
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	ctx, cancel := detach(ctx, settleTimeout)
 	defer cancel()
+	d, err := t.svc.SettleTicket(ctx, t.UserID, t.ID, u)
+	if err != nil {
+		return Daily{}, err
+	}
+	t.done = true
+	return d, nil
+}
+
+// SettleTicket is Settle by the ticket's ids, for a settlement completed
+// away from its turn: from the durable path (package spool) after a
+// database outage, on any replica, after a restart. It is idempotent in
+// the same way, for as long as the settlement is remembered (a day), and
+// honours ctx.
+func (s *Service) SettleTicket(ctx context.Context, userID string, ticketID int64, u Usage) (Daily, error) {
+	if err := checkAmounts("usage", u.Tokens, u.CostMicros, u.Calls); err != nil {
+		return Daily{}, err
+	}
 	var d Daily
 	var replayed, released bool
-	err := t.svc.pool.QueryRow(ctx, settleSQL,
-		t.UserID, t.ID, t.svc.clockArg(), u.Calls, u.Tokens, u.CostMicros,
+	err := s.pool.QueryRow(ctx, settleSQL,
+		userID, ticketID, s.clockArg(), u.Calls, u.Tokens, u.CostMicros,
 	).Scan(&replayed, &released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
 		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)
 	if err != nil {
 		return Daily{}, dbError("settle", err)
 	}
-	t.done = true
 	if !released && !replayed {
-		t.svc.log.Warn("quota: settled a ticket whose lease had expired", "user_id", t.UserID, "ticket", t.ID)
+		s.log.Warn("quota: settled a ticket whose lease had expired", "user_id", userID, "ticket", ticketID)
 	}
 	return d, nil
+}
+
+// detach is ctx without its cancellation, bounded by limit, or by ctx's
+// own deadline when that is still ahead and sooner: a settlement outlives
+// a client that left, but not the bound of an attempt that carries one
+// (the durable path's, package spool).
+func detach(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(limit)
+	if d, ok := ctx.Deadline(); ok && ctx.Err() == nil && d.Before(deadline) {
+		deadline = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }
 
 // Release ends a turn that used nothing (it failed before any provider

@@ -120,7 +120,8 @@ FROM quota_clock($4) c, LATERAL quota_voice_end($1, $2, $3, c.now, c.month) e`
 
 // SettleVoice ends session sessionID of userID: it charges min(used,
 // reserved) seconds and releases the rest, in one round trip, even when ctx
-// is cancelled. Any replica may call it. Ending a session again, within a
+// is cancelled (bounded by settleTimeout or ctx's deadline). Any replica
+// may call it. Ending a session again, within a
 // day, changes nothing and returns the first end's figures with Replayed
 // (or Reclaimed, if the reservation expired unended and was charged in
 // full). A session it does not know gives SESSION_ENDED wrapping
@@ -129,7 +130,7 @@ func (s *Service) SettleVoice(ctx context.Context, userID, sessionID string, use
 	if err := checkAmounts("voice seconds", usedSeconds); err != nil {
 		return VoiceSettlement{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	ctx, cancel := detach(ctx, settleTimeout)
 	defer cancel()
 	var outcome string
 	var reserved, charged *int64

@@ -15,14 +15,18 @@ import (
 	"github.com/voxgate/voxgate/quota"
 )
 
-// recordTimeout bounds the writes that end a turn, which run on after the
-// request's context is gone (a client that left still used what it used).
+// recordTimeout bounds the transaction that stores a finished turn with
+// its record, which runs on after the request's context is gone (a client
+// that left still used what it used) but not past a shutdown's deadline
+// (spool.Detach). What ends the turn in the quota goes through the
+// durable path (turnend.go).
 const recordTimeout = 10 * time.Second
 
 // run runs the admitted turn to its end and settles its ticket whatever
 // happens: an answer, a failure, the client leaving, a shutdown or a
 // panic. It returns the final response as JSON.
 func (t *turn) run(ctx context.Context) (raw []byte, err error) {
+	defer t.s.spool.Hold()() // shutdown waits for the turn's end to be handed over
 	stopLease := t.ticket.KeepAlive(ctx)
 	defer stopLease()
 	defer func() {
@@ -54,7 +58,7 @@ func (t *turn) finish(ctx context.Context) ([]byte, error) {
 	if _, err := t.s.schema.check(resp); err != nil {
 		return nil, t.fail(ctx, err)
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	wctx, cancel := t.s.spool.Detach(ctx, recordTimeout)
 	defer cancel()
 	var rec billing.Record
 	err := pgx.BeginFunc(wctx, t.s.pool, func(tx pgx.Tx) error {
@@ -70,7 +74,7 @@ func (t *turn) finish(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, t.fail(ctx, database.Error("sse: store the turn", err))
 	}
-	d := t.settle(wctx, rec)
+	rec, d := t.end(ctx, nil, &rec)
 	resp.Usage = t.usageBlock(rec, d)
 	raw, err := json.Marshal(resp)
 	if err != nil {
@@ -92,18 +96,11 @@ func (t *turn) finish(ctx context.Context) ([]byte, error) {
 // fail ends a turn that will not answer: the usage so far is recorded and
 // settled (nothing used: the ticket is released). It returns err.
 func (t *turn) fail(ctx context.Context, err error) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
 	if t.calls == 0 {
-		if rerr := t.ticket.Release(wctx); rerr != nil {
-			t.s.log.WarnContext(ctx, "chat: could not release a quota ticket", "err", rerr)
-		}
+		t.release(ctx)
 	} else {
-		rec, rerr := t.s.ledger.Write(wctx, t.s.pool, t.record())
-		if rerr != nil {
-			t.s.log.ErrorContext(ctx, "chat: could not record a failed turn's usage", "session_id", t.sessionID, "err", rerr)
-		}
-		t.settle(wctx, rec)
+		rec := t.record()
+		t.end(ctx, &rec, nil)
 	}
 	outcome := string(apierr.From(err).Code)
 	if ctx.Err() != nil {
@@ -131,21 +128,6 @@ func (t *turn) record() billing.Record {
 	return billing.Record{UserID: t.p.UserID, SessionID: t.sessionID, TurnID: t.turnID, Kind: billing.KindChat,
 		Provider: t.s.provider.Name(), Model: model, Usage: t.usage,
 		DurationMS: time.Since(t.started).Milliseconds(), UsageSource: source}
-}
-
-// settle reconciles the ticket with what the turn used. A failure is
-// logged: the lease lapses on its own and the record is already written.
-func (t *turn) settle(ctx context.Context, rec billing.Record) quota.Daily {
-	var cost int64
-	if rec.CostMicros != nil {
-		cost = *rec.CostMicros
-	}
-	d, err := t.ticket.Settle(ctx, quota.Usage{Tokens: t.usage.TextIn + t.usage.TextOut, CostMicros: cost, Calls: t.calls})
-	if err != nil {
-		t.s.log.WarnContext(ctx, "chat: could not settle a turn", "err", err)
-		return t.ticket.Daily
-	}
-	return d
 }
 
 // usageBlock is the response's usage: the turn's tokens and cost, and the

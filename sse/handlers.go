@@ -95,9 +95,7 @@ func (s *Service) begin(ctx context.Context, p auth.Principal, req *Request) (*t
 	}
 	t := &turn{s: s, p: p, req: req, ticket: ticket, turnID: newID("turn_"), started: time.Now()}
 	release := func(err error) (*turn, error) {
-		if rerr := ticket.Release(ctx); rerr != nil {
-			s.log.WarnContext(ctx, "chat: could not release a quota ticket", "err", rerr)
-		}
+		t.release(ctx)
 		return nil, err
 	}
 	if req.Workflow != "" {

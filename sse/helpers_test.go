@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/safety"
@@ -134,6 +135,8 @@ type options struct {
 	safetyIDs safety.Identifiers
 	// logs, when set, receives the service's log lines (JSON).
 	logs io.Writer
+	// spool, when set, is the service's durable path.
+	spool *spool.Spool
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -230,7 +233,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
 	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
-		Config: cfg, Logger: log, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, Logger: log, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

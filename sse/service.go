@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/safety"
@@ -126,7 +127,10 @@ type Params struct {
 	Tools    *tools.Executor
 	Provider llm.Provider
 	Ledger   *billing.Ledger
-	Config   Config
+	// Spool is the durable path of turns' ends (records and settlements);
+	// nil keeps none, so an outage's ends are retried, then logged.
+	Spool  *spool.Spool
+	Config Config
 	// SafetyIDs make the salted user hash the provider sees as its safety
 	// identifier; the zero value sends none.
 	SafetyIDs safety.Identifiers
@@ -145,6 +149,7 @@ type Service struct {
 	tools    *tools.Executor
 	provider llm.Provider
 	ledger   *billing.Ledger
+	spool    *spool.Spool
 	cfg      Config
 	log      *slog.Logger
 	metrics  *metrics
@@ -177,8 +182,15 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger, safetyID: p.SafetyIDs,
-		cfg: p.Config, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}, nil
+	if p.Spool == nil {
+		if p.Spool, err = spool.New(spool.Params{Logger: p.Logger}); err != nil {
+			return nil, err
+		}
+	}
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
+		cfg: p.Config, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}
+	p.Spool.Register(turnEndKind, s.decodeTurnEnd)
+	return s, nil
 }
 
 // Run purges old conversations every PurgeInterval until ctx ends.

@@ -20,6 +20,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
+	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/sse"
@@ -49,6 +50,9 @@ type Main struct {
 	// MCP is nil when no MCP servers are configured.
 	MCP    *tools.MCPSource
 	Ledger *billing.Ledger
+	// Spool is the durable path of usage records and settlements the
+	// database did not take in time.
+	Spool *spool.Spool
 	// Voice is nil when no provider is configured (no OPENAI_API_KEY).
 	Voice *controlplane.Service
 	// Chat is nil when no provider is configured (no OPENAI_API_KEY).
@@ -103,6 +107,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Ledger, err = newBilling(m); err != nil {
 		return err
 	}
+	if m.Spool, err = newSpool(ctx, m); err != nil {
+		return err
+	}
 	if m.Voice, err = newVoice(m); err != nil {
 		return err
 	}
@@ -115,6 +122,7 @@ func (m *Main) Run(ctx context.Context) error {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
+	m.background.Go(func() { m.Spool.Run(bg) }) // every kind is registered: drain what an earlier run left
 	if m.MCP != nil {
 		m.background.Go(func() { m.MCP.Run(bg) })
 	}
@@ -197,16 +205,28 @@ func (m *Main) MetricsURL() string {
 // Wait returns when the HTTP server stops on its own (a listener failure).
 func (m *Main) Wait() <-chan error { return m.serveErr }
 
-// poolCloseWait bounds closing the pool: pgxpool waits for every acquired
-// connection, and a call that ignores its context could hold one forever.
-const poolCloseWait = 2 * time.Second
+// shutdownMargin is what Close may take past the shutdown timeout
+// (DESIGN §13): the server's grace for cancelled requests to answer, then
+// handing unfinished usage to the spool and closing the pool.
+const shutdownMargin = 2 * time.Second
 
-// Close drains: /readyz turns 503, new connections stop, in-flight requests
-// finish within the shutdown timeout (past it they are cancelled and answer
-// 503), then the pool closes. It returns within drain delay + shutdown
-// timeout + a few seconds, whatever the database does.
+// Close drains: /readyz turns 503 (for the drain delay, which is part of
+// the shutdown timeout), new connections stop, in-flight requests finish
+// within what is left of the timeout (past it they are cancelled and
+// answer 503), usage the database did not take is spooled, then the pool
+// closes. The voice hand-over runs beside the drain: held calls outlast
+// any request. Close returns within the shutdown timeout + shutdownMargin
+// whatever the database does; what is still running then (a call that
+// ignores its context) is left behind and reported.
 func (m *Main) Close(ctx context.Context) error {
+	deadline := time.Now().Add(m.Config.Server.ShutdownTimeout + shutdownMargin)
 	var errs []error
+	handedOver := make(chan error, 1)
+	if m.Voice != nil {
+		go func() { m.Voice.Close(); handedOver <- nil }() // held sideband calls go on, for another replica to adopt
+	} else {
+		handedOver <- nil
+	}
 	if m.Server != nil && m.Config.Server.DrainDelay > 0 {
 		m.Server.Drain()
 		m.Logger.Info("draining: /readyz answers 503", "delay", m.Config.Server.DrainDelay.String())
@@ -216,32 +236,53 @@ func (m *Main) Close(ctx context.Context) error {
 		}
 	}
 	if m.httpServer != nil {
-		errs = append(errs, m.Server.Shutdown(m.httpServer, m.Config.Server.ShutdownTimeout))
+		errs = append(errs, m.Server.Shutdown(m.httpServer, m.Config.Server.ShutdownTimeout-m.Config.Server.DrainDelay))
 	}
 	if m.metricsServer != nil {
 		errs = append(errs, m.metricsServer.Close())
 	}
-	if m.Voice != nil {
-		m.Voice.Close() // held sideband calls go on, for another replica to adopt
+	if m.Spool != nil {
+		// Requests cancelled by the shutdown are ending now. Their usage
+		// goes to the database if it answers soon, else to the spool
+		// without waiting on the database any longer.
+		soon, cancel := context.WithDeadline(context.Background(), deadline.Add(-shutdownMargin/4))
+		_ = m.Spool.Wait(soon)
+		cancel()
+		m.Spool.Stop()
+		errs = append(errs, within(deadline, "usage being handed to the spool", func() error {
+			wctx, cancel := context.WithDeadline(context.Background(), deadline)
+			defer cancel()
+			return m.Spool.Wait(wctx)
+		}))
 	}
 	if m.stopBackground != nil {
 		m.stopBackground()
-		m.background.Wait()
+		errs = append(errs, within(deadline, "background work", func() error { m.background.Wait(); return nil }))
 	}
+	errs = append(errs, within(deadline, "the voice hand-over", func() error { return <-handedOver }))
 	if m.MCP != nil {
-		errs = append(errs, m.MCP.Close())
+		errs = append(errs, within(deadline, "MCP servers", m.MCP.Close))
 	}
 	if m.Verifier != nil {
 		m.Verifier.Close()
 	}
 	if m.Pool != nil {
-		closed := make(chan struct{})
-		go func() { m.Pool.Close(); close(closed) }()
-		select {
-		case <-closed:
-		case <-time.After(poolCloseWait):
-			errs = append(errs, fmt.Errorf("database pool: connections still in use after %s; not waiting for them", poolCloseWait))
-		}
+		errs = append(errs, within(deadline, "the database pool (connections still in use)", func() error { m.Pool.Close(); return nil }))
 	}
 	return errors.Join(errs...)
+}
+
+// within runs f and waits for it until deadline. Past it, f is left to
+// finish on its own (the process is exiting) and the error names what.
+func within(deadline time.Time, what string, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("shutdown: %s still running at the shutdown deadline; not waiting for it", what)
+	}
 }

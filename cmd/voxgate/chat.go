@@ -29,7 +29,7 @@ func newChat(m *Main) (*sse.Service, error) {
 		return nil, fmt.Errorf("chat.chunk_timeout, chat.first_chunk_timeouts: %w", err)
 	}
 	return sse.New(sse.Params{
-		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger,
+		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger, Spool: m.Spool,
 		Config: chatConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})

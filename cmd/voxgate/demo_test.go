@@ -92,6 +92,7 @@ func TestDemoSwitch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			cfg.Database.SpoolDir = t.TempDir()
 			m := &Main{Config: cfg, Logger: newLogger(&lockedBuffer{})}
 			t.Cleanup(func() { _ = m.Close(context.Background()) })
 			if err := m.Run(context.Background()); err != nil {

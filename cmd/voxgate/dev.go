@@ -72,6 +72,9 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
+	if cfg.Database.SpoolDir == config.DefaultSpoolDir {
+		cfg.Database.SpoolDir = filepath.Join(devDir, "spool") // unless the file names another
+	}
 	if _, ok := cfg.Quota.Plans["bench"]; !ok {
 		cfg.Quota.Plans["bench"] = config.BenchPlan()
 	}

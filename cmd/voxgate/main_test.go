@@ -24,8 +24,17 @@ const testSecret = "e2e-test-secret-that-is-32-bytes-or-more"
 
 func TestMain(m *testing.M) {
 	// The SIGTERM test re-runs this binary as a real gateway process.
-	if os.Getenv("VOXGATE_TEST_CHILD") == "serve" {
+	switch os.Getenv("VOXGATE_TEST_CHILD") {
+	case "serve":
 		os.Exit(childServe())
+	case "sim": // the soak's provider, out of the measured process
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		if err := run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, os.Getenv, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -57,6 +66,7 @@ func startMain(t *testing.T, dbURL string, mutate func(*config.Config)) (*Main, 
 		t.Fatal(err)
 	}
 	cfg.Database.MaxConns = 4
+	cfg.Database.SpoolDir = t.TempDir()
 	if mutate != nil {
 		mutate(cfg)
 	}
@@ -124,13 +134,13 @@ func TestEndToEnd(t *testing.T) {
 
 func TestReadyzFollowsTheDatabase(t *testing.T) {
 	t.Parallel()
-	proxy := newTCPProxy(t, pgtest.URL(t))
-	m, _ := startMain(t, proxy.url, nil)
+	proxy := pgtest.NewProxy(t, pgtest.URL(t))
+	m, _ := startMain(t, proxy.URL, nil)
 	waitStatus(t, m.URL()+"/readyz", 200)
 
-	proxy.cut()
+	proxy.Cut()
 	waitStatus(t, m.URL()+"/readyz", 503)
-	proxy.restore()
+	proxy.Restore()
 	waitStatus(t, m.URL()+"/readyz", 200) // no restart needed
 
 	m.Server.Drain()
@@ -166,6 +176,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		"VOXGATE_TEST_CHILD=serve",
+		"VOXGATE_TEST_SPOOL_DIR="+t.TempDir(),
 		"VOXGATE_DATABASE_URL="+pgtest.URL(t),
 		"VOXGATE_JWT_SECRET="+testSecret,
 		"VOXGATE_ADDR=127.0.0.1:0",
@@ -234,6 +245,7 @@ func childServe() int {
 		return 1
 	}
 	cfg.Database.MaxConns = 2
+	cfg.Database.SpoolDir = os.Getenv("VOXGATE_TEST_SPOOL_DIR")
 	cfg.Server.DrainDelay = time.Second
 	m := &Main{Config: cfg, Logger: newLogger(os.Stderr), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

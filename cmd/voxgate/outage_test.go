@@ -25,8 +25,8 @@ func wantUnavailable(t *testing.T, what string, status int, retry, body string) 
 // hanging database is given up on at server.request_timeout.
 func TestDatabaseOutageIs503(t *testing.T) {
 	t.Parallel()
-	proxy := newTCPProxy(t, pgtest.URL(t))
-	m, _ := startMain(t, proxy.url, func(c *config.Config) { c.Server.RequestTimeout = time.Second })
+	proxy := pgtest.NewProxy(t, pgtest.URL(t))
+	m, _ := startMain(t, proxy.URL, func(c *config.Config) { c.Server.RequestTimeout = time.Second })
 	base, user, admin := m.URL(), mint(t, "outage-user", "", ""), mint(t, "outage-admin", "admin", "")
 	routes := []struct{ method, path, tok, body string }{
 		{"GET", "/v1/me", user, ""},
@@ -39,7 +39,7 @@ func TestDatabaseOutageIs503(t *testing.T) {
 		}
 	}
 
-	proxy.cut()
+	proxy.Cut()
 	// Twice each: the first request meets a broken pooled connection, the
 	// next ones a refused connect.
 	for i := range 2 {
@@ -48,10 +48,10 @@ func TestDatabaseOutageIs503(t *testing.T) {
 			wantUnavailable(t, rt.method+" "+rt.path+" refused #"+string(rune('1'+i)), status, retry, body)
 		}
 	}
-	proxy.restore()
+	proxy.Restore()
 	waitStatus(t, base+"/readyz", 200)
 
-	proxy.freeze()
+	proxy.Freeze()
 	for _, rt := range routes {
 		start := time.Now()
 		status, retry, body := call(t, rt.method, base+rt.path, rt.tok, strings.NewReader(rt.body))
@@ -60,21 +60,21 @@ func TestDatabaseOutageIs503(t *testing.T) {
 			t.Fatalf("%s %s hanging: answered after %s, want about the 1s request timeout", rt.method, rt.path, took)
 		}
 	}
-	proxy.thaw()
+	proxy.Thaw()
 }
 
 // An idle connection's liveness ping at acquire gives up on a hanging
 // database even for a caller without a deadline.
 func TestAcquireGivesUpOnAHangingDatabase(t *testing.T) {
 	t.Parallel()
-	proxy := newTCPProxy(t, pgtest.URL(t))
-	m, _ := startMain(t, proxy.url, nil)
+	proxy := pgtest.NewProxy(t, pgtest.URL(t))
+	m, _ := startMain(t, proxy.URL, nil)
 	if _, err := m.Pool.Exec(context.Background(), "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond) // idle long enough to be pinged at acquire
-	proxy.freeze()
-	defer proxy.thaw()
+	proxy.Freeze()
+	defer proxy.Thaw()
 	done := make(chan error, 1)
 	go func() {
 		_, err := m.Pool.Exec(context.Background(), "SELECT 1")
@@ -95,11 +95,11 @@ func TestAcquireGivesUpOnAHangingDatabase(t *testing.T) {
 // connection held by code that ignores every context does not hold Close.
 func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	t.Parallel()
-	proxy := newTCPProxy(t, pgtest.URL(t))
+	proxy := pgtest.NewProxy(t, pgtest.URL(t))
 	held, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
 	var m *Main
-	env := map[string]string{"VOXGATE_DATABASE_URL": proxy.url, "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
+	env := map[string]string{"VOXGATE_DATABASE_URL": proxy.URL, "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
 	cfg, err := config.Load("", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +107,7 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	cfg.Database.MaxConns = 4
 	cfg.Server.RequestTimeout = time.Minute
 	cfg.Server.ShutdownTimeout = time.Second
+	cfg.Database.SpoolDir = t.TempDir()
 	m = &Main{Config: cfg, Logger: newLogger(&lockedBuffer{}), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/hold" {
@@ -134,8 +135,8 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	go http.Get(m.URL() + "/hold")
 	<-held
 
-	proxy.freeze()
-	defer proxy.thaw()
+	proxy.Freeze()
+	defer proxy.Thaw()
 	type result struct {
 		status      int
 		retry, body string

@@ -60,7 +60,7 @@ func newVoice(m *Main) (*controlplane.Service, error) {
 		}
 	}
 	return controlplane.New(controlplane.Params{
-		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger,
+		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool,
 		Config: cfg, Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})

@@ -131,6 +131,7 @@ func TestUnpricedModelStopsStartup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Voice.Model = "gpt-realtime-unpriced"
+	cfg.Database.SpoolDir = t.TempDir()
 	m := &Main{Config: cfg, Logger: newLogger(&lockedBuffer{})}
 	err = m.Run(context.Background())
 	defer m.Close(context.Background())

@@ -82,7 +82,15 @@ type Database struct {
 	URL      string `yaml:"-"` // VOXGATE_DATABASE_URL; may hold a password
 	MaxConns int32  `yaml:"max_conns"`
 	MinConns int32  `yaml:"min_conns"`
+	// SpoolDir keeps the usage records and settlements the database did
+	// not take during an outage until it does (package spool). It must
+	// be writable at startup and should be a persistent volume.
+	SpoolDir string `yaml:"spool_dir"`
 }
+
+// DefaultSpoolDir is database.spool_dir's default for serve; the
+// Dockerfile creates it for the image's user.
+const DefaultSpoolDir = "/var/lib/voxgate/spool"
 
 // Demo switches the demo domain (DESIGN §1): its tools and its tables, in
 // schema demo. Off by default; `voxgate dev` turns it on.
@@ -144,7 +152,7 @@ func Default() Config {
 			RequestTimeout:  10 * time.Second,
 		},
 		Log:       Log{Level: "info"},
-		Database:  Database{MaxConns: 20, MinConns: 0},
+		Database:  Database{MaxConns: 20, MinConns: 0, SpoolDir: DefaultSpoolDir},
 		Auth:      Auth{CacheSize: 10000},
 		Quota:     DefaultQuota(),
 		Tools:     DefaultTools(),
@@ -264,6 +272,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.DrainDelay < 0 || c.Server.DrainDelay > 5*time.Minute {
 		bad("server.drain_delay", "must be between 0s and 5m, got %s", c.Server.DrainDelay)
+	}
+	// The drain delay is part of the shutdown timeout: everything after
+	// SIGTERM fits in shutdown_timeout + 2s (DESIGN §13).
+	if c.Server.ShutdownTimeout > 0 && c.Server.DrainDelay >= c.Server.ShutdownTimeout {
+		bad("server.drain_delay", "must be shorter than server.shutdown_timeout (%s), which it is part of, got %s",
+			c.Server.ShutdownTimeout, c.Server.DrainDelay)
+	}
+	if c.Database.SpoolDir == "" {
+		bad("database.spool_dir", "must not be empty")
 	}
 	if c.Server.ReadTimeout <= 0 {
 		bad("server.read_header_timeout", "must be positive, got %s", c.Server.ReadTimeout)

@@ -38,6 +38,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"unknown default plan", "quota:\n  default_plan: gold\n", "quota.default_plan"},
 		{"negative limit", "quota:\n  plans:\n    free:\n      requests_per_minute: -1\n", "quota.plans.free.requests_per_minute"},
 		{"secret in yaml is not a key", "auth:\n  secret: x\n", "field secret not found"},
+		{"drain delay past the shutdown timeout", "server:\n  shutdown_timeout: 5s\n  drain_delay: 5s\n", "server.drain_delay"},
+		{"no spool directory", "database:\n  spool_dir: \"\"\n", "database.spool_dir"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package pgtest
 
 import (
 	"net"
@@ -7,12 +7,14 @@ import (
 	"testing"
 )
 
-// tcpProxy forwards to a PostgreSQL server. It can be cut (every
-// connection closed, new ones refused) and restored, to simulate a database
-// that is down, or frozen (connections stay open but nothing is forwarded)
-// and thawed, to simulate one that hangs.
-type tcpProxy struct {
-	url    string
+// Proxy forwards to a PostgreSQL server, for tests of what the gateway
+// does when its database goes away. It can be cut (every connection
+// closed, new ones refused) and restored, to simulate a database that is
+// down, or frozen (connections stay open but nothing is forwarded) and
+// thawed, to simulate one that hangs.
+type Proxy struct {
+	// URL is dbURL through the proxy, with a 1 s connect timeout.
+	URL    string
 	target string
 	ln     net.Listener
 	mu     sync.Mutex
@@ -21,7 +23,8 @@ type tcpProxy struct {
 	thawed chan struct{} // closed while not frozen
 }
 
-func newTCPProxy(t *testing.T, dbURL string) *tcpProxy {
+// NewProxy starts a proxy to dbURL's server; it stops when the test ends.
+func NewProxy(t testing.TB, dbURL string) *Proxy {
 	t.Helper()
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -31,19 +34,19 @@ func newTCPProxy(t *testing.T, dbURL string) *tcpProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tcpProxy{target: u.Host, ln: ln, thawed: make(chan struct{})}
+	p := &Proxy{target: u.Host, ln: ln, thawed: make(chan struct{})}
 	close(p.thawed)
 	u.Host = ln.Addr().String()
 	q := u.Query()
 	q.Set("connect_timeout", "1")
 	u.RawQuery = q.Encode()
-	p.url = u.String()
+	p.URL = u.String()
 	go p.serve()
-	t.Cleanup(func() { ln.Close(); p.cut(); p.thaw() })
+	t.Cleanup(func() { ln.Close(); p.Cut(); p.Thaw() })
 	return p
 }
 
-func (p *tcpProxy) serve() {
+func (p *Proxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -69,7 +72,7 @@ func (p *tcpProxy) serve() {
 }
 
 // pipe copies src to dst, holding each chunk while the proxy is frozen.
-func (p *tcpProxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn) {
 	defer dst.Close()
 	buf := make([]byte, 32<<10)
 	for {
@@ -89,7 +92,8 @@ func (p *tcpProxy) pipe(dst, src net.Conn) {
 	}
 }
 
-func (p *tcpProxy) cut() {
+// Cut closes every connection and refuses new ones: a database that is down.
+func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = true
@@ -99,15 +103,16 @@ func (p *tcpProxy) cut() {
 	p.conns = nil
 }
 
-func (p *tcpProxy) restore() {
+// Restore accepts connections again.
+func (p *Proxy) Restore() {
 	p.mu.Lock()
 	p.down = false
 	p.mu.Unlock()
 }
 
-// freeze stops forwarding: open connections and new ones stay up, and
+// Freeze stops forwarding: open connections and new ones stay up, and
 // every query waits, as on a database that hangs.
-func (p *tcpProxy) freeze() {
+func (p *Proxy) Freeze() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
@@ -117,7 +122,8 @@ func (p *tcpProxy) freeze() {
 	}
 }
 
-func (p *tcpProxy) thaw() {
+// Thaw forwards again what Freeze held.
+func (p *Proxy) Thaw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {

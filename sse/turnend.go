@@ -1,0 +1,107 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// turnEndKind names a turn's end on the durable path.
+const turnEndKind = "chat_turn_end"
+
+// turnEnd is what ends an admitted turn in the database: its cost record
+// (unless the turn's own transaction wrote it) and then its ticket's
+// settlement, which frees the concurrency lease. It goes through the
+// durable path (package spool): a database outage at a turn's end loses
+// neither, and the lease is freed as soon as the database answers again.
+// Both steps are idempotent (the record's unique key, the ticket's
+// settlement row), so a replay changes nothing.
+type turnEnd struct {
+	UserID   string `json:"user_id"`
+	TicketID int64  `json:"ticket_id"`
+	Tokens   int64  `json:"tokens"`
+	Calls    int64  `json:"calls"`
+	// Record is the record to write; nil when written already (then
+	// CostMicros is its cost) or when the turn used nothing.
+	Record     *billing.Record `json:"record,omitempty"`
+	Usage      billing.Usage   `json:"usage"` // the Record's, which its JSON leaves out
+	CostMicros *int64          `json:"cost_micros,omitempty"`
+
+	s *Service
+	// What Complete wrote and the user's day after it.
+	rec   billing.Record
+	daily quota.Daily
+}
+
+func (j *turnEnd) Key() string { return fmt.Sprintf("ticket:%d", j.TicketID) }
+
+func (j *turnEnd) Complete(ctx context.Context) error {
+	cost := j.CostMicros
+	if j.Record != nil {
+		r := *j.Record
+		r.Usage = j.Usage
+		rec, err := j.s.ledger.Write(ctx, j.s.pool, r)
+		if err != nil {
+			return err
+		}
+		j.rec, cost = rec, rec.CostMicros
+	}
+	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}
+	if cost != nil {
+		u.CostMicros = *cost
+	}
+	d, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u)
+	if err != nil {
+		return err
+	}
+	j.daily = d
+	return nil
+}
+
+// decodeTurnEnd rebuilds a spooled turnEnd.
+func (s *Service) decodeTurnEnd(raw []byte) (spool.Job, error) {
+	j := &turnEnd{s: s}
+	if err := json.Unmarshal(raw, j); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// end hands the turn's end to the durable path: write (the record to
+// write) or written (the record its transaction wrote), then the
+// settlement. It returns the record and the user's day after it; when the
+// database did not take them in time, the record as it will be written
+// and the day as admission saw it.
+func (t *turn) end(ctx context.Context, write, written *billing.Record) (billing.Record, quota.Daily) {
+	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, s: t.s}
+	var rec billing.Record
+	switch {
+	case written != nil:
+		rec, j.CostMicros = *written, written.CostMicros
+	case write != nil:
+		rec, j.Record, j.Usage = *write, write, write.Usage
+	}
+	if write != nil || written != nil {
+		j.Tokens, j.Calls = t.usage.TextIn+t.usage.TextOut, t.calls
+	}
+	spooled, err := t.s.spool.Do(ctx, turnEndKind, j)
+	switch {
+	case err != nil:
+		t.s.log.ErrorContext(ctx, "chat: a turn's usage could not be recorded or settled", "session_id", t.sessionID, "ticket", t.ticket.ID, "err", err)
+	case spooled:
+		t.s.log.WarnContext(ctx, "chat: the database did not take a turn's end; spooled until it does", "session_id", t.sessionID, "ticket", t.ticket.ID)
+	default:
+		if write != nil {
+			rec = j.rec
+		}
+		return rec, j.daily
+	}
+	return rec, t.ticket.Daily
+}
+
+// release ends a turn that used nothing: its ticket is freed.
+func (t *turn) release(ctx context.Context) { t.end(ctx, nil, nil) }
