@@ -62,17 +62,27 @@ func TestSummaryTotalsEqualTheRecords(t *testing.T) {
 		}
 		var sum, n int64
 		for _, g := range s.Groups {
-			sum += g.CostMicros
+			cost := mustInt64(t, g.CostMicros)
+			sum += cost
 			n += g.Records
-			if by == "day" && g.CostMicros != perDay[g.Key] {
-				t.Errorf("day %s: %d micros, records say %d", g.Key, g.CostMicros, perDay[g.Key])
+			if by == "day" && cost != perDay[g.Key] {
+				t.Errorf("day %s: got %d micros, want %d from the records", g.Key, cost, perDay[g.Key])
 			}
 		}
-		if s.Total.CostMicros != wantCost || sum != wantCost || s.Total.Records != wantRecords || n != wantRecords || s.Total.Unpriced != wantUnpriced {
-			t.Errorf("group_by=%s: total %d micros over %d records (%d unpriced), groups sum %d; records say %d over %d (%d unpriced)",
-				by, s.Total.CostMicros, s.Total.Records, s.Total.Unpriced, sum, wantCost, wantRecords, wantUnpriced)
+		if total := mustInt64(t, s.Total.CostMicros); total != wantCost || sum != wantCost || s.Total.Records != wantRecords || n != wantRecords || s.Total.Unpriced != wantUnpriced {
+			t.Errorf("group_by=%s: got total %d micros over %d records (%d unpriced), groups sum %d; want %d over %d (%d unpriced)",
+				by, total, s.Total.Records, s.Total.Unpriced, sum, wantCost, wantRecords, wantUnpriced)
 		}
 	}
+}
+
+func mustInt64(t *testing.T, s billing.Sum) int64 {
+	t.Helper()
+	v, ok := s.Int64()
+	if !ok {
+		t.Fatalf("sum %s does not fit int64", s)
+	}
+	return v
 }
 
 func pageAll(ctx context.Context, l *billing.Ledger, f billing.Filter) ([]billing.Record, error) {
