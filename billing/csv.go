@@ -105,7 +105,7 @@ func safeCell(s string) string {
 // byte is the usual JSON error; one after it cuts the connection, so a
 // truncated file can never pass for a whole one.
 func (l *Ledger) HandleCSV(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r, time.Now())
+	f, _, err := parseFilter(r, time.Now())
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +27,26 @@ type Filter struct {
 	Kind     string
 }
 
-// parseFilter reads from, to, user_id and kind from a finance request.
-func parseFilter(r *http.Request, now time.Time) (Filter, error) {
-	q := r.URL.Query()
-	return ParseFilter(q.Get("from"), q.Get("to"), q.Get("user_id"), q.Get("kind"), now)
+// filterParams are the query parameters of a Filter.
+var filterParams = []string{"from", "to", "user_id", "kind"}
+
+// parseFilter reads a finance request's query through httpx.Query, which
+// refuses what would widen the answer (a pair that does not parse, an
+// unknown or repeated name), allowing the filter's parameters and extra.
+// A narrowing filter given empty (user_id=) is refused too: it would
+// otherwise select every user.
+func parseFilter(r *http.Request, now time.Time, extra ...string) (Filter, url.Values, error) {
+	q, err := httpx.Query(r, slices.Concat(extra, filterParams)...)
+	if err != nil {
+		return Filter{}, nil, err
+	}
+	for _, name := range []string{"user_id", "kind"} {
+		if q.Has(name) && q.Get(name) == "" {
+			return Filter{}, nil, apierr.Errorf(apierr.InvalidRequest, "%s is empty; leave it out to include every %s.", name, strings.TrimSuffix(name, "_id"))
+		}
+	}
+	f, err := ParseFilter(q.Get("from"), q.Get("to"), q.Get("user_id"), q.Get("kind"), now)
+	return f, q, err
 }
 
 // ParseFilter builds a filter from its text: from and to are RFC 3339
@@ -203,11 +221,11 @@ func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summa
 
 // HandleSessions serves GET /v1/admin/sessions.
 func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r, time.Now())
+	f, q, err := parseFilter(r, time.Now(), page.Params...)
 	if err != nil {
 		return err
 	}
-	p, err := page.Parse(r)
+	p, err := page.FromQuery(q)
 	if err != nil {
 		return err
 	}
@@ -221,11 +239,11 @@ func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
 
 // HandleSummary serves GET /v1/admin/costs/summary.
 func (l *Ledger) HandleSummary(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r, time.Now())
+	f, q, err := parseFilter(r, time.Now(), "group_by")
 	if err != nil {
 		return err
 	}
-	groupBy := r.URL.Query().Get("group_by")
+	groupBy := q.Get("group_by")
 	if groupBy == "" {
 		groupBy = "day"
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +163,20 @@ func TestFinanceBadInput(t *testing.T) {
 		h      httpx.HandlerFunc
 		target string
 	}{
+		{fx.ledger.HandleSessions, "/?user_id=alice;bob"},
+		{fx.ledger.HandleSessions, "/?kind=voice;user_id=alice"},
+		{fx.ledger.HandleSessions, "/?user_id=%zz"},
+		{fx.ledger.HandleSessions, "/?userid=alice"},
+		{fx.ledger.HandleSessions, "/?user_id=alice&user_id=bob"},
+		{fx.ledger.HandleSessions, "/?user_id="},
+		{fx.ledger.HandleSessions, "/?group_by=day"},
+		{fx.ledger.HandleSummary, "/?user_id=alice;bob"},
+		{fx.ledger.HandleSummary, "/?group_by=user&group_by=day"},
+		{fx.ledger.HandleSummary, "/?limit=5"},
+		{fx.ledger.HandleCSV, "/?user_id=alice;bob"},
+		{fx.ledger.HandleCSV, "/?kind="},
+		{fx.ledger.HandleCSV, "/?user=alice"},
+		{fx.ledger.HandleCSV, "/?cursor=abc"},
 		{fx.ledger.HandleSessions, "/?from=yesterday"},
 		{fx.ledger.HandleSessions, "/?to=2026-13-01"},
 		{fx.ledger.HandleSessions, "/?from=2026-11-02&to=2026-11-01"},
@@ -180,6 +196,77 @@ func TestFinanceBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 INVALID_REQUEST", tc.target, rec.Code, rec.Body)
 		}
 	}
+}
+
+// TestFinanceFilterNeverWidens: a user_id filter the URL parser would
+// drop (a raw ';') answers 400, never every user's records; the same
+// filter well encoded answers that one user's.
+func TestFinanceFilterNeverWidens(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	seed(t, fx.pool, 30, "alice", "bob", "x;y")
+	const window = "from=2026-10-01&to=2026-11-01&"
+	tests := []struct {
+		name       string
+		h          httpx.HandlerFunc
+		query      string
+		wantStatus int
+		wantUsers  string // the users in the answer, comma-separated
+	}{
+		{"sessions, raw semicolon", fx.ledger.HandleSessions, "user_id=x;y", 400, ""},
+		{"sessions, escaped semicolon", fx.ledger.HandleSessions, "user_id=x%3By", 200, "x;y"},
+		{"summary, raw semicolon", fx.ledger.HandleSummary, "group_by=user&user_id=x;y", 400, ""},
+		{"summary, escaped semicolon", fx.ledger.HandleSummary, "group_by=user&user_id=x%3By", 200, "x;y"},
+		{"csv, raw semicolon", fx.ledger.HandleCSV, "user_id=x;y", 400, ""},
+		{"csv, escaped semicolon", fx.ledger.HandleCSV, "user_id=x%3By", 200, "x;y"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(t, tc.h, "/?"+window+tc.query)
+			if rec.Code != tc.wantStatus {
+				t.Fatalf("got status %d, want %d: %.200s", rec.Code, tc.wantStatus, rec.Body)
+			}
+			if tc.wantStatus != 200 {
+				return
+			}
+			if got := strings.Join(usersIn(t, rec), ","); got != tc.wantUsers {
+				t.Errorf("got users %q, want %q", got, tc.wantUsers)
+			}
+		})
+	}
+}
+
+// usersIn lists the distinct users of a sessions page, a by-user summary
+// or a CSV export, sorted.
+func usersIn(t *testing.T, rec *httptest.ResponseRecorder) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") {
+		rows, err := csv.NewReader(rec.Body).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("csv: %d rows, %v", len(rows), err)
+		}
+		for _, row := range rows[1:] {
+			seen[row[slices.Index(rows[0], "user_id")]] = true
+		}
+	} else {
+		var body struct {
+			Items []struct {
+				UserID string `json:"user_id"`
+			} `json:"items"`
+			Groups []struct{ Key string } `json:"groups"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range body.Items {
+			seen[it.UserID] = true
+		}
+		for _, g := range body.Groups {
+			seen[g.Key] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func TestCSVIsRFC4180AndDefusesFormulas(t *testing.T) {
