@@ -273,7 +273,8 @@ func TestCSVIsRFC4180AndDefusesFormulas(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	ctx := context.Background()
-	users := []string{"=cmd|' /C calc'!A0", "+1", "-2", "@SUM(A1)", "\tx", `quote"and,comma`, "line\nbreak", "plain"}
+	users := []string{"=cmd|' /C calc'!A0", "+1", "-2", "@SUM(A1)", "\tx", `quote"and,comma`, "line\nbreak", "plain",
+		"a;=cmd|' /C calc'!A0", "b, +1", "c\n@SUM(A1)"}
 	for i, u := range users {
 		r := voiceRecord("vs_csv_" + strconv.Itoa(i))
 		r.UserID = u
@@ -306,7 +307,8 @@ func TestCSVIsRFC4180AndDefusesFormulas(t *testing.T) {
 			t.Errorf("cost %q unpriced %q, want 75240 false", row[col["cost_micros"]], row[col["unpriced"]])
 		}
 	}
-	for _, want := range []string{"'=cmd|' /C calc'!A0", "'+1", "'-2", "'@SUM(A1)", "'\tx", `quote"and,comma`, "line\nbreak", "plain"} {
+	for _, want := range []string{"'=cmd|' /C calc'!A0", "'+1", "'-2", "'@SUM(A1)", "'\tx", `quote"and,comma`, "line\nbreak", "plain",
+		"'a;'=cmd|' /C calc'!A0", "'b, '+1", "'c\n'@SUM(A1)"} {
 		if !got[want] {
 			t.Errorf("user cell %q missing; got %v", want, got)
 		}
