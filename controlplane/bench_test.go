@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/tools"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -119,4 +119,3 @@ func runCallers(b *testing.B, n int, f func(caller, i int) error) (float64, []ti
 	}
 	return float64(n) / elapsed.Seconds(), slices.Concat(lat...)
 }
-

@@ -20,9 +20,9 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/tools"
 )
