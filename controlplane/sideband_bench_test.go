@@ -292,8 +292,15 @@ func bucketQuantile(b *testing.B, reg *prometheus.Registry, name string, q float
 // Holding 500 idle sideband sessions: memory per session (heap and
 // goroutine stacks) and the database writes lease upkeep costs per
 // second, beside the session count.
+//
+// With -short (scripts/bench-smoke.sh) it holds 50 for a second and does
+// not wait for PostgreSQL's late statistics: it shows the benchmark runs,
+// its figures are not the documented ones.
 func BenchmarkSidebandHeld(b *testing.B) {
-	const n = 500
+	n, idle, statsLag := 500, 10*time.Second, 11*time.Second
+	if testing.Short() {
+		n, idle, statsLag = 50, time.Second, 0
+	}
 	fake, url := newFakeCalls(b)
 	f := benchFixture(b, fake, url, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -305,7 +312,7 @@ func BenchmarkSidebandHeld(b *testing.B) {
 	holdSessions(b, f, fake, n)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	perSession := float64(int64(after.HeapInuse+after.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / n
+	perSession := float64(int64(after.HeapInuse+after.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / float64(n)
 	writes := func() int64 {
 		var w int64
 		if err := f.pool.QueryRow(ctx, `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
@@ -316,21 +323,21 @@ func BenchmarkSidebandHeld(b *testing.B) {
 	}
 	// Backends report their statistics late (an idle one within 10 s):
 	// let the starts' writes land before counting.
-	time.Sleep(11 * time.Second)
+	time.Sleep(statsLag)
 	var cpuBefore, cpuAfter time.Duration
 	cpuBefore = processCPU()
 	w0, began := writes(), time.Now()
 	b.ResetTimer()
-	time.Sleep(10 * time.Second) // idle: the lease loop runs, nothing else
+	time.Sleep(idle) // idle: the lease loop runs, nothing else
 	b.StopTimer()
-	time.Sleep(11 * time.Second) // the window's statistics, reported late
+	time.Sleep(statsLag) // the window's statistics, reported late
 
 	w1, took := writes(), time.Since(began)
 	cpuAfter = processCPU()
 	b.ReportMetric(float64(n), "sessions")
 	b.ReportMetric(perSession/1024, "KB/session")
 	b.ReportMetric(float64(w1-w0)/took.Seconds(), "db-writes/s")
-	b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/took.Seconds()/n, "cpu-µs/s/session")
+	b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/took.Seconds()/float64(n), "cpu-µs/s/session")
 	if f.svc.Held() != n {
 		b.Fatalf("held %d of %d", f.svc.Held(), n)
 	}

@@ -2,9 +2,10 @@ package tools
 
 import (
 	"context"
-	"sort"
 	"testing"
 	"time"
+
+	"github.com/voxgate/voxgate/internal/latency"
 )
 
 // typicalSQL are questions a Logly user asks, as a model writes them.
@@ -89,9 +90,8 @@ func BenchmarkOpenSQLCheck(b *testing.B) {
 		took = append(took, time.Since(start))
 	}
 	b.StopTimer()
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(took[min(len(took)-1, len(took)*99/100)].Microseconds()), "p99-µs")
+	b.ReportMetric(latency.Millis(b, took, .5)*1000, "p50-µs")
+	b.ReportMetric(latency.Millis(b, took, .99)*1000, "p99-µs")
 }
 
 // TestCheckerCatalogNames: casts may name plain types and value functions
