@@ -173,16 +173,18 @@ var groupKeys = map[string]string{
 }
 
 // summarySQL sums each group in numeric (sum over bigint is numeric, which
-// cannot wrap) and hands the sums over as their exact decimal text. Token
-// classes are summed one by one and the numeric sums added, so no bigint
-// addition happens anywhere. Every group has a row, so only cost_micros,
-// NULL on unpriced records, can sum to NULL.
+// cannot wrap) and hands the sums over as their exact decimal text. The
+// token classes of a row are added as bigint before the sum: Write bounds
+// each count by MaxCount, so a row's five stay far inside int64, and a row
+// that broke the bound would fail the statement, never wrap. Every group
+// has a row, so only cost_micros, NULL on unpriced records, can sum to
+// NULL.
 const summarySQL = `SELECT %s AS k, count(*),
 	count(*) FILTER (WHERE cost_micros IS NULL),
 	coalesce(sum(cost_micros), 0)::text,
 	sum(duration_ms)::text,
-	(sum(text_in) + sum(audio_in) + sum(image_in) + sum(transcription_text_in) + sum(transcription_audio_in))::text,
-	(sum(text_out) + sum(audio_out) + sum(transcription_text_out))::text
+	sum(text_in + audio_in + image_in + transcription_text_in + transcription_audio_in)::text,
+	sum(text_out + audio_out + transcription_text_out)::text
 	FROM usage_records WHERE %s GROUP BY k ORDER BY k`
 
 // Summarize sums the filter's records by day, user or model. The total is
