@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -269,8 +270,11 @@ func paced(sessions []heldCall, per int, op func(i, j int, c heldCall) error) er
 }
 
 // bucketQuantile is the upper bound of the histogram bucket holding
-// quantile q.
+// quantile q. A histogram that is missing or holds no sample fails the
+// benchmark, as latency.Millis does for an empty sample: its bound would
+// be a figure nothing was measured for.
 func bucketQuantile(b *testing.B, reg *prometheus.Registry, name string, q float64) float64 {
+	b.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		b.Fatal(err)
@@ -280,13 +284,18 @@ func bucketQuantile(b *testing.B, reg *prometheus.Registry, name string, q float
 			continue
 		}
 		h := mf.GetMetric()[0].GetHistogram()
+		if h.GetSampleCount() == 0 {
+			break
+		}
 		for _, bk := range h.GetBucket() {
 			if float64(bk.GetCumulativeCount()) >= q*float64(h.GetSampleCount()) {
 				return bk.GetUpperBound()
 			}
 		}
+		return math.Inf(1)
 	}
-	return -1
+	b.Fatalf("%s: no sample to take quantile %v of", name, q)
+	return 0
 }
 
 // Holding 500 idle sideband sessions: memory per session (heap and
