@@ -121,6 +121,9 @@ func checkCollation(c *pganalyze.CollateClause) error {
 // checkOperator refuses OPERATOR(schema.op) outside pg_catalog: the
 // parser qualifies an operator only when the statement does.
 func checkOperator(e *pganalyze.A_Expr) error {
+	if len(e.Name) < 2 {
+		return nil
+	}
 	if name, ok := catalogName(e.Name); !ok {
 		return refused("the operator %s is not allowed", name)
 	}
