@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: build run test bench fuzz soak lint clean
+.PHONY: build run test bench bench-smoke fuzz soak lint clean
 
 build:
 	$(GO) build -trimpath -o bin/voxgate ./cmd/voxgate
@@ -13,10 +13,16 @@ run:
 	$(GO) run ./cmd/voxgate dev
 
 # vet, then every test with the race detector against a real PostgreSQL
-# (found on localhost:5432 or provisioned from the local binaries).
+# (found on localhost:5432 or provisioned from the local binaries), then one
+# short run of every benchmark the README and docs cite.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	bash scripts/bench-smoke.sh
+
+# Every benchmark command the README and docs cite, once at -benchtime 1x.
+bench-smoke:
+	bash scripts/bench-smoke.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

@@ -20,17 +20,26 @@ import (
 // discarding writer while sampling the Go heap, to show it stays flat.
 //
 //	go test ./billing -run '^$' -bench FinanceMonth -benchtime 3x
+//
+// With -short (scripts/bench-smoke.sh) the month holds 10,000 records, to
+// show the benchmark runs, not to measure it.
 func BenchmarkFinanceMonth(b *testing.B) {
 	fx := newFixture(b)
 	ctx := context.Background()
+	records := int64(1_000_000)
+	if testing.Short() {
+		records = 10_000
+	}
+	// The records spread evenly over October's 31 days, whatever their number.
+	spacing := time.Duration(31*24*time.Hour) / time.Duration(records+1)
 	if _, err := fx.pool.Exec(ctx, `INSERT INTO usage_records
 		(user_id, session_id, kind, provider, model, text_in, text_cached_in, text_out, audio_in, audio_out,
 		 duration_ms, cost_micros, price_version, usage_source, created_at)
 		SELECT 'u' || (i % 5000), 'vs_' || i, CASE WHEN i % 3 = 0 THEN 'chat' ELSE 'voice' END, 'openai',
 		       CASE WHEN i % 2 = 0 THEN 'gpt-realtime' ELSE 'gpt-realtime-mini' END,
 		       1000, 800, 300, 600, 800, 61000, CASE WHEN i % 1000 = 0 THEN NULL ELSE 75240 END, 'v1', 'client_reported',
-		       timestamptz '2026-10-01 00:00:00+00' + (i * interval '2678 milliseconds')
-		FROM generate_series(1, 1000000) AS i`); err != nil {
+		       timestamptz '2026-10-01 00:00:00+00' + i * make_interval(secs => $1)
+		FROM generate_series(1, $2::bigint) AS i`, spacing.Seconds(), records); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := fx.pool.Exec(ctx, `VACUUM ANALYZE usage_records`); err != nil {
@@ -43,13 +52,13 @@ func BenchmarkFinanceMonth(b *testing.B) {
 		began := time.Now()
 		var n int64
 		if err := fx.pool.QueryRow(ctx, `SELECT count(*) FROM usage_records WHERE created_at >= $1 AND created_at < $2`,
-			f.From, f.To).Scan(&n); err != nil || n != 1_000_000 {
+			f.From, f.To).Scan(&n); err != nil || n != records {
 			b.Fatalf("count %d, %v", n, err)
 		}
 		count += time.Since(began)
 		began = time.Now()
 		s, err := fx.ledger.Summarize(ctx, f, "day")
-		if err != nil || s.Total.Records != 1_000_000 || len(s.Groups) != 31 {
+		if err != nil || s.Total.Records != records || len(s.Groups) != 31 {
 			b.Fatalf("summary: %d records in %d days, %v", s.Total.Records, len(s.Groups), err)
 		}
 		summary += time.Since(began)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/database"
@@ -88,26 +89,75 @@ func (r Record) csvCells(c []string) []string {
 	return c
 }
 
-// safeCell defuses a cell a spreadsheet would run as a formula: one that
-// starts with = + - @ (DESIGN §10), or with a tab or carriage return, which
-// some spreadsheets skip before looking. User ids and session ids come from
-// outside, so any text cell may hold one.
+// safeCell defuses a cell a spreadsheet would run as a formula (DESIGN
+// §10). User ids and session ids come from outside, so any text cell may
+// hold one. A formula can begin at the start of the cell or, in a
+// spreadsheet that splits the cell on a separator of its locale (',' or
+// ';', a tab or a line break), at the start of any piece; spaces before it
+// are skipped, as some importers trim them. A cell with such a start gets a
+// leading ' (the rule DESIGN states), and each later piece with one gets a
+// ' just before it, since a quote at the cell's start does not reach a
+// piece split off from it. Other cells are returned as they are.
 func safeCell(s string) string {
-	if s == "" {
+	var at []int // where a piece after the first starts a formula
+	risky, start := false, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if start && c != ' ' {
+			start = false
+			if formulaStart(c) {
+				risky = true
+				if i > 0 {
+					at = append(at, i)
+				}
+			}
+		}
+		if cellSeparator(c) {
+			start = true
+		}
+	}
+	if !risky {
 		return s
 	}
-	switch s[0] {
-	case '=', '+', '-', '@', '\t', '\r':
-		return "'" + s
+	var b strings.Builder
+	b.Grow(len(s) + 1 + len(at))
+	b.WriteByte('\'')
+	last := 0
+	for _, i := range at {
+		b.WriteString(s[last:i])
+		b.WriteByte('\'')
+		last = i
 	}
-	return s
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// formulaStart: = + - @ begin a formula; a tab or carriage return is
+// skipped by some spreadsheets before they look.
+func formulaStart(c byte) bool {
+	switch c {
+	case '=', '+', '-', '@', '\t', '\r':
+		return true
+	}
+	return false
+}
+
+// cellSeparator: what a spreadsheet in some locale splits a cell on when
+// it reads the file: the list separators of comma and semicolon locales,
+// and tab and line breaks.
+func cellSeparator(c byte) bool {
+	switch c {
+	case ',', ';', '\t', '\n', '\r':
+		return true
+	}
+	return false
 }
 
 // HandleCSV serves GET /v1/admin/costs.csv. A failure before the first
 // byte is the usual JSON error; one after it cuts the connection, so a
 // truncated file can never pass for a whole one.
 func (l *Ledger) HandleCSV(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r, time.Now())
+	f, _, err := parseFilter(r, time.Now())
 	if err != nil {
 		return err
 	}

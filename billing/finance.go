@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +27,26 @@ type Filter struct {
 	Kind     string
 }
 
-// parseFilter reads from, to, user_id and kind from a finance request.
-func parseFilter(r *http.Request, now time.Time) (Filter, error) {
-	q := r.URL.Query()
-	return ParseFilter(q.Get("from"), q.Get("to"), q.Get("user_id"), q.Get("kind"), now)
+// filterParams are the query parameters of a Filter.
+var filterParams = []string{"from", "to", "user_id", "kind"}
+
+// parseFilter reads a finance request's query through httpx.Query, which
+// refuses what would widen the answer (a pair that does not parse, an
+// unknown or repeated name), allowing the filter's parameters and extra.
+// A narrowing filter given empty (user_id=) is refused too: it would
+// otherwise select every user.
+func parseFilter(r *http.Request, now time.Time, extra ...string) (Filter, url.Values, error) {
+	q, err := httpx.Query(r, slices.Concat(extra, filterParams)...)
+	if err != nil {
+		return Filter{}, nil, err
+	}
+	for _, name := range []string{"user_id", "kind"} {
+		if q.Has(name) && q.Get(name) == "" {
+			return Filter{}, nil, apierr.Errorf(apierr.InvalidRequest, "%s is empty; leave it out to include every %s.", name, strings.TrimSuffix(name, "_id"))
+		}
+	}
+	f, err := ParseFilter(q.Get("from"), q.Get("to"), q.Get("user_id"), q.Get("kind"), now)
+	return f, q, err
 }
 
 // ParseFilter builds a filter from its text: from and to are RFC 3339
@@ -117,15 +135,25 @@ func (l *Ledger) Records(ctx context.Context, f Filter, p page.Request) (page.Li
 	}), nil
 }
 
-// Group is one row of a cost summary. Sums are exact integers.
+// Group is one row of a cost summary. Counts are int64 (there are never
+// more rows than that); sums of counts and costs are exact Sums.
 type Group struct {
 	Key        string `json:"key"`
 	Records    int64  `json:"records"`
 	Unpriced   int64  `json:"unpriced"`
-	CostMicros int64  `json:"cost_micros"` // priced records only
-	DurationMS int64  `json:"duration_ms"`
-	TokensIn   int64  `json:"tokens_in"`
-	TokensOut  int64  `json:"tokens_out"`
+	CostMicros Sum    `json:"cost_micros"` // priced records only
+	DurationMS Sum    `json:"duration_ms"`
+	TokensIn   Sum    `json:"tokens_in"`
+	TokensOut  Sum    `json:"tokens_out"`
+}
+
+func (g *Group) add(o Group) {
+	g.Records += o.Records
+	g.Unpriced += o.Unpriced
+	g.CostMicros = g.CostMicros.Add(o.CostMicros)
+	g.DurationMS = g.DurationMS.Add(o.DurationMS)
+	g.TokensIn = g.TokensIn.Add(o.TokensIn)
+	g.TokensOut = g.TokensOut.Add(o.TokensOut)
 }
 
 // Summary is the body of GET /v1/admin/costs/summary.
@@ -144,40 +172,48 @@ var groupKeys = map[string]string{
 	"model": `model`,
 }
 
+// summarySQL sums each group in numeric (sum over bigint is numeric, which
+// cannot wrap) and hands the sums over as their exact decimal text. The
+// token classes of a row are added as bigint before the sum: Write bounds
+// each count by MaxCount, so a row's five stay far inside int64, and a row
+// that broke the bound would fail the statement, never wrap. Every group
+// has a row, so only cost_micros, NULL on unpriced records, can sum to
+// NULL.
+const summarySQL = `SELECT %s AS k, count(*),
+	count(*) FILTER (WHERE cost_micros IS NULL),
+	coalesce(sum(cost_micros), 0)::text,
+	sum(duration_ms)::text,
+	sum(text_in + audio_in + image_in + transcription_text_in + transcription_audio_in)::text,
+	sum(text_out + audio_out + transcription_text_out)::text
+	FROM usage_records WHERE %s GROUP BY k ORDER BY k`
+
 // Summarize sums the filter's records by day, user or model. The total is
-// the sum of the groups, computed by the same statement.
+// the exact sum of the groups the same statement returned.
 func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summary, error) {
 	key, ok := groupKeys[groupBy]
 	if !ok {
 		return Summary{}, apierr.New(apierr.InvalidRequest, "group_by must be day, user or model.")
 	}
 	where, args := f.where()
-	// sum() over bigint is numeric; the casts back to bigint fail loudly
-	// rather than round should a sum ever leave int64.
-	rows, err := l.pool.Query(ctx, `SELECT `+key+` AS k, count(*),
-		count(*) FILTER (WHERE cost_micros IS NULL),
-		coalesce(sum(cost_micros), 0)::bigint,
-		coalesce(sum(duration_ms), 0)::bigint,
-		coalesce(sum(text_in + audio_in + image_in + transcription_text_in + transcription_audio_in), 0)::bigint,
-		coalesce(sum(text_out + audio_out + transcription_text_out), 0)::bigint
-		FROM usage_records WHERE `+where+` GROUP BY k ORDER BY k`, args...)
+	rows, err := l.pool.Query(ctx, fmt.Sprintf(summarySQL, key, where), args...)
 	if err != nil {
 		return Summary{}, database.Error("billing: summarize", err)
 	}
 	defer rows.Close()
 	s := Summary{From: f.From, To: f.To, GroupBy: groupBy, Groups: []Group{}, Total: Group{Key: "total"}}
+	var sums [4]string
 	for rows.Next() {
 		var g Group
-		if err := rows.Scan(&g.Key, &g.Records, &g.Unpriced, &g.CostMicros, &g.DurationMS, &g.TokensIn, &g.TokensOut); err != nil {
+		if err := rows.Scan(&g.Key, &g.Records, &g.Unpriced, &sums[0], &sums[1], &sums[2], &sums[3]); err != nil {
 			return Summary{}, database.Error("billing: summarize", err)
 		}
+		for i, dst := range []*Sum{&g.CostMicros, &g.DurationMS, &g.TokensIn, &g.TokensOut} {
+			if *dst, err = parseSum(sums[i]); err != nil {
+				return Summary{}, apierr.Wrap(apierr.Internal, "", err)
+			}
+		}
 		s.Groups = append(s.Groups, g)
-		s.Total.Records += g.Records
-		s.Total.Unpriced += g.Unpriced
-		s.Total.CostMicros += g.CostMicros
-		s.Total.DurationMS += g.DurationMS
-		s.Total.TokensIn += g.TokensIn
-		s.Total.TokensOut += g.TokensOut
+		s.Total.add(g)
 	}
 	if err := rows.Err(); err != nil {
 		return Summary{}, database.Error("billing: summarize", err)
@@ -187,11 +223,11 @@ func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summa
 
 // HandleSessions serves GET /v1/admin/sessions.
 func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r, time.Now())
+	f, q, err := parseFilter(r, time.Now(), page.Params...)
 	if err != nil {
 		return err
 	}
-	p, err := page.Parse(r)
+	p, err := page.FromQuery(q)
 	if err != nil {
 		return err
 	}
@@ -205,11 +241,11 @@ func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
 
 // HandleSummary serves GET /v1/admin/costs/summary.
 func (l *Ledger) HandleSummary(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseFilter(r, time.Now())
+	f, q, err := parseFilter(r, time.Now(), "group_by")
 	if err != nil {
 		return err
 	}
-	groupBy := r.URL.Query().Get("group_by")
+	groupBy := q.Get("group_by")
 	if groupBy == "" {
 		groupBy = "day"
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,17 +64,27 @@ func TestSummaryTotalsEqualTheRecords(t *testing.T) {
 		}
 		var sum, n int64
 		for _, g := range s.Groups {
-			sum += g.CostMicros
+			cost := mustInt64(t, g.CostMicros)
+			sum += cost
 			n += g.Records
-			if by == "day" && g.CostMicros != perDay[g.Key] {
-				t.Errorf("day %s: %d micros, records say %d", g.Key, g.CostMicros, perDay[g.Key])
+			if by == "day" && cost != perDay[g.Key] {
+				t.Errorf("day %s: got %d micros, want %d from the records", g.Key, cost, perDay[g.Key])
 			}
 		}
-		if s.Total.CostMicros != wantCost || sum != wantCost || s.Total.Records != wantRecords || n != wantRecords || s.Total.Unpriced != wantUnpriced {
-			t.Errorf("group_by=%s: total %d micros over %d records (%d unpriced), groups sum %d; records say %d over %d (%d unpriced)",
-				by, s.Total.CostMicros, s.Total.Records, s.Total.Unpriced, sum, wantCost, wantRecords, wantUnpriced)
+		if total := mustInt64(t, s.Total.CostMicros); total != wantCost || sum != wantCost || s.Total.Records != wantRecords || n != wantRecords || s.Total.Unpriced != wantUnpriced {
+			t.Errorf("group_by=%s: got total %d micros over %d records (%d unpriced), groups sum %d; want %d over %d (%d unpriced)",
+				by, total, s.Total.Records, s.Total.Unpriced, sum, wantCost, wantRecords, wantUnpriced)
 		}
 	}
+}
+
+func mustInt64(t *testing.T, s billing.Sum) int64 {
+	t.Helper()
+	v, ok := s.Int64()
+	if !ok {
+		t.Fatalf("sum %s does not fit int64", s)
+	}
+	return v
 }
 
 func pageAll(ctx context.Context, l *billing.Ledger, f billing.Filter) ([]billing.Record, error) {
@@ -151,6 +163,20 @@ func TestFinanceBadInput(t *testing.T) {
 		h      httpx.HandlerFunc
 		target string
 	}{
+		{fx.ledger.HandleSessions, "/?user_id=alice;bob"},
+		{fx.ledger.HandleSessions, "/?kind=voice;user_id=alice"},
+		{fx.ledger.HandleSessions, "/?user_id=%zz"},
+		{fx.ledger.HandleSessions, "/?userid=alice"},
+		{fx.ledger.HandleSessions, "/?user_id=alice&user_id=bob"},
+		{fx.ledger.HandleSessions, "/?user_id="},
+		{fx.ledger.HandleSessions, "/?group_by=day"},
+		{fx.ledger.HandleSummary, "/?user_id=alice;bob"},
+		{fx.ledger.HandleSummary, "/?group_by=user&group_by=day"},
+		{fx.ledger.HandleSummary, "/?limit=5"},
+		{fx.ledger.HandleCSV, "/?user_id=alice;bob"},
+		{fx.ledger.HandleCSV, "/?kind="},
+		{fx.ledger.HandleCSV, "/?user=alice"},
+		{fx.ledger.HandleCSV, "/?cursor=abc"},
 		{fx.ledger.HandleSessions, "/?from=yesterday"},
 		{fx.ledger.HandleSessions, "/?to=2026-13-01"},
 		{fx.ledger.HandleSessions, "/?from=2026-11-02&to=2026-11-01"},
@@ -172,11 +198,83 @@ func TestFinanceBadInput(t *testing.T) {
 	}
 }
 
+// TestFinanceFilterNeverWidens: a user_id filter the URL parser would
+// drop (a raw ';') answers 400, never every user's records; the same
+// filter well encoded answers that one user's.
+func TestFinanceFilterNeverWidens(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	seed(t, fx.pool, 30, "alice", "bob", "x;y")
+	const window = "from=2026-10-01&to=2026-11-01&"
+	tests := []struct {
+		name       string
+		h          httpx.HandlerFunc
+		query      string
+		wantStatus int
+		wantUsers  string // the users in the answer, comma-separated
+	}{
+		{"sessions, raw semicolon", fx.ledger.HandleSessions, "user_id=x;y", 400, ""},
+		{"sessions, escaped semicolon", fx.ledger.HandleSessions, "user_id=x%3By", 200, "x;y"},
+		{"summary, raw semicolon", fx.ledger.HandleSummary, "group_by=user&user_id=x;y", 400, ""},
+		{"summary, escaped semicolon", fx.ledger.HandleSummary, "group_by=user&user_id=x%3By", 200, "x;y"},
+		{"csv, raw semicolon", fx.ledger.HandleCSV, "user_id=x;y", 400, ""},
+		{"csv, escaped semicolon", fx.ledger.HandleCSV, "user_id=x%3By", 200, "x;y"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(t, tc.h, "/?"+window+tc.query)
+			if rec.Code != tc.wantStatus {
+				t.Fatalf("got status %d, want %d: %.200s", rec.Code, tc.wantStatus, rec.Body)
+			}
+			if tc.wantStatus != 200 {
+				return
+			}
+			if got := strings.Join(usersIn(t, rec), ","); got != tc.wantUsers {
+				t.Errorf("got users %q, want %q", got, tc.wantUsers)
+			}
+		})
+	}
+}
+
+// usersIn lists the distinct users of a sessions page, a by-user summary
+// or a CSV export, sorted.
+func usersIn(t *testing.T, rec *httptest.ResponseRecorder) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") {
+		rows, err := csv.NewReader(rec.Body).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("csv: %d rows, %v", len(rows), err)
+		}
+		for _, row := range rows[1:] {
+			seen[row[slices.Index(rows[0], "user_id")]] = true
+		}
+	} else {
+		var body struct {
+			Items []struct {
+				UserID string `json:"user_id"`
+			} `json:"items"`
+			Groups []struct{ Key string } `json:"groups"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range body.Items {
+			seen[it.UserID] = true
+		}
+		for _, g := range body.Groups {
+			seen[g.Key] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
 func TestCSVIsRFC4180AndDefusesFormulas(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	ctx := context.Background()
-	users := []string{"=cmd|' /C calc'!A0", "+1", "-2", "@SUM(A1)", "\tx", `quote"and,comma`, "line\nbreak", "plain"}
+	users := []string{"=cmd|' /C calc'!A0", "+1", "-2", "@SUM(A1)", "\tx", `quote"and,comma`, "line\nbreak", "plain",
+		"a;=cmd|' /C calc'!A0", "b, +1", "c\n@SUM(A1)"}
 	for i, u := range users {
 		r := voiceRecord("vs_csv_" + strconv.Itoa(i))
 		r.UserID = u
@@ -209,7 +307,8 @@ func TestCSVIsRFC4180AndDefusesFormulas(t *testing.T) {
 			t.Errorf("cost %q unpriced %q, want 75240 false", row[col["cost_micros"]], row[col["unpriced"]])
 		}
 	}
-	for _, want := range []string{"'=cmd|' /C calc'!A0", "'+1", "'-2", "'@SUM(A1)", "'\tx", `quote"and,comma`, "line\nbreak", "plain"} {
+	for _, want := range []string{"'=cmd|' /C calc'!A0", "'+1", "'-2", "'@SUM(A1)", "'\tx", `quote"and,comma`, "line\nbreak", "plain",
+		"'a;'=cmd|' /C calc'!A0", "'b, '+1", "'c\n'@SUM(A1)"} {
 		if !got[want] {
 			t.Errorf("user cell %q missing; got %v", want, got)
 		}

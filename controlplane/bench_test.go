@@ -15,6 +15,7 @@ import (
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/tools"
 )
@@ -47,17 +48,13 @@ func latencies(b *testing.B, n, c int, op func(i int) error) []time.Duration {
 	return out
 }
 
-func pct(d []time.Duration, p float64) float64 {
-	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
-}
-
 // report prints both sides and the difference at p50 and p99, in ms.
 func report(b *testing.B, base, gw []time.Duration) {
-	b.ReportMetric(pct(base, .5), "base-p50-ms")
-	b.ReportMetric(pct(base, .99), "base-p99-ms")
-	b.ReportMetric(pct(gw, .5), "gw-p50-ms")
-	b.ReportMetric(pct(gw, .99), "gw-p99-ms")
-	b.ReportMetric(pct(gw, .5)-pct(base, .5), "added-p50-ms")
+	b.ReportMetric(latency.Millis(b, base, .5), "base-p50-ms")
+	b.ReportMetric(latency.Millis(b, base, .99), "base-p99-ms")
+	b.ReportMetric(latency.Millis(b, gw, .5), "gw-p50-ms")
+	b.ReportMetric(latency.Millis(b, gw, .99), "gw-p99-ms")
+	b.ReportMetric(latency.Millis(b, gw, .5)-latency.Millis(b, base, .5), "added-p50-ms")
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -28,6 +29,7 @@ import (
 // call that asked for it. It costs next to nothing, so the figures are the
 // gateway's.
 type fakeCalls struct {
+	sim     *sim.Server // mints the client secrets of direct sessions
 	n       atomic.Int64
 	mu      sync.Mutex
 	socks   map[string]*fakeSock
@@ -43,9 +45,14 @@ type fakeSock struct {
 }
 
 func newFakeCalls(t testing.TB) (*fakeCalls, string) {
-	f := &fakeCalls{socks: map[string]*fakeSock{}, answers: make(chan time.Duration, 1<<16), outputs: map[string]int{}}
+	s, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeCalls{sim: s, socks: map[string]*fakeSock{}, answers: make(chan time.Duration, 1<<16), outputs: map[string]int{}}
 	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
+	mux.Handle("POST "+sim.EndpointRealtimeClientSecrets, s)
 	mux.HandleFunc("POST /v1/realtime/calls", func(w http.ResponseWriter, _ *http.Request) {
 		id := fmt.Sprintf("rtc_bench%08d", f.n.Add(1))
 		w.Header().Set("Location", "/v1/realtime/calls/"+id)
@@ -169,13 +176,9 @@ func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []heldCall {
 	}
 }
 
-func benchFixture(b *testing.B, url string, reg *prometheus.Registry) fixture {
+func benchFixture(b *testing.B, fake *fakeCalls, url string, reg *prometheus.Registry) fixture {
 	b.Helper()
-	s, err := sim.New(sim.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return newFixture(b, options{sim: s, simURL: url, poolSize: 8, registry: reg,
+	return newFixture(b, options{sim: fake.sim, simURL: url, poolSize: 8, registry: reg,
 		configFn: func(c *controlplane.Config) { c.ToolCallsPerMinute = 1 << 30; c.IdleTimeout = time.Hour }})
 }
 
@@ -184,26 +187,25 @@ func benchFixture(b *testing.B, url string, reg *prometheus.Registry) fixture {
 // its function_call_output received, with an echo tool that takes no time
 // of its own. Every call goes through the executor (its exactly-once row)
 // and the per-session rate limit, as in production. The baseline, in the
-// same run at the same pace, is the same calls through ExecuteTool: the
-// window and the executor without the socket.
+// same run at the same pace, is the same calls through ExecuteTool on 100
+// direct sessions (a sideband session refuses ExecuteTool: the gateway
+// reads its calls itself): the window and the executor without the socket.
 func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 	fake, url := newFakeCalls(b)
 	reg := prometheus.NewRegistry()
-	f := benchFixture(b, url, reg)
+	f := benchFixture(b, fake, url, reg)
 	calls := holdSessions(b, f, fake, 100)
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	per := max(b.N/len(calls), 1)
-	for i, c := range calls {
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(calls))) // spread the sessions over the second
-			for j := range per {
-				fake.callTool(c.callID, fmt.Sprintf("call_%d_%d", i, j))
-				time.Sleep(time.Second) // a call a second per session: 100 calls/s
-			}
-		})
+	direct := make([]heldCall, len(calls))
+	for i := range direct {
+		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
+		direct[i] = heldCall{sessionID: mustStart(b, f, p, `{}`).SessionID, p: p}
 	}
-	wg.Wait()
+	b.ResetTimer()
+	per := max(b.N/len(calls), 1)
+	paced(calls, per, func(i, j int, c heldCall) error {
+		fake.callTool(c.callID, fmt.Sprintf("call_%d_%d", i, j))
+		return nil
+	})
 	got := make([]time.Duration, 0, per*len(calls))
 	for len(got) < per*len(calls) {
 		select {
@@ -214,36 +216,32 @@ func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	slices.Sort(got)
 	base := make([]time.Duration, 0, per*len(calls))
 	var bmu sync.Mutex
-	for i, c := range calls {
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(calls)))
-			for j := range per {
-				began := time.Now()
-				_, err := f.svc.ExecuteTool(context.Background(), c.p, c.sessionID, controlplane.ToolCallRequest{
-					CallID: fmt.Sprintf("base_%d_%d", i, j), Name: "echo", Arguments: json.RawMessage(`{"q":"x"}`)})
-				d := time.Since(began)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				bmu.Lock()
-				base = append(base, d)
-				bmu.Unlock()
-				time.Sleep(time.Second)
-			}
-		})
+	err := paced(direct, per, func(i, j int, c heldCall) error {
+		began := time.Now()
+		_, err := f.svc.ExecuteTool(context.Background(), c.p, c.sessionID, controlplane.ToolCallRequest{
+			CallID: fmt.Sprintf("base_%d_%d", i, j), Name: "echo", Arguments: json.RawMessage(`{"q":"x"}`)})
+		d := time.Since(began)
+		if err != nil {
+			return fmt.Errorf("baseline ExecuteTool on direct session %s: %w", c.sessionID, err)
+		}
+		bmu.Lock()
+		base = append(base, d)
+		bmu.Unlock()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
-	wg.Wait()
-	slices.Sort(base)
-	b.ReportMetric(pct(got, .5), "p50-ms")
-	b.ReportMetric(pct(got, .99), "p99-ms")
-	b.ReportMetric(pct(base, .5), "base-p50-ms")
-	b.ReportMetric(pct(base, .99), "base-p99-ms")
-	b.ReportMetric(pct(got, .5)-pct(base, .5), "added-p50-ms")
-	b.ReportMetric(pct(got, .99)-pct(base, .99), "added-p99-ms")
+	gotP50, gotP99 := latency.Millis(b, got, .5), latency.Millis(b, got, .99)
+	baseP50, baseP99 := latency.Millis(b, base, .5), latency.Millis(b, base, .99)
+	b.ReportMetric(gotP50, "p50-ms")
+	b.ReportMetric(gotP99, "p99-ms")
+	b.ReportMetric(baseP50, "base-p50-ms")
+	b.ReportMetric(baseP99, "base-p99-ms")
+	b.ReportMetric(gotP50-baseP50, "added-p50-ms")
+	b.ReportMetric(gotP99-baseP99, "added-p99-ms")
 	b.ReportMetric(float64(len(got)), "calls")
 	// The holder's own part, without the executor: the histogram's
 	// bucket bounds at p50 and p99.
@@ -251,9 +249,39 @@ func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 	b.ReportMetric(bucketQuantile(b, reg, "voxgate_voice_sideband_tool_overhead_seconds", .99)*1000, "holder-p99≤ms")
 }
 
+// paced runs per calls of op for each session at a call a second per
+// session, the sessions spread over the second (100 sessions: 100
+// calls/s), and returns the first error; a session stops at its first.
+func paced(sessions []heldCall, per int, op func(i, j int, c heldCall) error) error {
+	var wg sync.WaitGroup
+	var first atomic.Pointer[error]
+	for i, c := range sessions {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(sessions)))
+			for j := range per {
+				if j > 0 {
+					time.Sleep(time.Second)
+				}
+				if err := op(i, j, c); err != nil {
+					first.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := first.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
 // bucketQuantile is the upper bound of the histogram bucket holding
-// quantile q.
+// quantile q. A histogram that is missing or holds no sample fails the
+// benchmark, as latency.Millis does for an empty sample: its bound would
+// be a figure nothing was measured for.
 func bucketQuantile(b *testing.B, reg *prometheus.Registry, name string, q float64) float64 {
+	b.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		b.Fatal(err)
@@ -263,22 +291,34 @@ func bucketQuantile(b *testing.B, reg *prometheus.Registry, name string, q float
 			continue
 		}
 		h := mf.GetMetric()[0].GetHistogram()
+		if h.GetSampleCount() == 0 {
+			break
+		}
 		for _, bk := range h.GetBucket() {
 			if float64(bk.GetCumulativeCount()) >= q*float64(h.GetSampleCount()) {
 				return bk.GetUpperBound()
 			}
 		}
+		return math.Inf(1)
 	}
-	return -1
+	b.Fatalf("%s: no sample to take quantile %v of", name, q)
+	return 0
 }
 
 // Holding 500 idle sideband sessions: memory per session (heap and
 // goroutine stacks) and the database writes lease upkeep costs per
 // second, beside the session count.
+//
+// With -short (scripts/bench-smoke.sh) it holds 50 for a second and does
+// not wait for PostgreSQL's late statistics: it shows the benchmark runs,
+// its figures are not the documented ones.
 func BenchmarkSidebandHeld(b *testing.B) {
-	const n = 500
+	n, idle, statsLag := 500, 10*time.Second, 11*time.Second
+	if testing.Short() {
+		n, idle, statsLag = 50, time.Second, 0
+	}
 	fake, url := newFakeCalls(b)
-	f := benchFixture(b, url, nil)
+	f := benchFixture(b, fake, url, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.svc.Run(ctx)
@@ -288,7 +328,7 @@ func BenchmarkSidebandHeld(b *testing.B) {
 	holdSessions(b, f, fake, n)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	perSession := float64(int64(after.HeapInuse+after.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / n
+	perSession := float64(int64(after.HeapInuse+after.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / float64(n)
 	writes := func() int64 {
 		var w int64
 		if err := f.pool.QueryRow(ctx, `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
@@ -299,21 +339,21 @@ func BenchmarkSidebandHeld(b *testing.B) {
 	}
 	// Backends report their statistics late (an idle one within 10 s):
 	// let the starts' writes land before counting.
-	time.Sleep(11 * time.Second)
+	time.Sleep(statsLag)
 	var cpuBefore, cpuAfter time.Duration
 	cpuBefore = processCPU()
 	w0, began := writes(), time.Now()
 	b.ResetTimer()
-	time.Sleep(10 * time.Second) // idle: the lease loop runs, nothing else
+	time.Sleep(idle) // idle: the lease loop runs, nothing else
 	b.StopTimer()
-	time.Sleep(11 * time.Second) // the window's statistics, reported late
+	time.Sleep(statsLag) // the window's statistics, reported late
 
 	w1, took := writes(), time.Since(began)
 	cpuAfter = processCPU()
 	b.ReportMetric(float64(n), "sessions")
 	b.ReportMetric(perSession/1024, "KB/session")
 	b.ReportMetric(float64(w1-w0)/took.Seconds(), "db-writes/s")
-	b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/took.Seconds()/n, "cpu-µs/s/session")
+	b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/took.Seconds()/float64(n), "cpu-µs/s/session")
 	if f.svc.Held() != n {
 		b.Fatalf("held %d of %d", f.svc.Held(), n)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -50,8 +51,8 @@ func BenchmarkAdmission(b *testing.B) {
 	b.ReportMetric(baseline, "baseline/s")
 	b.ReportMetric(admit, "admissions/s")
 	b.ReportMetric(admit/baseline, "ratio")
-	b.ReportMetric(ms(lat, 0.50), "p50-ms")
-	b.ReportMetric(ms(lat, 0.99), "p99-ms")
+	b.ReportMetric(latency.Millis(b, lat, 0.50), "p50-ms")
+	b.ReportMetric(latency.Millis(b, lat, 0.99), "p99-ms")
 }
 
 // BenchmarkTurn is a whole turn's quota work, Admit then Settle (two round
@@ -78,8 +79,8 @@ func BenchmarkTurn(b *testing.B) {
 	b.ReportMetric(baseline, "baseline/s")
 	b.ReportMetric(turns, "turns/s")
 	b.ReportMetric(turns/baseline, "ratio")
-	b.ReportMetric(ms(lat, 0.50), "p50-ms")
-	b.ReportMetric(ms(lat, 0.99), "p99-ms")
+	b.ReportMetric(latency.Millis(b, lat, 0.50), "p50-ms")
+	b.ReportMetric(latency.Millis(b, lat, 0.99), "p99-ms")
 }
 
 func benchUser(caller int) auth.Principal {
@@ -117,12 +118,4 @@ func runCallers(b *testing.B, n int, f func(caller, i int) error) (float64, []ti
 		b.Fatal(err)
 	}
 	return float64(n) / elapsed.Seconds(), slices.Concat(lat...)
-}
-
-func ms(lat []time.Duration, q float64) float64 {
-	if len(lat) == 0 {
-		return 0
-	}
-	slices.Sort(lat)
-	return float64(lat[int(q*float64(len(lat)-1))]) / 1e6
 }

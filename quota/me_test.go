@@ -77,3 +77,46 @@ func TestHandleMe(t *testing.T) {
 		})
 	}
 }
+
+// TestHandleMeUnlimitedIsNull: an unlimited limit reads "limit": null and
+// "remaining": null on the wire, never 0, which config refuses as a limit
+// (DESIGN §9); a finite one reads its number.
+func TestHandleMeUnlimitedIsNull(t *testing.T) {
+	t.Parallel()
+	s := mustService(t, testPool(t), config.DefaultQuota(), newClock(t0))
+	p := user(t)
+	p.Plan = "free"
+	req := httptest.NewRequest(http.MethodGet, "/v1/me", nil)
+	req = req.WithContext(auth.WithPrincipal(req.Context(), p))
+	rec := httptest.NewRecorder()
+	httpx.Handle(s.HandleMe).ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("got status %d, want 200: %s", rec.Code, rec.Body)
+	}
+	var body struct {
+		Usage map[string]map[string]json.RawMessage `json:"usage"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, limit, wantLimit, wantRemaining string
+	}{
+		{"unlimited calls per day", ReasonCalls, "null", "null"},
+		{"finite requests per minute", ReasonMinute, "3", "3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u, ok := body.Usage[tc.limit]
+			if !ok {
+				t.Fatalf("usage.%s missing: %s", tc.limit, rec.Body)
+			}
+			if got := string(u["limit"]); got != tc.wantLimit {
+				t.Errorf("usage.%s.limit: got %s, want %s", tc.limit, got, tc.wantLimit)
+			}
+			if got := string(u["remaining"]); got != tc.wantRemaining {
+				t.Errorf("usage.%s.remaining: got %s, want %s", tc.limit, got, tc.wantRemaining)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 // Report is the plan and usage part of GET /v1/me (DESIGN §9).
@@ -16,10 +17,12 @@ type Report struct {
 
 // LimitUsage is one limit's state. Used counts what is committed now:
 // settled usage plus the reservations of turns and voice sessions in
-// flight, so Used + Remaining = Limit.
+// flight, so Used + Remaining = Limit. An unlimited limit has both Limit
+// and Remaining nil (JSON null), as DESIGN §9 shows it: config refuses a
+// limit of 0, so the wire must not show one either.
 type LimitUsage struct {
 	Used      int64      `json:"used"`
-	Limit     int64      `json:"limit"`     // 0: unlimited
+	Limit     *int64     `json:"limit"`     // null when unlimited
 	Remaining *int64     `json:"remaining"` // null when unlimited
 	ResetsAt  *time.Time `json:"resets_at"` // null for limits on things in flight
 }
@@ -84,10 +87,10 @@ func (s *Service) Report(ctx context.Context, p auth.Principal) (Report, error) 
 }
 
 func usage(used, limit int64, resets *time.Time) LimitUsage {
-	u := LimitUsage{Used: used, Limit: limit, ResetsAt: resets}
-	if limit > 0 {
+	u := LimitUsage{Used: used, ResetsAt: resets}
+	if limit != config.Unlimited {
 		rem := max(limit-used, 0)
-		u.Remaining = &rem
+		u.Limit, u.Remaining = &limit, &rem
 	}
 	return u
 }

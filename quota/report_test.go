@@ -50,8 +50,8 @@ func TestReport(t *testing.T) {
 			t.Errorf("%s: missing", tc.limit)
 			continue
 		}
-		if u.Used != tc.used || u.Limit != tc.max {
-			t.Errorf("%s: got used %d limit %d, want %d, %d", tc.limit, u.Used, u.Limit, tc.used, tc.max)
+		if u.Used != tc.used || tc.unlimited != (u.Limit == nil) || (u.Limit != nil && *u.Limit != tc.max) {
+			t.Errorf("%s: got used %d limit %v, want %d, %d (unlimited %v)", tc.limit, u.Used, u.Limit, tc.used, tc.max, tc.unlimited)
 		}
 		if tc.unlimited != (u.Remaining == nil) || (u.Remaining != nil && *u.Remaining != tc.max-tc.used) {
 			t.Errorf("%s: got remaining %v, want %d (unlimited %v)", tc.limit, u.Remaining, tc.max-tc.used, tc.unlimited)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
@@ -30,10 +31,6 @@ import (
 )
 
 func benchPlan(q *config.Quota) { q.Plans["bench"] = config.BenchPlan() }
-
-func pct(d []time.Duration, p float64) float64 {
-	return float64(d[int(float64(len(d)-1)*p)].Microseconds()) / 1000
-}
 
 // benchSecret signs the tokens of productionRoutes' callers.
 var benchSecret = []byte("sse-benchmark-secret-of-32-bytes!")
@@ -209,9 +206,9 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 				name string
 				q    float64
 			}{{"p50", .5}, {"p90", .9}, {"p99", .99}} {
-				b.ReportMetric(pct(direct, p.q), "direct-"+p.name+"-ms")
-				b.ReportMetric(pct(gw, p.q), "gw-"+p.name+"-ms")
-				b.ReportMetric(pct(gw, p.q)-pct(direct, p.q), "added-"+p.name+"-ms")
+				b.ReportMetric(latency.Millis(b, direct, p.q), "direct-"+p.name+"-ms")
+				b.ReportMetric(latency.Millis(b, gw, p.q), "gw-"+p.name+"-ms")
+				b.ReportMetric(latency.Millis(b, gw, p.q)-latency.Millis(b, direct, p.q), "added-"+p.name+"-ms")
 			}
 		})
 	}

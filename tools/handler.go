@@ -36,9 +36,13 @@ func (e *Executor) HandleList(w http.ResponseWriter, r *http.Request) error {
 	if !ok || p.UserID == "" {
 		return apierr.New(apierr.Unauthorized, "")
 	}
+	q, err := httpx.Query(r, "voice")
+	if err != nil {
+		return err
+	}
 	voiceOnly := false
-	if v := r.URL.Query().Get("voice"); v != "" {
-		b, err := strconv.ParseBool(v)
+	if q.Has("voice") {
+		b, err := strconv.ParseBool(q.Get("voice"))
 		if err != nil {
 			return apierr.New(apierr.InvalidRequest, "voice must be true or false.")
 		}

@@ -188,6 +188,10 @@ func TestListToolsPerPlan(t *testing.T) {
 		{"pro voice", "pro", "?voice=true", 200, "everyone,pro_tool"},
 		{"voice=false lists all", "pro", "?voice=false", 200, "chat_tool,everyone,pro_tool"},
 		{"bad voice", "", "?voice=maybe", 400, ""},
+		{"empty voice", "", "?voice=", 400, ""},
+		{"voice after a raw semicolon", "", "?x=1;voice=true", 400, ""},
+		{"repeated voice", "", "?voice=true&voice=false", 400, ""},
+		{"unknown parameter", "", "?voice=true&plan=pro", 400, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -128,6 +128,9 @@ func newSQLChecker(views, funcs []string) (*sqlChecker, error) {
 		if !identRE.MatchString(f) {
 			return nil, broken("functions", "%q is not a function name", f)
 		}
+		if sessionFunction(f) {
+			return nil, broken("functions", "%q reads the session or the catalogs, not the views' rows", f)
+		}
 		c.funcs[f] = true
 	}
 	return c, nil
@@ -273,6 +276,22 @@ func (c *sqlChecker) walk(m protoreflect.Message, scope []string, depth int) err
 		}
 	case *pganalyze.FuncCall:
 		if err := c.checkFunction(n); err != nil {
+			return err
+		}
+	case *pganalyze.TypeName:
+		if err := checkTypeName(n); err != nil {
+			return err
+		}
+	case *pganalyze.SQLValueFunction:
+		if err := checkValueFunction(n); err != nil {
+			return err
+		}
+	case *pganalyze.CollateClause:
+		if err := checkCollation(n); err != nil {
+			return err
+		}
+	case *pganalyze.A_Expr:
+		if err := checkOperator(n); err != nil {
 			return err
 		}
 	}

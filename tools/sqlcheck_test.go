@@ -2,9 +2,10 @@ package tools
 
 import (
 	"context"
-	"sort"
 	"testing"
 	"time"
+
+	"github.com/voxgate/voxgate/internal/latency"
 )
 
 // typicalSQL are questions a Logly user asks, as a model writes them.
@@ -89,7 +90,74 @@ func BenchmarkOpenSQLCheck(b *testing.B) {
 		took = append(took, time.Since(start))
 	}
 	b.StopTimer()
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(took[min(len(took)-1, len(took)*99/100)].Microseconds()), "p99-µs")
+	b.ReportMetric(latency.Millis(b, took, .5)*1000, "p50-µs")
+	b.ReportMetric(latency.Millis(b, took, .99)*1000, "p99-µs")
+}
+
+// TestCheckerCatalogNames: casts may name plain types and value functions
+// may read the clock; the reg* casts, oid, a relation's row type, the
+// session's value functions, a catalog collation and a qualified operator
+// are refused, since each resolves a name in the catalogs.
+func TestCheckerCatalogNames(t *testing.T) {
+	t.Parallel()
+	chk, err := newSQLChecker([]string{"sqltest.my_entries"}, DefaultSQLFunctions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, sql string
+		ok        bool
+	}{
+		{"plain casts", "SELECT minutes::int, minutes::bigint, minutes::float, minutes::numeric(6,1), kind::text, kind::varchar(5), at::date, at::timestamptz, '1'::bool FROM my_entries", true},
+		{"typed literals", "SELECT interval '1 week', date '2026-11-01', timestamptz '2026-11-01 10:00+00', time '10:00'", true},
+		{"array casts", "SELECT '{a,b}'::text[], '{1}'::int[]", true},
+		{"json casts", `SELECT '{"a":1}'::jsonb, '[]'::json`, true},
+		{"clock value functions", "SELECT current_date, current_timestamp, localtimestamp(2), current_time", true},
+		{"plain collation", `SELECT kind COLLATE "C" FROM my_entries ORDER BY kind COLLATE pg_catalog."default"`, true},
+		{"catalog operator", "SELECT 1 OPERATOR(pg_catalog.+) 2", true},
+		{"regclass", "SELECT 'my_entries'::regclass", false},
+		{"pg_catalog regtype", "SELECT 'int4'::pg_catalog.regtype", false},
+		{"regnamespace", "SELECT 'sqltest'::regnamespace", false},
+		{"oid", "SELECT 1::oid", false},
+		{"xid", "SELECT '1'::xid", false},
+		{"name", "SELECT 'x'::name", false},
+		{"a view's row type", "SELECT NULL::sqltest.my_entries", false},
+		{"a bare view's row type", "SELECT NULL::my_entries", false},
+		{"session_user", "SELECT session_user", false},
+		{"current_user", "SELECT current_user", false},
+		{"user", "SELECT user", false},
+		{"current_role", "SELECT current_role", false},
+		{"current_schema", "SELECT current_schema", false},
+		{"current_catalog", "SELECT current_catalog", false},
+		{"system_user", "SELECT system_user", false},
+		{"current_database()", "SELECT current_database()", false},
+		{"version()", "SELECT version()", false},
+		{"catalog collation", `SELECT kind COLLATE "en_US" FROM my_entries`, false},
+		{"schema collation", "SELECT kind COLLATE sqltest.mine FROM my_entries", false},
+		{"schema operator", "SELECT 1 OPERATOR(sqltest.===) 1", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := chk.check(tc.sql)
+			if (err == nil) != tc.ok {
+				t.Errorf("%s: got %v, want accepted %v", tc.sql, err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestCheckerConfigRefusesSessionFunctions: a tool's function list cannot
+// allow what reads the session or the catalogs.
+func TestCheckerConfigRefusesSessionFunctions(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"session_user", "current_user", "current_database", "inet_server_addr", "version",
+		"to_regclass", "has_table_privilege", "pg_typeof", "current_setting", "lo_get", "dblink_exec"} {
+		if _, err := newSQLChecker([]string{"sqltest.my_entries"}, []string{"count", f}); err == nil {
+			t.Errorf("functions [count %s]: got accepted, want refused", f)
+		}
+	}
+	if _, err := newSQLChecker([]string{"sqltest.my_entries"}, []string{"count", "to_char", "lower"}); err != nil {
+		t.Errorf("functions [count to_char lower]: got %v, want accepted", err)
+	}
 }

@@ -6,11 +6,13 @@ package page
 import (
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/httpx"
 )
 
 // Limits of DESIGN §5.
@@ -35,10 +37,26 @@ type Key struct {
 // IsZero reports the first page.
 func (k Key) IsZero() bool { return k.At.IsZero() && k.ID == "" }
 
-// Parse reads ?limit and &cursor. A limit that is not a whole number from 1
-// to 100, or a cursor this package did not make, is 400 INVALID_REQUEST.
+// Params are the query parameters a list reads; a route with filters of
+// its own allows these beside them in httpx.Query.
+var Params = []string{"limit", "cursor"}
+
+// Parse reads a list route's query, which holds ?limit and &cursor only,
+// through httpx.Query: a query that does not parse, or names anything
+// else, is 400 INVALID_REQUEST.
 func Parse(r *http.Request) (Request, error) {
-	q := r.URL.Query()
+	q, err := httpx.Query(r, Params...)
+	if err != nil {
+		return Request{}, err
+	}
+	return FromQuery(q)
+}
+
+// FromQuery reads limit and cursor from a query already parsed by
+// httpx.Query. A limit that is not a whole number from 1 to 100, or a
+// cursor this package did not make, is 400 INVALID_REQUEST; an empty
+// cursor is the first page.
+func FromQuery(q url.Values) (Request, error) {
 	req := Request{Limit: DefaultLimit}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)

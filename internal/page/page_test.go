@@ -30,6 +30,10 @@ func TestParse(t *testing.T) {
 		{"cursor=%25%25", 0, Key{}, true},
 		{"cursor=bm90LWEtY3Vyc29y", 0, Key{}, true}, // "not-a-cursor"
 		{"cursor=MTIz", 0, Key{}, true},             // "123": no id
+		{"cursor=", DefaultLimit, Key{}, false},
+		{"limit=5;cursor=" + good, 0, Key{}, true}, // r.URL.Query() would drop it all and answer page one
+		{"limit=5&limit=50", 0, Key{}, true},
+		{"limit=5&sort=asc", 0, Key{}, true},
 	}
 	for _, tc := range cases {
 		r := httptest.NewRequest("GET", "/x?"+tc.query, nil)

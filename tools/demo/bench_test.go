@@ -3,13 +3,13 @@ package demo
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/tools"
 )
@@ -112,10 +112,10 @@ func BenchmarkSearchRecipes(b *testing.B) {
 	b.ReportMetric(exec.rate(), "calls/s")
 	b.ReportMetric(base.rate(), "baseline_calls/s")
 	b.ReportMetric(100*exec.rate()/base.rate(), "%_of_baseline")
-	b.ReportMetric(exec.pct(50), "p50_ms")
-	b.ReportMetric(exec.pct(99), "p99_ms")
-	b.ReportMetric(base.pct(50), "baseline_p50_ms")
-	b.ReportMetric(base.pct(99), "baseline_p99_ms")
+	b.ReportMetric(latency.Millis(b, exec.lat, .50), "p50_ms")
+	b.ReportMetric(latency.Millis(b, exec.lat, .99), "p99_ms")
+	b.ReportMetric(latency.Millis(b, base.lat, .50), "baseline_p50_ms")
+	b.ReportMetric(latency.Millis(b, base.lat, .99), "baseline_p99_ms")
 	b.ReportMetric(pre.rate(), "preresolved_calls/s")
 	b.ReportMetric(100*exec.rate()/pre.rate(), "%_of_preresolved")
 }
@@ -130,12 +130,6 @@ func (s stats) add(o stats) stats {
 }
 
 func (s stats) rate() float64 { return float64(len(s.lat)) / s.wall.Seconds() }
-
-func (s stats) pct(p int) float64 {
-	l := slices.Clone(s.lat)
-	slices.Sort(l)
-	return float64(l[(len(l)-1)*p/100]) / float64(time.Millisecond)
-}
 
 // measure runs n calls of fn spread over workers goroutines.
 func measure(b *testing.B, workers, n int, fn func() error) stats {
