@@ -50,18 +50,27 @@ func TestCallAttachHangup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
+	// A sideband is promised no session.created: the first event it reads
+	// answers the config it sends.
+	update, err := session().UpdateEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Send(update); err != nil {
+		t.Fatal(err)
+	}
 	first, err := sb.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created struct {
+	var updated struct {
 		Type    string `json:"type"`
 		Session struct {
 			Instructions string `json:"instructions"`
 		} `json:"session"`
 	}
-	if err := json.Unmarshal(first, &created); err != nil || created.Type != "session.created" || created.Session.Instructions != session().Instructions {
-		t.Fatalf("first sideband event %s", first)
+	if err := json.Unmarshal(first, &updated); err != nil || updated.Type != "session.updated" || updated.Session.Instructions != session().Instructions {
+		t.Fatalf("first sideband event %s, want the session.updated of its config", first)
 	}
 	if err := c.Hangup(ctx, call.ID); err != nil {
 		t.Fatal(err)
