@@ -30,7 +30,10 @@ func TestDevZeroSetup(t *testing.T) {
 	}()
 
 	var tok, base string
-	deadline := time.Now().Add(30 * time.Second)
+	// A bound for a hang, not a guess at how long a start takes: under
+	// -race on a loaded 2-core machine dev's start (migrations, the demo's
+	// seed, the SQL parser's WebAssembly build) has taken over 30 s.
+	deadline := time.Now().Add(3 * time.Minute)
 	for tok == "" && time.Now().Before(deadline) {
 		for _, line := range strings.Split(out.String(), "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "export TOKEN="); ok {
