@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,7 +123,8 @@ func TestTurnEndSurvivesADatabaseOutage(t *testing.T) {
 			runCtx, stopRun := context.WithCancel(context.Background())
 			ran := make(chan struct{})
 			go func() { sp.Run(runCtx); close(ran) }()
-			defer func() { stopRun(); <-ran }()
+			stop := sync.OnceFunc(func() { stopRun(); <-ran })
+			defer stop()
 			waitFor(t, "the lease to be freed", func() bool { return count(`SELECT count(*) FROM quota_tickets`) == 0 })
 			if took := time.Since(back); took > 3*time.Second {
 				t.Errorf("lease freed %s after the database came back, want within 3s", took)
@@ -145,7 +147,9 @@ func TestTurnEndSurvivesADatabaseOutage(t *testing.T) {
 			waitFor(t, "the spool to empty", func() bool { n, _ := sp.Pending(); return n == 0 })
 
 			// A crash between the commit and the file's removal: the file is
-			// back, and completing it again changes nothing.
+			// back, and completing it again changes nothing. Run is stopped
+			// first, so the replay is this Drain's and not Run's.
+			stop()
 			if err := os.WriteFile(files[0], spooled, 0o600); err != nil {
 				t.Fatal(err)
 			}
