@@ -2,8 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,12 +10,6 @@ import (
 // handoverWait bounds how long a closing replica holds its calls waiting
 // for other replicas to adopt them.
 const handoverWait = 5 * time.Second
-
-func newReplicaID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "vr_" + hex.EncodeToString(b[:])
-}
 
 // runLeases renews this replica's lease, lets go of calls that are no
 // longer its own, and adopts calls nobody holds, every LeaseRenew until

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
@@ -179,7 +180,7 @@ func New(p Params) (*Service, error) {
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: newReplicaID(), unsaved: map[string]string{}}
+		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil
 }

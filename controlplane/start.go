@@ -2,8 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
@@ -99,7 +98,7 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 			return StartResponse{}, err
 		}
 	}
-	id := newSessionID()
+	id := randid.New("vs_", 12)
 	res, err := s.reserve(ctx, p, id, req.Replace)
 	if err != nil {
 		return StartResponse{}, err
@@ -177,12 +176,6 @@ func (s *Service) reserve(ctx context.Context, p auth.Principal, id string, repl
 		return nil, err
 	}
 	return s.quota.ReserveVoice(ctx, p, id)
-}
-
-func newSessionID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
-	return "vs_" + hex.EncodeToString(b[:])
 }
 
 func realtimeTools(ts []*tools.Tool) []realtime.Tool {
