@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
-	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -200,20 +198,12 @@ func toolInfos(ts []*tools.Tool) []ToolInfo {
 // profile fields for the instructions. A context tool that fails or times
 // out is logged and the session goes on without it.
 func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) string {
-	if s.cfg.ContextTool == "" {
-		return ""
-	}
-	r, err := s.tools.Execute(ctx, tools.Call{
-		SessionID: sessionID, SessionKind: tools.KindVoice, Source: "context", CallID: "context",
-		Name: s.cfg.ContextTool, Arguments: []byte(`{}`), Principal: p, Plan: plan,
+	block, _, err := s.tools.ContextProfile(ctx, tools.Call{
+		SessionID: sessionID, SessionKind: tools.KindVoice, CallID: "context",
+		Name: s.cfg.ContextTool, Principal: p, Plan: plan,
 	})
-	if err == nil && r.Error != nil {
-		err = fmt.Errorf("%s", r.Error.Code)
-	}
 	if err != nil {
 		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.cfg.ContextTool, "err", err)
-		return ""
 	}
-	block, _ := safety.ModelProfile(r.Result)
 	return block
 }
