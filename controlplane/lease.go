@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // handoverWait bounds how long a closing replica holds its calls waiting
@@ -17,18 +19,13 @@ const handoverWait = 5 * time.Second
 // one save of the usage observed since the last, one check of the calls
 // held here, one adoption scan.
 func (s *Service) runLeases(ctx context.Context) {
-	t := time.NewTicker(s.cfg.LeaseRenew)
-	defer t.Stop()
-	for {
+	upkeep := func(ctx context.Context) {
 		if err := s.leaseTick(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("voice lease upkeep failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
+	upkeep(ctx)
+	heartbeat.Every(ctx, s.cfg.LeaseRenew, upkeep)
 }
 
 // adoptSQL takes the open calls whose holder's lease has lapsed, or that

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/heartbeat"
 	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
@@ -198,16 +199,9 @@ func (s *Service) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { s.runLeases(ctx) })
-	t := time.NewTicker(s.cfg.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("voice sweep failed", "err", err)
-			}
+	heartbeat.Every(ctx, s.cfg.SweepInterval, func(ctx context.Context) {
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("voice sweep failed", "err", err)
 		}
-	}
+	})
 }

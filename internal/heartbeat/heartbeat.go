@@ -1,8 +1,9 @@
-// Package heartbeat runs periodic work for long-held requests (a chat
+// Package heartbeat runs periodic work: for long-held requests (a chat
 // stream's pings, a quota lease's renewals) on runtime timers instead of a
-// goroutine each: a replica may hold thousands of turns waiting on a model,
-// and a parked goroutine's stack costs kilobytes where a timer costs a few
-// words until it fires.
+// goroutine each, since a replica may hold thousands of turns waiting on a
+// model and a parked goroutine's stack costs kilobytes where a timer costs
+// a few words until it fires; and the replica's background loops (sweeps,
+// purges, refreshes, the voice lease), through the same timer.
 package heartbeat
 
 import (
@@ -35,4 +36,21 @@ func Start(ctx context.Context, every time.Duration, beat func(context.Context) 
 		mu.Lock()
 		defer mu.Unlock()
 	}
+}
+
+// Every calls tick every period, each counted from the end of the previous
+// tick, until ctx ends, and returns once no tick is running: the body of a
+// background loop's Run. A loop that also works at once calls tick itself
+// first. Ticks never overlap, and a slow one delays the next rather than
+// queueing another behind it.
+func Every(ctx context.Context, every time.Duration, tick func(context.Context)) {
+	if every <= 0 {
+		panic("heartbeat: Every needs a positive period") // as time.NewTicker: a zero would spin
+	}
+	stop := Start(ctx, every, func(ctx context.Context) bool {
+		tick(ctx)
+		return true
+	})
+	<-ctx.Done()
+	stop()
 }
