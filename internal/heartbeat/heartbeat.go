@@ -3,7 +3,7 @@
 // goroutine each, since a replica may hold thousands of turns waiting on a
 // model and a parked goroutine's stack costs kilobytes where a timer costs
 // a few words until it fires; and the replica's background loops (sweeps,
-// purges, refreshes, the voice lease), through the same timer.
+// purges, refreshes, the voice lease), which hold a goroutine each anyway.
 package heartbeat
 
 import (
@@ -38,19 +38,25 @@ func Start(ctx context.Context, every time.Duration, beat func(context.Context) 
 	}
 }
 
-// Every calls tick every period, each counted from the end of the previous
-// tick, until ctx ends, and returns once no tick is running: the body of a
-// background loop's Run. A loop that also works at once calls tick itself
-// first. Ticks never overlap, and a slow one delays the next rather than
-// queueing another behind it.
+// Every calls tick every period until ctx ends, and returns once no tick
+// is running: the body of a background loop's Run. A loop that also works
+// at once calls tick itself first. Periods are counted from the start of
+// the previous period, as a lease's renewals must be, and a tick that runs
+// long makes the next one come at once instead of queueing more; none
+// starts after ctx has ended. A period that is not positive panics, as in
+// time.NewTicker.
 func Every(ctx context.Context, every time.Duration, tick func(context.Context)) {
-	if every <= 0 {
-		panic("heartbeat: Every needs a positive period") // as time.NewTicker: a zero would spin
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if ctx.Err() != nil {
+				return
+			}
+			tick(ctx)
+		}
 	}
-	stop := Start(ctx, every, func(ctx context.Context) bool {
-		tick(ctx)
-		return true
-	})
-	<-ctx.Done()
-	stop()
 }
