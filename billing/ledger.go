@@ -151,19 +151,8 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 	if err := checkRecord(r); err != nil {
 		return Record{}, err
 	}
-	lines := []Line{{Model: r.Model, Usage: r.Usage}}
-	if !r.Transcription.IsZero() {
-		lines = append(lines, Line{Model: r.TranscriptionModel, Usage: r.Transcription})
-	}
-	r.CostMicros = nil
-	cost, err := l.prices.Cost(lines...)
-	var unpriced *Unpriced
-	switch {
-	case err == nil:
-		r.CostMicros = &cost
-	case errors.As(err, &unpriced):
-		l.log.WarnContext(ctx, "usage record stored unpriced", "kind", r.Kind, "session_id", r.SessionID, "reason", err.Error())
-	default:
+	var err error
+	if r.CostMicros, err = l.price(ctx, r); err != nil {
 		return Record{}, err
 	}
 	r.PriceVersion = l.prices.Version
@@ -184,6 +173,26 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 	}
 	r.fillView()
 	return r, nil
+}
+
+// price is r's cost with the current table: its model's usage and its
+// transcription's. A model or token class with no price gives a nil cost,
+// logged, never $0; any other failure is an error.
+func (l *Ledger) price(ctx context.Context, r Record) (*int64, error) {
+	lines := []Line{{Model: r.Model, Usage: r.Usage}}
+	if !r.Transcription.IsZero() {
+		lines = append(lines, Line{Model: r.TranscriptionModel, Usage: r.Transcription})
+	}
+	cost, err := l.prices.Cost(lines...)
+	var unpriced *Unpriced
+	switch {
+	case err == nil:
+		return &cost, nil
+	case errors.As(err, &unpriced):
+		l.log.WarnContext(ctx, "usage record stored unpriced", "kind", r.Kind, "session_id", r.SessionID, "reason", err.Error())
+		return nil, nil
+	}
+	return nil, err
 }
 
 func checkRecord(r Record) error {
@@ -253,17 +262,8 @@ func (l *Ledger) AttachUsage(ctx context.Context, q Querier, r Record) (Record, 
 	if err := checkRecord(r); err != nil {
 		return Record{}, err
 	}
-	lines := []Line{{Model: r.Model, Usage: r.Usage}}
-	if !r.Transcription.IsZero() {
-		lines = append(lines, Line{Model: r.TranscriptionModel, Usage: r.Transcription})
-	}
-	var cost *int64
-	c, err := l.prices.Cost(lines...)
-	var unpriced *Unpriced
-	switch {
-	case err == nil:
-		cost = &c
-	case !errors.As(err, &unpriced):
+	cost, err := l.price(ctx, r)
+	if err != nil {
 		return Record{}, err
 	}
 	u, t := r.Usage, r.Transcription

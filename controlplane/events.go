@@ -7,8 +7,8 @@ import (
 
 	oairt "github.com/openai/openai-go/v3/realtime"
 
-	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/tools"
 )
 
 // handle acts on one server event of a held call. Every event counts as
@@ -123,9 +123,7 @@ func (c *call) runTool(ctx context.Context, arrived time.Time, responseID, callI
 	}
 	output := res.Output
 	if err != nil {
-		e := apierr.From(err)
-		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": string(e.Code), "message": e.Message}})
-		output = string(b)
+		output = tools.Refusal(err).Output()
 	}
 	item, _ := json.Marshal(map[string]any{"type": "conversation.item.create",
 		"item": map[string]any{"type": "function_call_output", "call_id": callID, "output": output}})

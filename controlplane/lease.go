@@ -2,22 +2,16 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // handoverWait bounds how long a closing replica holds its calls waiting
 // for other replicas to adopt them.
 const handoverWait = 5 * time.Second
-
-func newReplicaID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "vr_" + hex.EncodeToString(b[:])
-}
 
 // runLeases renews this replica's lease, lets go of calls that are no
 // longer its own, and adopts calls nobody holds, every LeaseRenew until
@@ -25,18 +19,13 @@ func newReplicaID() string {
 // one save of the usage observed since the last, one check of the calls
 // held here, one adoption scan.
 func (s *Service) runLeases(ctx context.Context) {
-	t := time.NewTicker(s.cfg.LeaseRenew)
-	defer t.Stop()
-	for {
+	upkeep := func(ctx context.Context) {
 		if err := s.leaseTick(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("voice lease upkeep failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
+	upkeep(ctx)
+	heartbeat.Every(ctx, s.cfg.LeaseRenew, upkeep)
 }
 
 // adoptSQL takes the open calls whose holder's lease has lapsed, or that

@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/realtime"
 )
 
@@ -42,24 +42,16 @@ func (s *Service) HandleSDP(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readOffer reads an application/sdp body of at most MaxOfferBytes: a
-// declared length over the cap is refused before a byte is read.
+// readOffer reads an application/sdp body of at most MaxOfferBytes
+// through the one body reader (httpx.ReadBody): a declared length over
+// the cap is refused before a byte is read.
 func readOffer(r *http.Request) (string, error) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/sdp" {
 		return "", apierr.New(apierr.InvalidRequest, "The offer must be sent as Content-Type: application/sdp.")
 	}
-	if r.ContentLength > MaxOfferBytes {
-		return "", apierr.Errorf(apierr.PayloadTooLarge, "The offer is larger than %d bytes.", MaxOfferBytes)
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxOfferBytes+1))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge) || len(body) > MaxOfferBytes:
-		return "", apierr.Errorf(apierr.PayloadTooLarge, "The offer is larger than %d bytes.", MaxOfferBytes)
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return "", apierr.Wrap(apierr.InvalidRequest, "The offer did not arrive in time.", err)
-	case err != nil:
-		return "", apierr.Wrap(apierr.InvalidRequest, "The offer could not be read.", err)
+	body, err := httpx.ReadBody(r, MaxOfferBytes)
+	if err != nil {
+		return "", err
 	}
 	offer := string(body)
 	if err := checkOffer(offer); err != nil {

@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/heartbeat"
+	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
@@ -179,7 +181,7 @@ func New(p Params) (*Service, error) {
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: newReplicaID(), unsaved: map[string]string{}}
+		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil
 }
@@ -197,16 +199,9 @@ func (s *Service) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { s.runLeases(ctx) })
-	t := time.NewTicker(s.cfg.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("voice sweep failed", "err", err)
-			}
+	heartbeat.Every(ctx, s.cfg.SweepInterval, func(ctx context.Context) {
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("voice sweep failed", "err", err)
 		}
-	}
+	})
 }

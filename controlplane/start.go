@@ -2,11 +2,8 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"time"
@@ -14,9 +11,9 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
-	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -99,7 +96,7 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 			return StartResponse{}, err
 		}
 	}
-	id := newSessionID()
+	id := randid.New("vs_", 12)
 	res, err := s.reserve(ctx, p, id, req.Replace)
 	if err != nil {
 		return StartResponse{}, err
@@ -179,12 +176,6 @@ func (s *Service) reserve(ctx context.Context, p auth.Principal, id string, repl
 	return s.quota.ReserveVoice(ctx, p, id)
 }
 
-func newSessionID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
-	return "vs_" + hex.EncodeToString(b[:])
-}
-
 func realtimeTools(ts []*tools.Tool) []realtime.Tool {
 	out := make([]realtime.Tool, 0, len(ts))
 	for _, t := range ts {
@@ -207,20 +198,12 @@ func toolInfos(ts []*tools.Tool) []ToolInfo {
 // profile fields for the instructions. A context tool that fails or times
 // out is logged and the session goes on without it.
 func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) string {
-	if s.cfg.ContextTool == "" {
-		return ""
-	}
-	r, err := s.tools.Execute(ctx, tools.Call{
-		SessionID: sessionID, SessionKind: tools.KindVoice, Source: "context", CallID: "context",
-		Name: s.cfg.ContextTool, Arguments: []byte(`{}`), Principal: p, Plan: plan,
+	block, _, err := s.tools.ContextProfile(ctx, tools.Call{
+		SessionID: sessionID, SessionKind: tools.KindVoice, CallID: "context",
+		Name: s.cfg.ContextTool, Principal: p, Plan: plan,
 	})
-	if err == nil && r.Error != nil {
-		err = fmt.Errorf("%s", r.Error.Code)
-	}
 	if err != nil {
 		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.cfg.ContextTool, "err", err)
-		return ""
 	}
-	block, _ := safety.ModelProfile(r.Result)
 	return block
 }

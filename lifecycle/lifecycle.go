@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // Listed is one model of the provider's list.
@@ -215,18 +217,11 @@ func (c *Checker) attrs(s Status) []any {
 // the gateway runs is logged as an error (its calls now fail) rather than
 // stopping the gateway: the next start refuses it.
 func (c *Checker) Run(ctx context.Context) {
-	t := time.NewTicker(c.p.Every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := c.Check(ctx); err != nil {
-				c.p.Logger.ErrorContext(ctx, err.Error())
-			}
+	heartbeat.Every(ctx, c.p.Every, func(ctx context.Context) {
+		if _, err := c.Check(ctx); err != nil {
+			c.p.Logger.ErrorContext(ctx, err.Error())
 		}
-	}
+	})
 }
 
 // day is t's UTC calendar day at midnight.

@@ -3,6 +3,8 @@ package quota
 import (
 	"context"
 	"time"
+
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // Cleanup batch sizes: each statement touches few rows, so it holds its row
@@ -24,18 +26,13 @@ const (
 // who do not come back. Every replica may run it: the statements skip rows
 // another replica holds.
 func (s *Service) Run(ctx context.Context) {
-	tick := time.NewTicker(s.sweepEvery)
-	defer tick.Stop()
-	for {
+	sweep := func(ctx context.Context) {
 		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("quota: sweep failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
 	}
+	sweep(ctx)
+	heartbeat.Every(ctx, s.sweepEvery, sweep)
 }
 
 // Sweep is one cleanup pass, bounded by s.sweepTimeout so that a database

@@ -2,10 +2,8 @@ package sse
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -46,21 +44,13 @@ func (t *turn) prepare(ctx context.Context) error {
 // turn goes on without it. It also sets the answer's language.
 func (t *turn) profile(ctx context.Context) string {
 	t.language = "en"
-	if t.s.cfg.ContextTool == "" {
-		return ""
-	}
-	r, err := t.s.tools.Execute(ctx, tools.Call{
-		SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "context", CallID: t.turnID + ".context",
-		Name: t.s.cfg.ContextTool, Arguments: []byte(`{}`), Principal: t.p, Plan: t.ticket.Plan,
+	block, lang, err := t.s.tools.ContextProfile(ctx, tools.Call{
+		SessionID: t.sessionID, SessionKind: tools.KindChat, CallID: t.turnID + ".context",
+		Name: t.s.cfg.ContextTool, Principal: t.p, Plan: t.ticket.Plan,
 	})
-	if err == nil && r.Error != nil {
-		err = fmt.Errorf("%s", r.Error.Code)
-	}
 	if err != nil {
 		t.s.log.WarnContext(ctx, "chat context tool failed; answering without a profile", "tool", t.s.cfg.ContextTool, "err", err)
-		return ""
 	}
-	block, lang := safety.ModelProfile(r.Result)
 	if lang != "" {
 		t.language = lang
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/heartbeat"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
@@ -195,16 +196,9 @@ func New(p Params) (*Service, error) {
 
 // Run purges old conversations every PurgeInterval until ctx ends.
 func (s *Service) Run(ctx context.Context) {
-	t := time.NewTicker(s.cfg.PurgeInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("chat purge failed", "err", err)
-			}
+	heartbeat.Every(ctx, s.cfg.PurgeInterval, func(ctx context.Context) {
+		if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("chat purge failed", "err", err)
 		}
-	}
+	})
 }

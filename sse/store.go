@@ -2,8 +2,6 @@ package sse
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -13,15 +11,13 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/page"
+	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
 
-func newID(prefix string) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
+// newID is a chat id (session, turn, message): prefix and 12 random bytes.
+func newID(prefix string) string { return randid.New(prefix, 12) }
 
 // Session is a conversation as GET /v1/chat/sessions lists it.
 type Session struct {

@@ -69,8 +69,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) erro
 		}
 		// A refusal (unknown tool, not allowed, bad arguments) is the
 		// model's mistake: it reads why and may try again.
-		e := apierr.From(err)
-		t.answerTool(c, toolErrorOutput(string(e.Code), e.Message), "refused")
+		t.answerTool(c, tools.Refusal(err).Output(), "refused")
 		return t.out.send("tool", toolEvent(c, "failed"))
 	}
 	state := "finished"
@@ -122,8 +121,7 @@ func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.Tool
 		case apierr.Internal, apierr.Unavailable:
 			return false, err
 		}
-		e := apierr.From(err)
-		t.answerTool(c, toolErrorOutput(string(e.Code), e.Message), "refused")
+		t.answerTool(c, tools.Refusal(err).Output(), "refused")
 		return false, t.out.send("tool", toolEvent(c, "failed"))
 	}
 	err = t.s.storePending(ctx, t.p.UserID, pending{CallID: c.ID, SessionID: t.sessionID, TurnID: t.turnID,
@@ -151,7 +149,7 @@ func (t *turn) answerConfirmation(ctx context.Context) error {
 	c := llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.Arguments)}
 	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{c}})
 	if !*t.req.Confirm.Allow {
-		t.answerTool(c, toolErrorOutput("denied", "The user chose not to do this."), "denied")
+		t.answerTool(c, tools.Failf("denied", "The user chose not to do this.").Output(), "denied")
 		return nil
 	}
 	return t.execute(ctx, c, true)
@@ -159,11 +157,6 @@ func (t *turn) answerConfirmation(ctx context.Context) error {
 
 func toolEvent(c llm.ToolCall, state string) map[string]string {
 	return map[string]string{"call_id": c.ID, "name": c.Name, "state": state}
-}
-
-func toolErrorOutput(code, message string) string {
-	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
-	return string(b)
 }
 
 // rawArgs keeps a call's arguments as JSON when they are JSON, and as a

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/randid"
 )
 
 // PlanResolver resolves the caller's effective plan (package quota does:
@@ -213,7 +212,7 @@ func checkCall(c *Call) error {
 		c.Source = string(c.SessionKind)
 	}
 	if c.CallID == "" {
-		c.CallID = generatedID()
+		c.CallID = randid.New("vg_", 16)
 	}
 	for _, f := range [...]struct{ name, v string }{{"session_id", c.SessionID}, {"call_id", c.CallID}, {"source", c.Source}} {
 		if f.v == "" || len(f.v) > 200 || !utf8.ValidString(f.v) || containsNUL(f.v) {
@@ -230,12 +229,6 @@ func containsNUL(s string) bool {
 		}
 	}
 	return false
-}
-
-func generatedID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return "vg_" + hex.EncodeToString(b)
 }
 
 func (e *Executor) count(tool, outcome string) {

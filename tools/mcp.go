@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // MCP servers are the third tool source (DESIGN §8). Each configured
@@ -235,16 +236,7 @@ func (s *MCPSource) Run(ctx context.Context) {
 			every = min(every, srv.cfg.Refresh)
 		}
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			s.Refresh(ctx)
-		}
-	}
+	heartbeat.Every(ctx, every, s.Refresh)
 }
 
 // Close ends every session (and a local server's process).

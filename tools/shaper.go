@@ -83,7 +83,7 @@ func shape(t *Tool, o Outcome) (Result, error) {
 
 // shapeError is the Result of a failed call.
 func shapeError(t *Tool, te *ToolError) Result {
-	b, _ := json.Marshal(map[string]any{"error": te})
+	b := []byte(te.Output())
 	return Result{
 		Name:        t.Name,
 		Output:      boundOutput(b, t.MaxTokens*tokenBytes),

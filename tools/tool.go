@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/safety"
 )
 
@@ -153,6 +154,24 @@ type ToolError struct {
 }
 
 func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
+
+// Output is e as the model reads it in place of a call's output,
+// {"error":{"code":…,"message":…}}: every failed or refused call, voice or
+// chat, is answered in this one shape, so a model learns one.
+func (e *ToolError) Output() string {
+	b, _ := json.Marshal(struct {
+		Error *ToolError `json:"error"`
+	}{e})
+	return string(b)
+}
+
+// Refusal is a call the executor refused (unknown tool, not allowed, bad
+// arguments) as the ToolError the model reads: the client-safe code and
+// message of err, so the model can correct itself and try again.
+func Refusal(err error) *ToolError {
+	e := apierr.From(err)
+	return &ToolError{Code: string(e.Code), Message: e.Message}
+}
 
 // Failf returns a ToolError. Tool bodies use it for failures the model
 // should hear about ("no recipe with id 7").

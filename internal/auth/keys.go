@@ -4,23 +4,15 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/voxgate/voxgate/internal/heartbeat"
 )
 
 // watchKeys compares the JWKS key set with the last one seen, so verdicts
 // cached under a rotated-out key stop being served.
 func (v *Verifier) watchKeys(ctx context.Context) {
 	defer close(v.stopped)
-	t := time.NewTicker(v.p.KeysCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			v.checkKeys(ctx)
-		}
-	}
+	heartbeat.Every(ctx, v.p.KeysCheckEvery, func(ctx context.Context) { v.checkKeys(ctx) })
 }
 
 // checkKeys reports whether the key set changed since the last check, and

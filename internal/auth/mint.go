@@ -1,12 +1,12 @@
 package auth
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/voxgate/voxgate/internal/randid"
 )
 
 // MintParams describes a token for `voxgate token` and tests.
@@ -56,9 +56,5 @@ func Mint(p MintParams) (string, error) {
 
 // NewSecret returns a random 32-byte secret, hex encoded.
 func NewSecret() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
+	return randid.New("", 32), nil
 }

@@ -139,33 +139,52 @@ func DecodeJSON(r *http.Request, v any) error {
 }
 
 // Decode reads one JSON value from r's body into v. Every failure is a
-// client-safe INVALID_REQUEST or PAYLOAD_TOO_LARGE.
+// client-safe INVALID_REQUEST or PAYLOAD_TOO_LARGE (or REQUEST_TIMEOUT, see
+// ReadBody).
 func Decode(r *http.Request, v any, opt DecodeOptions) error {
-	limit := opt.MaxBytes
-	if limit <= 0 {
-		limit = 1 << 20
-	}
-	if r.ContentLength > limit {
-		return apierr.Errorf(apierr.PayloadTooLarge, "The request body is larger than %d bytes.", limit)
-	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return apierr.New(apierr.InvalidRequest, "The request body must be JSON (Content-Type: application/json).")
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		// The server-wide cap, met by a body with no declared length.
-		return apierr.Wrap(apierr.PayloadTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", tooLarge.Limit), err)
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return errBodyTimedOut(err)
-	case err != nil:
-		return apierr.Wrap(apierr.InvalidRequest, "The request body could not be read.", err)
-	}
-	if int64(len(body)) > limit {
-		return apierr.Errorf(apierr.PayloadTooLarge, "The request body is larger than %d bytes.", limit)
+	body, err := ReadBody(r, opt.MaxBytes)
+	if err != nil {
+		return err
 	}
 	return Unmarshal(body, v, opt.AllowUnknown)
+}
+
+// defaultMaxBytes caps a body when its route names no cap.
+const defaultMaxBytes = 1 << 20
+
+// ReadBody reads r's whole body, of at most limit bytes (0: 1 MiB). It is
+// the one reader of request bodies, JSON or not: a declared length over
+// the cap is PAYLOAD_TOO_LARGE before a byte is read, as is a body that
+// turns out longer; a read cut off by the body deadline is REQUEST_TIMEOUT;
+// any other failed read is INVALID_REQUEST.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if limit <= 0 {
+		limit = defaultMaxBytes
+	}
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit, nil)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	var maxBytes *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxBytes):
+		// The server-wide cap, met by a body with no declared length.
+		return nil, tooLarge(maxBytes.Limit, err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, errBodyTimedOut(err)
+	case err != nil:
+		return nil, apierr.Wrap(apierr.InvalidRequest, "The request body could not be read.", err)
+	case int64(len(body)) > limit:
+		return nil, tooLarge(limit, nil)
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64, err error) error {
+	return apierr.Wrap(apierr.PayloadTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", limit), err)
 }
 
 // Unmarshal decodes exactly one JSON value from body into v, with messages

@@ -8,8 +8,6 @@ package pglocal
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -24,6 +22,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/randid"
 )
 
 // Cluster is a private PostgreSQL cluster under Dir.
@@ -148,11 +148,7 @@ func (c *Cluster) answers(ctx context.Context, port int, pw string) bool {
 }
 
 func (c *Cluster) initdb(ctx context.Context, data, pwFile string) error {
-	buf := make([]byte, 18)
-	if _, err := rand.Read(buf); err != nil {
-		return err
-	}
-	pw := hex.EncodeToString(buf)
+	pw := randid.New("", 18)
 	if err := os.WriteFile(pwFile, []byte(pw), 0o600); err != nil {
 		return fmt.Errorf("pglocal: %w", err)
 	}

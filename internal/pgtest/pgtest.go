@@ -17,7 +17,6 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,6 +37,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/pglocal"
+	"github.com/voxgate/voxgate/internal/randid"
 )
 
 // server is found once per test binary: every test in a package shares it,
@@ -133,7 +133,7 @@ func NewPool(t testing.TB, dbURL string, maxConns int32) *pgxpool.Pool {
 func create(t testing.TB, admin, template string) string {
 	t.Helper()
 	ctx := context.Background()
-	name := "voxgate_test_" + randomHex(6)
+	name := "voxgate_test_" + randid.New("", 6)
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		t.Fatalf("pgtest: connect: %v", err)
@@ -277,9 +277,3 @@ func dropStaleTemplates(ctx context.Context, conn *pgx.Conn, keep string) {
 
 // quoteLiteral quotes s for SQL (COMMENT takes no parameters).
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}

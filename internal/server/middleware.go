@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/randid"
 )
 
 // middleware wraps the mux, outermost first: request id, access log and
@@ -113,11 +112,7 @@ func (s *Server) requestID(in string) string {
 	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
 }
 
-func newIDPrefix() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b) + "-"
-}
+func newIDPrefix() string { return randid.New("", 6) + "-" }
 
 func plain(s string) bool {
 	for _, c := range []byte(s) {

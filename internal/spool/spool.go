@@ -208,6 +208,7 @@ func Retryable(err error) bool {
 
 // Run drains the spool now, and again whenever a job is spooled, retrying
 // every second or so while the database refuses, until ctx ends or Stop.
+// Not a heartbeat.Every loop: it wakes on a spooled job and backs off.
 func (s *Spool) Run(ctx context.Context) {
 	if s.dir == "" {
 		return
