@@ -37,9 +37,9 @@ func TestWindowsOnlyMoveForward(t *testing.T) {
 		p, q := user(t), user(t)
 		mustAdmit(t, ahead, p, Estimate{})
 		mustAdmit(t, ahead, q, Estimate{})
-		rows, err := pool.Query(ctx, admitBatchSQL, behind.clockArg(), []string{p.UserID, q.UserID},
-			[]string{"p", "p"}, behind.names, behind.limits, LeaseTTL.Seconds(),
-			[]int64{0, 0}, []int64{0, 0}, []int64{0, 0}, int64(0))
+		rows, err := pool.Query(ctx, admitBatchSQL, behind.clockArg(), behind.plans,
+			[]string{p.UserID, q.UserID}, []string{"p", "p"}, []int64{0, 0}, []int64{0, 0}, []int64{0, 0},
+			LeaseTTL.Seconds(), int64(0))
 		if err != nil {
 			t.Fatal(err)
 		}

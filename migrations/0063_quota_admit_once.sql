@@ -1,0 +1,233 @@
+-- The chat admission rule, written once. quota_admit_requests decides one
+-- or many requests in one set-based statement (one request is a batch of
+-- one) and takes the plans as JSON of named limits, read into the
+-- quota_limits type, instead of a positional array.
+--
+-- Expand step of a rollout: replicas of the previous release still call
+-- quota_admit and quota_admit_batch with their positional arrays, so those
+-- keep their signatures and become thin adapters onto quota_admit_requests;
+-- old and new replicas then share one rule, rows and locks. A later
+-- migration drops them (and quota_limits_of) once no replica calls them.
+-- quota_roll and quota_window_denials keep their signatures too (the voice
+-- and settlement functions call them) and become the one window rule.
+
+-- A plan's limits, named as in the config file; 0 is unlimited.
+CREATE TYPE quota_limits AS (
+    requests_per_minute     bigint,
+    requests_per_hour       bigint,
+    requests_per_day        bigint,
+    tokens_per_day          bigint,
+    cost_per_day_micros     bigint,
+    calls_per_day           bigint,
+    concurrent_turns        bigint,
+    voice_seconds_per_month bigint,
+    max_session_s           bigint,
+    voice_sessions          bigint
+);
+
+-- quota_limits_of reads the positional layout of quota_plan (0010) into
+-- quota_limits: only for the functions older replicas call.
+CREATE FUNCTION quota_limits_of(lim bigint[]) RETURNS quota_limits
+LANGUAGE sql IMMUTABLE
+RETURN ROW(lim[1], lim[2], lim[3], lim[4], lim[5], lim[6], lim[7], lim[8], lim[9], lim[10])::quota_limits;
+
+-- quota_plans_of is the JSON of named limits for the positional plans.
+CREATE FUNCTION quota_plans_of(p_names text[], p_limits bigint[]) RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+RETURN (SELECT jsonb_object_agg(n.name, to_jsonb(quota_limits_of(p_limits[n.k * 10 - 9 : n.k * 10])))
+          FROM unnest(p_names) WITH ORDINALITY n(name, k));
+
+-- quota_roll is the window rule: a stored window older than the given one
+-- is over, and its counts read as 0; a newer one is current (0017). It is
+-- plain SQL so that the planner inlines it into the admission statement.
+-- The row lists quota_users' columns in table order.
+CREATE OR REPLACE FUNCTION quota_roll(u quota_users, p_minute timestamptz, p_hour timestamptz, p_day date, p_month date)
+RETURNS quota_users
+LANGUAGE sql IMMUTABLE
+RETURN ROW(
+    u.user_id,
+    GREATEST(u.minute_start, p_minute), CASE WHEN u.minute_start >= p_minute THEN u.minute_count ELSE 0 END,
+    GREATEST(u.hour_start, p_hour), CASE WHEN u.hour_start >= p_hour THEN u.hour_count ELSE 0 END,
+    GREATEST(u.day, p_day),
+    CASE WHEN u.day >= p_day THEN u.day_requests ELSE 0 END,
+    CASE WHEN u.day >= p_day THEN u.day_calls ELSE 0 END,
+    CASE WHEN u.day >= p_day THEN u.day_tokens ELSE 0 END,
+    CASE WHEN u.day >= p_day THEN u.day_cost ELSE 0 END,
+    u.leases, u.res_calls, u.res_tokens, u.res_cost, u.lease_min,
+    GREATEST(u.month, p_month), CASE WHEN u.month >= p_month THEN u.voice_used ELSE 0 END
+)::quota_users;
+
+-- quota_request_denials lists the request windows that would refuse one
+-- more request of u (rolled); 0 is unlimited.
+CREATE FUNCTION quota_request_denials(u quota_users, l quota_limits) RETURNS text[]
+LANGUAGE sql IMMUTABLE
+RETURN array_remove(ARRAY[
+    CASE WHEN l.requests_per_minute > 0 AND u.minute_count >= l.requests_per_minute THEN 'requests_per_minute' END,
+    CASE WHEN l.requests_per_hour > 0 AND u.hour_count >= l.requests_per_hour THEN 'requests_per_hour' END,
+    CASE WHEN l.requests_per_day > 0 AND u.day_requests >= l.requests_per_day THEN 'requests_per_day' END
+], NULL);
+
+CREATE OR REPLACE FUNCTION quota_window_denials(u quota_users, lim bigint[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE
+RETURN quota_request_denials(u, quota_limits_of(lim));
+
+-- quota_budget_denial is the daily budget rule (DESIGN §9): admit iff
+-- settled + reserved + estimate <= limit, in numeric so no sum overflows.
+-- A refusal is name_inflight when the settled usage alone would admit, so
+-- the caller is told to wait for turns in flight, not for tomorrow.
+CREATE FUNCTION quota_budget_denial(name text, lim bigint, settled bigint, reserved bigint, est bigint)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN CASE WHEN lim > 0 AND settled::numeric + reserved + est > lim THEN
+           CASE WHEN settled::numeric + est > lim THEN name ELSE name || '_inflight' END END;
+
+-- quota_admit_requests admits a batch of chat requests, at most one per
+-- user, each decided on its own: plan (the user_plans row if p_plans has
+-- it, else the fallback), request windows, daily budgets, concurrency, and
+-- the global cap, which admits the first requests in batch order that
+-- pass their own limits, as many as the minute has room for. An admitted
+-- request counts in every window and gets a ticket; a refused one writes
+-- nothing but the reclaim of expired tickets.
+CREATE FUNCTION quota_admit_requests(
+    p_plans jsonb, p_users text[], p_fallbacks text[],
+    p_calls bigint[], p_tokens bigint[], p_cost bigint[],
+    p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date,
+    p_expires timestamptz, p_global_cap bigint)
+RETURNS TABLE (ord int, plan text, reasons text[], ticket_id bigint,
+    day_requests bigint, day_calls bigint, day_tokens bigint, day_cost bigint,
+    res_calls bigint, res_tokens bigint, res_cost bigint)
+LANGUAGE plpgsql
+-- The statements take arrays, and for those the planner would plan every
+-- call afresh: that was nearly half the time of a small batch.
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    n int := cardinality(p_users);
+    found_n int;
+    expired int;
+    room bigint; -- NULL: no global cap
+    u quota_users;
+BEGIN
+    -- Admissions commit asynchronously: see docs/quota.md. (A SET clause
+    -- would not do: it is undone when the function returns, before commit.)
+    PERFORM set_config('synchronous_commit', 'off', true);
+
+    -- Lock every user row in order, creating the missing ones: ON CONFLICT
+    -- DO UPDATE locks an existing row even when its WHERE is false, and
+    -- then writes nothing to it. Rows are taken in the SELECT's order.
+    INSERT INTO quota_users AS q (user_id)
+    SELECT x FROM unnest(p_users) x ORDER BY x COLLATE "C"
+    ON CONFLICT (user_id) DO UPDATE SET user_id = q.user_id WHERE false;
+
+    -- Every statement from here takes a fresh snapshot with every row of the
+    -- batch locked: it reads the latest state, which nobody else can change.
+    SELECT count(*), count(*) FILTER (WHERE q.lease_min <= p_now) INTO found_n, expired
+      FROM quota_users q WHERE q.user_id = ANY (p_users);
+    IF found_n <> n THEN
+        RAISE EXCEPTION 'quota_admit_requests: % requests for % users; one request per user', n, found_n;
+    END IF;
+    IF expired > 0 THEN -- users with expired tickets: reclaim them (see lease_min)
+        FOR u IN SELECT * FROM quota_users q WHERE q.user_id = ANY (p_users) AND q.lease_min <= p_now LOOP
+            PERFORM quota_save(quota_reclaim(u, p_now));
+        END LOOP;
+    END IF;
+    IF p_global_cap > 0 THEN
+        room := quota_global_room(p_minute, p_global_cap);
+    END IF;
+
+    RETURN QUERY
+    WITH plans AS MATERIALIZED (
+        SELECT e.key AS name, jsonb_populate_record(NULL::quota_limits, e.value) AS l
+          FROM jsonb_each(p_plans) e
+    ), req AS MATERIALIZED ( -- each request with its plan's name and limits
+        SELECT r.*, p.name, p.l
+          FROM unnest(p_users, p_fallbacks, p_calls, p_tokens, p_cost)
+               WITH ORDINALITY r(user_id, fallback, calls, tokens, cost, ord)
+          JOIN plans p ON p.name = coalesce(
+               -- the user_plans row, unless this config lacks its plan (see quota_plan)
+               (SELECT up.plan FROM user_plans up WHERE up.user_id = r.user_id AND p_plans ? up.plan),
+               r.fallback)
+    ), cur AS MATERIALIZED ( -- beside the user's row, windows rolled (the month is not admission's)
+        SELECT req.ord::int AS ord, req.user_id, req.calls, req.tokens, req.cost, req.name, req.l,
+               quota_roll(q, p_minute, p_hour, p_day, q.month) AS u
+          FROM req JOIN quota_users q ON q.user_id = req.user_id
+    ), own AS MATERIALIZED ( -- what each request's own limits refuse
+        SELECT r.ord, r.user_id, r.calls, r.tokens, r.cost, r.name, r.u,
+               quota_request_denials(r.u, r.l) || array_remove(ARRAY[
+                   quota_budget_denial('tokens_per_day', (r.l).tokens_per_day, (r.u).day_tokens, (r.u).res_tokens, r.tokens),
+                   quota_budget_denial('cost_per_day', (r.l).cost_per_day_micros, (r.u).day_cost, (r.u).res_cost, r.cost),
+                   quota_budget_denial('calls_per_day', (r.l).calls_per_day, (r.u).day_calls, (r.u).res_calls, r.calls),
+                   CASE WHEN (r.l).concurrent_turns > 0 AND (r.u).leases >= (r.l).concurrent_turns
+                        THEN 'concurrent_turns' END
+               ], NULL) AS why
+          FROM cur r
+    ), dec AS MATERIALIZED ( -- the global cap takes the first that pass, in batch order
+        SELECT own.*, CASE WHEN cardinality(own.why) > 0 THEN own.why
+                           WHEN room IS NOT NULL AND count(*) FILTER (WHERE cardinality(own.why) = 0)
+                                OVER (ORDER BY own.ord) > room THEN ARRAY['global_requests_per_minute']
+                           ELSE '{}' END AS reasons
+          FROM own
+    ), tick AS MATERIALIZED ( -- an admitted request gets its ticket id
+        SELECT dec.*, cardinality(dec.reasons) = 0 AS ok,
+               CASE WHEN cardinality(dec.reasons) = 0 THEN nextval('quota_tickets_id_seq') END AS ticket_id
+          FROM dec
+    ), upd AS (
+        -- Counters stay below 1e15 × requests, far from overflow, except
+        -- through settlements, which saturate (quota_add).
+        UPDATE quota_users q SET
+            minute_start = (t.u).minute_start, minute_count = (t.u).minute_count + 1,
+            hour_start = (t.u).hour_start, hour_count = (t.u).hour_count + 1,
+            day = (t.u).day, day_requests = (t.u).day_requests + 1, day_calls = (t.u).day_calls,
+            day_tokens = (t.u).day_tokens, day_cost = (t.u).day_cost,
+            leases = (t.u).leases + 1, res_calls = quota_add((t.u).res_calls, t.calls),
+            res_tokens = quota_add((t.u).res_tokens, t.tokens), res_cost = quota_add((t.u).res_cost, t.cost),
+            lease_min = LEAST((t.u).lease_min, p_expires)
+          FROM tick t
+         WHERE t.ok AND q.user_id = t.user_id
+    ), glob AS ( -- the admitted requests fit in the room
+        UPDATE quota_global g SET count = g.count + (SELECT count(*) FROM tick WHERE tick.ok)
+         WHERE room IS NOT NULL AND g.window_start = p_minute
+    ), ins AS (
+        INSERT INTO quota_tickets (id, user_id, expires_at, res_calls, res_tokens, res_cost)
+        OVERRIDING SYSTEM VALUE
+        SELECT t.ticket_id, t.user_id, p_expires, t.calls, t.tokens, t.cost FROM tick t WHERE t.ok
+    )
+    SELECT t.ord, t.name, t.reasons, t.ticket_id,
+           (t.u).day_requests + t.ok::int, (t.u).day_calls, (t.u).day_tokens, (t.u).day_cost,
+           CASE WHEN t.ok THEN quota_add((t.u).res_calls, t.calls) ELSE (t.u).res_calls END,
+           CASE WHEN t.ok THEN quota_add((t.u).res_tokens, t.tokens) ELSE (t.u).res_tokens END,
+           CASE WHEN t.ok THEN quota_add((t.u).res_cost, t.cost) ELSE (t.u).res_cost END
+      FROM tick t;
+END $$;
+
+-- The previous release's entry points, kept for its replicas during a
+-- rollout (see the top of this file).
+CREATE OR REPLACE FUNCTION quota_admit(
+    p_user text, p_fallback text, p_names text[], p_limits bigint[],
+    p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date, p_month date,
+    p_expires timestamptz, p_calls bigint, p_tokens bigint, p_cost bigint, p_global_cap bigint,
+    OUT plan text, OUT reasons text[], OUT ticket_id bigint,
+    OUT day_requests bigint, OUT day_calls bigint, OUT day_tokens bigint, OUT day_cost bigint,
+    OUT res_calls bigint, OUT res_tokens bigint, OUT res_cost bigint)
+LANGUAGE sql AS $$
+SELECT a.plan, a.reasons, a.ticket_id, a.day_requests, a.day_calls, a.day_tokens, a.day_cost,
+       a.res_calls, a.res_tokens, a.res_cost
+  FROM quota_admit_requests(quota_plans_of(p_names, p_limits), ARRAY[p_user], ARRAY[p_fallback],
+                            ARRAY[p_calls], ARRAY[p_tokens], ARRAY[p_cost],
+                            p_now, p_minute, p_hour, p_day, p_expires, p_global_cap) a
+$$;
+
+CREATE OR REPLACE FUNCTION quota_admit_batch(
+    p_users text[], p_fallbacks text[], p_names text[], p_limits bigint[],
+    p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date,
+    p_expires timestamptz, p_calls bigint[], p_tokens bigint[], p_cost bigint[],
+    p_global_cap bigint)
+RETURNS TABLE (ord int, plan text, reasons text[], ticket_id bigint,
+    day_requests bigint, day_calls bigint, day_tokens bigint, day_cost bigint,
+    res_calls bigint, res_tokens bigint, res_cost bigint)
+LANGUAGE sql AS $$
+SELECT * FROM quota_admit_requests(quota_plans_of(p_names, p_limits), p_users, p_fallbacks,
+                                   p_calls, p_tokens, p_cost,
+                                   p_now, p_minute, p_hour, p_day, p_expires, p_global_cap)
+$$;
