@@ -4,12 +4,14 @@
 -- quota_limits type, instead of a positional array.
 --
 -- Expand step of a rollout: replicas of the previous release still call
--- quota_admit and quota_admit_batch with their positional arrays, so those
--- keep their signatures and become thin adapters onto quota_admit_requests;
--- old and new replicas then share one rule, rows and locks. A later
--- migration drops them (and quota_limits_of) once no replica calls them.
--- quota_roll and quota_window_denials keep their signatures too (the voice
--- and settlement functions call them) and become the one window rule.
+-- quota_admit_batch with its positional arrays, so it keeps its signature
+-- and becomes a thin adapter onto quota_admit_requests; old and new
+-- replicas then share one rule, rows and locks. A later migration drops it
+-- (with quota_plans_of and quota_limits_of) once no replica calls it.
+-- quota_admit, the single admission, is dropped: since batching (0013) no
+-- release calls it but the old quota_admit_batch, whose body no longer
+-- does. quota_roll and quota_window_denials keep their signatures (the
+-- voice and settlement functions call them) and become the one window rule.
 
 -- A plan's limits, named as in the config file; 0 is unlimited.
 CREATE TYPE quota_limits AS (
@@ -107,7 +109,6 @@ DECLARE
     found_n int;
     expired int;
     room bigint; -- NULL: no global cap
-    u quota_users;
 BEGIN
     -- Admissions commit asynchronously: see docs/quota.md. (A SET clause
     -- would not do: it is undone when the function returns, before commit.)
@@ -122,15 +123,15 @@ BEGIN
 
     -- Every statement from here takes a fresh snapshot with every row of the
     -- batch locked: it reads the latest state, which nobody else can change.
+    -- A user twice would be decided twice on the same counters.
     SELECT count(*), count(*) FILTER (WHERE q.lease_min <= p_now) INTO found_n, expired
       FROM quota_users q WHERE q.user_id = ANY (p_users);
     IF found_n <> n THEN
         RAISE EXCEPTION 'quota_admit_requests: % requests for % users; one request per user', n, found_n;
     END IF;
-    IF expired > 0 THEN -- users with expired tickets: reclaim them (see lease_min)
-        FOR u IN SELECT * FROM quota_users q WHERE q.user_id = ANY (p_users) AND q.lease_min <= p_now LOOP
-            PERFORM quota_save(quota_reclaim(u, p_now));
-        END LOOP;
+    IF expired > 0 THEN -- some users have expired tickets: take them off first (see lease_min)
+        PERFORM quota_save(quota_reclaim(e, p_now))
+           FROM quota_users e WHERE e.user_id = ANY (p_users) AND e.lease_min <= p_now;
     END IF;
     IF p_global_cap > 0 THEN
         room := quota_global_room(p_minute, p_global_cap);
@@ -201,23 +202,8 @@ BEGIN
       FROM tick t;
 END $$;
 
--- The previous release's entry points, kept for its replicas during a
+-- The previous release's entry point, kept for its replicas during a
 -- rollout (see the top of this file).
-CREATE OR REPLACE FUNCTION quota_admit(
-    p_user text, p_fallback text, p_names text[], p_limits bigint[],
-    p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date, p_month date,
-    p_expires timestamptz, p_calls bigint, p_tokens bigint, p_cost bigint, p_global_cap bigint,
-    OUT plan text, OUT reasons text[], OUT ticket_id bigint,
-    OUT day_requests bigint, OUT day_calls bigint, OUT day_tokens bigint, OUT day_cost bigint,
-    OUT res_calls bigint, OUT res_tokens bigint, OUT res_cost bigint)
-LANGUAGE sql AS $$
-SELECT a.plan, a.reasons, a.ticket_id, a.day_requests, a.day_calls, a.day_tokens, a.day_cost,
-       a.res_calls, a.res_tokens, a.res_cost
-  FROM quota_admit_requests(quota_plans_of(p_names, p_limits), ARRAY[p_user], ARRAY[p_fallback],
-                            ARRAY[p_calls], ARRAY[p_tokens], ARRAY[p_cost],
-                            p_now, p_minute, p_hour, p_day, p_expires, p_global_cap) a
-$$;
-
 CREATE OR REPLACE FUNCTION quota_admit_batch(
     p_users text[], p_fallbacks text[], p_names text[], p_limits bigint[],
     p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date,
@@ -231,3 +217,7 @@ SELECT * FROM quota_admit_requests(quota_plans_of(p_names, p_limits), p_users, p
                                    p_calls, p_tokens, p_cost,
                                    p_now, p_minute, p_hour, p_day, p_expires, p_global_cap)
 $$;
+
+-- Nothing calls the single admission any more (see the top of this file).
+DROP FUNCTION quota_admit(text, text, text[], bigint[], timestamptz, timestamptz, timestamptz, date, date,
+                          timestamptz, bigint, bigint, bigint, bigint);
