@@ -2,8 +2,8 @@
 // token/cost/call budgets and monthly voice seconds (DESIGN §9), exactly,
 // across any number of replicas: every counter lives in PostgreSQL and every
 // check-and-increment is one statement (a PL/pgSQL function, see
-// migrations/0010-0017) serialised on the user's row, on the database's
-// clock.
+// migrations/0010-0018 and 0063) serialised on the user's row, on the
+// database's clock.
 package quota
 
 import (
