@@ -52,6 +52,20 @@ func TestWindowsOnlyMoveForward(t *testing.T) {
 			wantDenied(t, err, apierr.RateLimited, ReasonMinute, 59)
 		}
 	})
+	t.Run("a report", func(t *testing.T) {
+		t.Parallel()
+		p := user(t)
+		mustAdmit(t, ahead, p, Estimate{})
+		r, err := behind.Report(ctx, p) // the row's minute and day are newer than its clock
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []string{ReasonMinute, ReasonDay} {
+			if got := r.Usage[limit].Used; got != 1 {
+				t.Errorf("%s: got %d used, want 1 (the row's window is the current one)", limit, got)
+			}
+		}
+	})
 	t.Run("a settlement", func(t *testing.T) {
 		t.Parallel()
 		p := user(t)
