@@ -83,6 +83,22 @@ LANGUAGE sql IMMUTABLE
 RETURN CASE WHEN lim > 0 AND settled::numeric + reserved + est > lim THEN
            CASE WHEN settled::numeric + est > lim THEN name ELSE name || '_inflight' END END;
 
+-- One request's answer: its position in the batch, its plan, what refused
+-- it (empty: admitted, with a ticket) and the user's daily counters after.
+CREATE TYPE quota_admission AS (
+    ord          int,
+    plan         text,
+    reasons      text[],
+    ticket_id    bigint,
+    day_requests bigint,
+    day_calls    bigint,
+    day_tokens   bigint,
+    day_cost     bigint,
+    res_calls    bigint,
+    res_tokens   bigint,
+    res_cost     bigint
+);
+
 -- quota_admit_requests admits a batch of chat requests, at most one per
 -- user, each decided on its own: plan (the user_plans row if p_plans has
 -- it, else the fallback), request windows, daily budgets, concurrency, and
@@ -95,15 +111,12 @@ CREATE FUNCTION quota_admit_requests(
     p_calls bigint[], p_tokens bigint[], p_cost bigint[],
     p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date,
     p_expires timestamptz, p_global_cap bigint)
-RETURNS TABLE (ord int, plan text, reasons text[], ticket_id bigint,
-    day_requests bigint, day_calls bigint, day_tokens bigint, day_cost bigint,
-    res_calls bigint, res_tokens bigint, res_cost bigint)
+RETURNS SETOF quota_admission
 LANGUAGE plpgsql
--- The statements take arrays, and for those the planner would plan every
--- call afresh: that was nearly half the time of a small batch.
+-- Custom plans for statements over array parameters would be made afresh
+-- on every call, which costs a small batch about as much as its work.
 SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 DECLARE
     n int := cardinality(p_users);
     found_n int;
@@ -114,16 +127,17 @@ BEGIN
     -- would not do: it is undone when the function returns, before commit.)
     PERFORM set_config('synchronous_commit', 'off', true);
 
-    -- Lock every user row in order, creating the missing ones: ON CONFLICT
-    -- DO UPDATE locks an existing row even when its WHERE is false, and
-    -- then writes nothing to it. Rows are taken in the SELECT's order.
+    -- One statement takes every user's row lock, in one order (two batches
+    -- sharing users then queue instead of deadlocking), and inserts the rows
+    -- not there yet: ON CONFLICT DO UPDATE locks an existing row, and its
+    -- WHERE false leaves it unwritten.
     INSERT INTO quota_users AS q (user_id)
     SELECT x FROM unnest(p_users) x ORDER BY x COLLATE "C"
     ON CONFLICT (user_id) DO UPDATE SET user_id = q.user_id WHERE false;
 
-    -- Every statement from here takes a fresh snapshot with every row of the
-    -- batch locked: it reads the latest state, which nobody else can change.
-    -- A user twice would be decided twice on the same counters.
+    -- Each statement below sees the rows as last committed (a fresh snapshot
+    -- per statement), and the locks keep them so until commit. A user twice
+    -- would be decided twice on the same counters: refused.
     SELECT count(*), count(*) FILTER (WHERE q.lease_min <= p_now) INTO found_n, expired
       FROM quota_users q WHERE q.user_id = ANY (p_users);
     IF found_n <> n THEN
@@ -174,8 +188,8 @@ BEGIN
                CASE WHEN cardinality(dec.reasons) = 0 THEN nextval('quota_tickets_id_seq') END AS ticket_id
           FROM dec
     ), upd AS (
-        -- Counters stay below 1e15 × requests, far from overflow, except
-        -- through settlements, which saturate (quota_add).
+        -- Request counts cannot overflow (1e15 per request at most); reservation
+        -- sums saturate like settlements (quota_add).
         UPDATE quota_users q SET
             minute_start = (t.u).minute_start, minute_count = (t.u).minute_count + 1,
             hour_start = (t.u).hour_start, hour_count = (t.u).hour_count + 1,
