@@ -127,19 +127,18 @@ BEGIN
     -- would not do: it is undone when the function returns, before commit.)
     PERFORM set_config('synchronous_commit', 'off', true);
 
-    -- One statement takes every user's row lock, in one order (two batches
-    -- sharing users then queue instead of deadlocking), and inserts the rows
-    -- not there yet: ON CONFLICT DO UPDATE locks an existing row, and its
-    -- WHERE false leaves it unwritten.
-    INSERT INTO quota_users AS q (user_id)
+    -- Users seen for the first time get their row, then every user's row is
+    -- locked, all in one order (two batches sharing users then queue instead
+    -- of deadlocking). Each statement below sees the rows as last committed
+    -- (a fresh snapshot per statement), and the locks keep them so until
+    -- commit. A user twice would be decided twice on the same counters, so
+    -- a batch must lock as many rows as it has requests.
+    INSERT INTO quota_users (user_id)
     SELECT x FROM unnest(p_users) x ORDER BY x COLLATE "C"
-    ON CONFLICT (user_id) DO UPDATE SET user_id = q.user_id WHERE false;
-
-    -- Each statement below sees the rows as last committed (a fresh snapshot
-    -- per statement), and the locks keep them so until commit. A user twice
-    -- would be decided twice on the same counters: refused.
-    SELECT count(*), count(*) FILTER (WHERE q.lease_min <= p_now) INTO found_n, expired
-      FROM quota_users q WHERE q.user_id = ANY (p_users);
+    ON CONFLICT (user_id) DO NOTHING;
+    SELECT count(*), count(*) FILTER (WHERE l.lease_min <= p_now) INTO found_n, expired
+      FROM (SELECT q.lease_min FROM quota_users q WHERE q.user_id = ANY (p_users)
+             ORDER BY q.user_id COLLATE "C" FOR UPDATE) l;
     IF found_n <> n THEN
         RAISE EXCEPTION 'quota_admit_requests: % requests for % users; one request per user', n, found_n;
     END IF;
@@ -190,14 +189,14 @@ BEGIN
     ), upd AS (
         -- Request counts cannot overflow (1e15 per request at most); reservation
         -- sums saturate like settlements (quota_add).
-        UPDATE quota_users q SET
-            minute_start = (t.u).minute_start, minute_count = (t.u).minute_count + 1,
-            hour_start = (t.u).hour_start, hour_count = (t.u).hour_count + 1,
-            day = (t.u).day, day_requests = (t.u).day_requests + 1, day_calls = (t.u).day_calls,
-            day_tokens = (t.u).day_tokens, day_cost = (t.u).day_cost,
-            leases = (t.u).leases + 1, res_calls = quota_add((t.u).res_calls, t.calls),
-            res_tokens = quota_add((t.u).res_tokens, t.tokens), res_cost = quota_add((t.u).res_cost, t.cost),
-            lease_min = LEAST((t.u).lease_min, p_expires)
+        UPDATE quota_users q
+           SET (minute_start, hour_start, day, day_calls, day_tokens, day_cost,
+                minute_count, hour_count, day_requests, leases,
+                res_calls, res_tokens, res_cost, lease_min)
+             = ((t.u).minute_start, (t.u).hour_start, (t.u).day, (t.u).day_calls, (t.u).day_tokens, (t.u).day_cost,
+                (t.u).minute_count + 1, (t.u).hour_count + 1, (t.u).day_requests + 1, (t.u).leases + 1,
+                quota_add((t.u).res_calls, t.calls), quota_add((t.u).res_tokens, t.tokens),
+                quota_add((t.u).res_cost, t.cost), LEAST((t.u).lease_min, p_expires))
           FROM tick t
          WHERE t.ok AND q.user_id = t.user_id
     ), glob AS ( -- the admitted requests fit in the room
@@ -217,15 +216,14 @@ BEGIN
 END $$;
 
 -- The previous release's entry point, kept for its replicas during a
--- rollout (see the top of this file).
-CREATE OR REPLACE FUNCTION quota_admit_batch(
-    p_users text[], p_fallbacks text[], p_names text[], p_limits bigint[],
-    p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date,
-    p_expires timestamptz, p_calls bigint[], p_tokens bigint[], p_cost bigint[],
-    p_global_cap bigint)
-RETURNS TABLE (ord int, plan text, reasons text[], ticket_id bigint,
-    day_requests bigint, day_calls bigint, day_tokens bigint, day_cost bigint,
-    res_calls bigint, res_tokens bigint, res_cost bigint)
+-- rollout (see the top of this file): the same arguments, and rows with the
+-- same columns, now of the named type.
+DROP FUNCTION quota_admit_batch(text[], text[], text[], bigint[], timestamptz, timestamptz, timestamptz, date,
+                                timestamptz, bigint[], bigint[], bigint[], bigint);
+CREATE FUNCTION quota_admit_batch(p_users text[], p_fallbacks text[], p_names text[], p_limits bigint[],
+    p_now timestamptz, p_minute timestamptz, p_hour timestamptz, p_day date, p_expires timestamptz,
+    p_calls bigint[], p_tokens bigint[], p_cost bigint[], p_global_cap bigint)
+RETURNS SETOF quota_admission
 LANGUAGE sql AS $$
 SELECT * FROM quota_admit_requests(quota_plans_of(p_names, p_limits), p_users, p_fallbacks,
                                    p_calls, p_tokens, p_cost,
