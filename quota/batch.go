@@ -12,7 +12,7 @@ import (
 // is a small write transaction, and at thousands a second its fixed costs
 // (a round trip, a function call, a commit) are most of the work. So
 // concurrent Admit calls on one replica share one statement,
-// quota_admit_batch: a call sends at once when fewer than maxInFlight
+// quota_admit_requests: a call sends at once when fewer than maxInFlight
 // batches are in flight, taking whatever else is queued along; otherwise it
 // queues, and the queue goes as the next batch as soon as a batch returns.
 // Nothing waits on a timer: at low load every call is a batch of one, and
@@ -162,8 +162,8 @@ func (b *admitBatcher) run(batch []*admitCall) {
 // Every row also carries the batch's clock.
 const admitBatchSQL = `SELECT ` + clockCols + `, a.ord, a.plan, a.reasons, a.ticket_id,
 	a.day_requests, a.day_calls, a.day_tokens, a.day_cost, a.res_calls, a.res_tokens, a.res_cost
-FROM quota_clock($1) c, LATERAL quota_admit_batch($2, $3, $4, $5, c.now, c.minute, c.hour, c.day,
-	c.now + make_interval(secs => $6), $7, $8, $9, $10) a`
+FROM quota_clock($1) c, LATERAL quota_admit_requests($2::jsonb, $3, $4, $5, $6, $7,
+	c.now, c.minute, c.hour, c.day, c.now + make_interval(secs => $8), $9) a`
 
 // send runs one batch and delivers every result.
 func (b *admitBatcher) send(batch []*admitCall) {
@@ -207,8 +207,7 @@ func (b *admitBatcher) query(ctx context.Context, batch []*admitCall,
 	s := b.s
 	var w windows
 	rows, err := s.pool.Query(ctx, admitBatchSQL, s.clockArg(),
-		users, fallbacks, s.names, s.limits, LeaseTTL.Seconds(),
-		calls, tokens, costs, s.cfg.GlobalRequestsPerMinute)
+		s.plans, users, fallbacks, calls, tokens, costs, LeaseTTL.Seconds(), s.cfg.GlobalRequestsPerMinute)
 	if err != nil {
 		return w, err
 	}
@@ -224,7 +223,7 @@ func (b *admitBatcher) query(ctx context.Context, batch []*admitCall,
 			return w, err
 		}
 		if ord < 1 || int(ord) > len(batch) {
-			return w, fmt.Errorf("quota_admit_batch answered for request %d of %d", ord, len(batch))
+			return w, fmt.Errorf("quota_admit_requests answered for request %d of %d", ord, len(batch))
 		}
 		c := batch[ord-1]
 		c.plan, c.reasons, c.daily = r.plan, r.reasons, r.daily
@@ -237,7 +236,7 @@ func (b *admitBatcher) query(ctx context.Context, batch []*admitCall,
 		return w, err
 	}
 	if got != len(batch) {
-		return w, fmt.Errorf("quota_admit_batch answered %d of %d requests", got, len(batch))
+		return w, fmt.Errorf("quota_admit_requests answered %d of %d requests", got, len(batch))
 	}
 	w.utc()
 	return w, nil

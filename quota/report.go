@@ -28,20 +28,17 @@ type LimitUsage struct {
 }
 
 // reportSQL reads every counter of a user in one statement, without locks.
-// Windows that have ended read as 0; expired leases do not count, and
-// expired voice reservations count as used (they will be charged in full).
+// Windows that have ended read as 0, by the admissions' window rule;
+// expired leases do not count, and expired voice reservations count as used
+// (they will be charged in full).
 const reportSQL = `SELECT ` + clockCols + `, r.plan,
-	CASE WHEN u.minute_start = c.minute THEN u.minute_count ELSE 0 END,
-	CASE WHEN u.hour_start = c.hour THEN u.hour_count ELSE 0 END,
-	CASE WHEN u.day = c.day THEN u.day_requests ELSE 0 END,
-	CASE WHEN u.day = c.day THEN u.day_calls ELSE 0 END,
-	CASE WHEN u.day = c.day THEN u.day_tokens ELSE 0 END,
-	CASE WHEN u.day = c.day THEN u.day_cost ELSE 0 END,
-	CASE WHEN u.month = c.month THEN u.voice_used ELSE 0 END,
+	u.minute_count, u.hour_count, u.day_requests, u.day_calls, u.day_tokens, u.day_cost, u.voice_used,
 	t.n, t.calls, t.tokens, t.cost, v.n, v.seconds
 FROM quota_clock($5) c
 CROSS JOIN quota_plan($1, $2, $3, $4) r
-LEFT JOIN quota_users u ON u.user_id = $1
+LEFT JOIN quota_users q ON q.user_id = $1
+-- the window rule (quota_roll): no row, or a window that has ended, is 0
+CROSS JOIN LATERAL (SELECT (quota_roll(q, c.minute, c.hour, c.day, c.month)).*) u
 CROSS JOIN LATERAL (
 	SELECT count(*) AS n, coalesce(sum(res_calls), 0)::bigint AS calls,
 	       coalesce(sum(res_tokens), 0)::bigint AS tokens, coalesce(sum(res_cost), 0)::bigint AS cost

@@ -2,8 +2,8 @@
 // token/cost/call budgets and monthly voice seconds (DESIGN §9), exactly,
 // across any number of replicas: every counter lives in PostgreSQL and every
 // check-and-increment is one statement (a PL/pgSQL function, see
-// migrations/0010-0017) serialised on the user's row, on the database's
-// clock.
+// migrations/0010-0018 and 0063) serialised on the user's row, on the
+// database's clock.
 package quota
 
 import (
@@ -50,8 +50,12 @@ type Service struct {
 	metrics *metrics
 	admits  *admitBatcher
 
-	// names and limits are the plans in the layout the SQL functions take
-	// (quota_plan): 10 limits per plan, in names order.
+	// plans is every plan's limits by name, as JSON for the admission
+	// statement (quota_limits in migrations/0063).
+	plans string
+	// names and limits are the plans in the positional layout the voice
+	// and report functions take (quota_plan): 10 limits per plan, in names
+	// order.
 	names  []string
 	limits []int64
 
@@ -87,6 +91,9 @@ func New(p Params) (*Service, error) {
 	for _, name := range p.Config.PlanNames() {
 		s.names = append(s.names, name)
 		s.limits = append(s.limits, planLimits(p.Config.Plans[name])...)
+	}
+	if s.plans, err = plansJSON(p.Config.Plans); err != nil {
+		return nil, fmt.Errorf("quota: %w", err)
 	}
 	return s, nil
 }

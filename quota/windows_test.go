@@ -37,9 +37,9 @@ func TestWindowsOnlyMoveForward(t *testing.T) {
 		p, q := user(t), user(t)
 		mustAdmit(t, ahead, p, Estimate{})
 		mustAdmit(t, ahead, q, Estimate{})
-		rows, err := pool.Query(ctx, admitBatchSQL, behind.clockArg(), []string{p.UserID, q.UserID},
-			[]string{"p", "p"}, behind.names, behind.limits, LeaseTTL.Seconds(),
-			[]int64{0, 0}, []int64{0, 0}, []int64{0, 0}, int64(0))
+		rows, err := pool.Query(ctx, admitBatchSQL, behind.clockArg(), behind.plans,
+			[]string{p.UserID, q.UserID}, []string{"p", "p"}, []int64{0, 0}, []int64{0, 0}, []int64{0, 0},
+			LeaseTTL.Seconds(), int64(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,6 +50,20 @@ func TestWindowsOnlyMoveForward(t *testing.T) {
 		for _, u := range []auth.Principal{p, q} {
 			_, err := later.Admit(ctx, u, Estimate{})
 			wantDenied(t, err, apierr.RateLimited, ReasonMinute, 59)
+		}
+	})
+	t.Run("a report", func(t *testing.T) {
+		t.Parallel()
+		p := user(t)
+		mustAdmit(t, ahead, p, Estimate{})
+		r, err := behind.Report(ctx, p) // the row's minute and day are newer than its clock
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []string{ReasonMinute, ReasonDay} {
+			if got := r.Usage[limit].Used; got != 1 {
+				t.Errorf("%s: got %d used, want 1 (the row's window is the current one)", limit, got)
+			}
 		}
 	})
 	t.Run("a settlement", func(t *testing.T) {
