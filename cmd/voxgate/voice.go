@@ -2,12 +2,10 @@ package main
 
 import (
 	"maps"
-	"net/http"
 	"slices"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
-	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
@@ -44,10 +42,10 @@ func openAI(m *Main, what string) (base, key string, ok bool) {
 // newVoice builds the voice control plane. Without OPENAI_API_KEY there is
 // no provider to mint credentials with: voice is off (its routes answer
 // 503) and the gateway says so at start, rather than failing every start.
-func newVoice(m *Main) (*controlplane.Service, error) {
+func newVoice(m *Main) (voiceService, error) {
 	base, key, ok := openAI(m, "voice")
 	if !ok {
-		return nil, nil
+		return off{feature: "Voice"}, nil
 	}
 	rt, err := realtime.New(realtime.Params{BaseURL: base, APIKey: key})
 	if err != nil {
@@ -59,11 +57,15 @@ func newVoice(m *Main) (*controlplane.Service, error) {
 			return nil, err
 		}
 	}
-	return controlplane.New(controlplane.Params{
+	svc, err := controlplane.New(controlplane.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool,
 		Config: cfg, Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
+	if err != nil {
+		return nil, err // not svc: a nil *Service would be a non-nil voiceService
+	}
+	return svc, nil
 }
 
 // voiceConfig lays the file's voice section over the control plane's
@@ -108,21 +110,4 @@ func voiceConfig(cfg *config.Config) controlplane.Config {
 		out.VADIdleTimeout = *v.VADIdleTimeout
 	}
 	return out
-}
-
-// voiceOff answers every voice route when no provider is configured.
-func voiceOff(http.ResponseWriter, *http.Request) error {
-	return apierr.New(apierr.AIFeatureDisabled, "Voice is not set up on this server.")
-}
-
-// voiceHandlers are the voice routes' handlers, or voiceOff for each.
-type voiceHandlers struct {
-	action, start, list, get, toolCall, end, sdp func(http.ResponseWriter, *http.Request) error
-}
-
-func voiceRoutes(v *controlplane.Service) voiceHandlers {
-	if v == nil {
-		return voiceHandlers{voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff}
-	}
-	return voiceHandlers{v.HandleAction, v.HandleStart, v.HandleList, v.HandleGet, v.HandleToolCall, v.HandleEnd, v.HandleSDP}
 }
