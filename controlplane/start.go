@@ -207,18 +207,18 @@ func toolInfos(ts []*tools.Tool) []ToolInfo {
 // profile fields for the instructions. A context tool that fails or times
 // out is logged and the session goes on without it.
 func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) string {
-	if s.cfg.ContextTool == "" {
+	if s.contextTool == "" {
 		return ""
 	}
 	r, err := s.tools.Execute(ctx, tools.Call{
 		SessionID: sessionID, SessionKind: tools.KindVoice, Source: "context", CallID: "context",
-		Name: s.cfg.ContextTool, Arguments: []byte(`{}`), Principal: p, Plan: plan,
+		Name: s.contextTool, Arguments: []byte(`{}`), Principal: p, Plan: plan,
 	})
 	if err == nil && r.Error != nil {
 		err = fmt.Errorf("%s", r.Error.Code)
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.cfg.ContextTool, "err", err)
+		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.contextTool, "err", err)
 		return ""
 	}
 	block, _ := safety.ModelProfile(r.Result)

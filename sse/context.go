@@ -46,18 +46,18 @@ func (t *turn) prepare(ctx context.Context) error {
 // turn goes on without it. It also sets the answer's language.
 func (t *turn) profile(ctx context.Context) string {
 	t.language = "en"
-	if t.s.cfg.ContextTool == "" {
+	if t.s.contextTool == "" {
 		return ""
 	}
 	r, err := t.s.tools.Execute(ctx, tools.Call{
 		SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "context", CallID: t.turnID + ".context",
-		Name: t.s.cfg.ContextTool, Arguments: []byte(`{}`), Principal: t.p, Plan: t.ticket.Plan,
+		Name: t.s.contextTool, Arguments: []byte(`{}`), Principal: t.p, Plan: t.ticket.Plan,
 	})
 	if err == nil && r.Error != nil {
 		err = fmt.Errorf("%s", r.Error.Code)
 	}
 	if err != nil {
-		t.s.log.WarnContext(ctx, "chat context tool failed; answering without a profile", "tool", t.s.cfg.ContextTool, "err", err)
+		t.s.log.WarnContext(ctx, "chat context tool failed; answering without a profile", "tool", t.s.contextTool, "err", err)
 		return ""
 	}
 	block, lang := safety.ModelProfile(r.Result)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sse"
@@ -28,43 +27,11 @@ func newChat(m *Main) (chatService, error) {
 	}
 	svc, err := sse.New(sse.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger, Spool: m.Spool,
-		Config: chatConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+		Config: m.Config.Chat, ContextTool: m.Config.ContextTool(), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
 	if err != nil {
 		return nil, err // not svc: a nil *Service would be a non-nil chatService
 	}
 	return svc, nil
-}
-
-// chatConfig lays the file's chat section over the service's defaults.
-// The context tool is voice's: voice and chat see the same profile.
-func chatConfig(cfg *config.Config) sse.Config {
-	c, out := cfg.Chat, sse.DefaultConfig()
-	out.ContextTool = voiceConfig(cfg).ContextTool
-	if c.Model != "" {
-		out.Model = c.Model
-	}
-	if c.Instructions != "" {
-		out.Instructions = c.Instructions
-	}
-	if c.MaxOutputTokens != 0 {
-		out.MaxOutputTokens = c.MaxOutputTokens
-	}
-	if c.EstimateTokens != 0 {
-		out.EstimateTokens = c.EstimateTokens
-	}
-	if c.TurnTimeout != 0 {
-		out.TurnTimeout = c.TurnTimeout
-	}
-	if c.ReasoningEffort != "" {
-		out.ReasoningEffort = c.ReasoningEffort
-	}
-	if c.RetentionDays != nil {
-		out.RetentionDays = *c.RetentionDays
-	}
-	if c.PurgeInterval != 0 {
-		out.PurgeInterval = c.PurgeInterval
-	}
-	return out
 }
