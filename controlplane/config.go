@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -44,15 +43,8 @@ func checkConfig(c config.Voice, contextTool string, reg *tools.Registry) error 
 		return fmt.Errorf("voice: the lease TTL must be at least twice its renewal interval")
 	}
 	if contextTool != "" {
-		t, ok := reg.Lookup(contextTool)
-		if !ok {
-			return fmt.Errorf("voice.context_tool: no tool named %q", contextTool)
-		}
-		var schema struct {
-			Required []string `json:"required"`
-		}
-		if err := json.Unmarshal(t.Parameters, &schema); err != nil || len(schema.Required) > 0 {
-			return fmt.Errorf("voice.context_tool: %q has required parameters; a context tool takes none", contextTool)
+		if err := reg.CheckContextTool(contextTool); err != nil {
+			return fmt.Errorf("voice.context_tool: %w", err)
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package sse
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -64,15 +63,8 @@ func checkConfig(c config.Chat, contextTool string, reg *tools.Registry, prices 
 		return fmt.Errorf("chat.reasoning_effort: %s takes tools only at \"none\", not %q", c.Model, c.ReasoningEffort)
 	}
 	if contextTool != "" {
-		t, ok := reg.Lookup(contextTool)
-		if !ok {
-			return fmt.Errorf("context_tool: no tool named %q", contextTool)
-		}
-		var schema struct {
-			Required []string `json:"required"`
-		}
-		if err := json.Unmarshal(t.Parameters, &schema); err != nil || len(schema.Required) > 0 {
-			return fmt.Errorf("context_tool: %q has required parameters; a context tool takes none", contextTool)
+		if err := reg.CheckContextTool(contextTool); err != nil {
+			return fmt.Errorf("voice.context_tool: %w", err)
 		}
 	}
 	return nil

@@ -25,6 +25,8 @@ func TestSectionValuesStopStartup(t *testing.T) {
 		{"a usage ceiling out of range", func(c *config.Config) {
 			c.Voice.UsageCeilings = map[string]int64{"text_in": 100, "transcription.audio_ms": 0}
 		}, "voice.usage_ceilings.transcription.audio_ms: 0 per second"},
+		{"a context tool that is not registered", func(c *config.Config) { nope := "nope"; c.Voice.ContextTool = &nope },
+			`voice.context_tool: no tool named "nope"`},
 		{"a zero secret TTL", func(c *config.Config) { c.Voice.SecretTTL = 0 }, "voice.secret_ttl"},
 		{"a zero turn estimate", func(c *config.Config) { c.Chat.EstimateTokens = 0 }, "chat.estimate_tokens"},
 		{"a first-chunk timeout that is not positive", func(c *config.Config) {
