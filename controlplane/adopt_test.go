@@ -9,6 +9,7 @@ import (
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -152,7 +153,7 @@ func TestSidebandUsageSaved(t *testing.T) {
 // notice still to come, then hangs up at the reservation.
 func TestSidebandAdoptedCapNotices(t *testing.T) {
 	t.Parallel()
-	fast := func(c *controlplane.Config) { c.LeaseTTL, c.LeaseRenew = 400*time.Millisecond, 100*time.Millisecond }
+	fast := func(c *config.Voice) { c.LeaseTTL, c.LeaseRenew = 400*time.Millisecond, 100*time.Millisecond }
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
 	a := newFixture(t, options{registry: regA, quotaFn: shortPlan, configFn: fast,
 		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})

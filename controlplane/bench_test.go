@@ -14,6 +14,7 @@ import (
 
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/realtime"
@@ -77,7 +78,7 @@ func benchStart(b *testing.B, callers int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sess := realtime.Session{Model: "gpt-realtime", Voice: "marin", Instructions: controlplane.DefaultConfig().Instructions,
+	sess := realtime.Session{Model: "gpt-realtime", Voice: "marin", Instructions: config.DefaultVoice().Instructions,
 		Tools:              []realtime.Tool{{Name: "echo", Description: "Echoes its arguments.", Parameters: map[string]any{"type": "object"}}},
 		TranscriptionModel: "gpt-4o-mini-transcribe"}
 	users := make([]auth.Principal, b.N)
@@ -108,7 +109,7 @@ func BenchmarkToolCall(b *testing.B) {
 }
 
 func benchToolCall(b *testing.B, callers int) {
-	f := newFixture(b, options{poolSize: 20, configFn: func(c *controlplane.Config) { c.ToolCallsPerMinute = 1 << 30 }})
+	f := newFixture(b, options{poolSize: 20, configFn: func(c *config.Voice) { c.ToolCallsPerMinute = 1 << 30 }})
 	p := newUser(b, "pro")
 	s := mustStart(b, f, p, `{}`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

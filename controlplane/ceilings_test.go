@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 // A direct-mode app reports its own usage: what no session of that length
@@ -13,10 +14,8 @@ import (
 // honest report then ends it. Each class has its own per-second bound.
 func TestDirectUsageCeilings(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{configFn: func(c *controlplane.Config) {
-		if err := c.UsageCeilings.Set("transcription.audio_ms", 500); err != nil {
-			t.Fatal(err)
-		}
+	f := newFixture(t, options{configFn: func(c *config.Voice) {
+		c.UsageCeilings = map[string]int64{"transcription.audio_ms": 500}
 	}})
 	p := newUser(t, "pro")
 	start := mustStart(t, f, p, `{}`)

@@ -1,18 +1,19 @@
 package controlplane
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/tools"
 )
 
-// check refuses a configuration that could not serve a session, naming the
-// key. Relay is refused as a default until it is built.
-func (c Config) check(reg *tools.Registry) error {
+// checkConfig refuses a configuration that could not serve a session,
+// naming the key. Relay is refused as a default until it is built.
+func checkConfig(c config.Voice, contextTool string, reg *tools.Registry) error {
 	switch {
 	case c.Mode != ModeDirect && c.Mode != ModeSideband:
 		return fmt.Errorf("voice.mode: %q is not available; use %q or %q", c.Mode, ModeDirect, ModeSideband)
@@ -41,17 +42,22 @@ func (c Config) check(reg *tools.Registry) error {
 	case c.LeaseRenew < 10*time.Millisecond || c.LeaseTTL < 2*c.LeaseRenew:
 		return fmt.Errorf("voice: the lease TTL must be at least twice its renewal interval")
 	}
-	if c.ContextTool != "" {
-		t, ok := reg.Lookup(c.ContextTool)
-		if !ok {
-			return fmt.Errorf("voice.context_tool: no tool named %q", c.ContextTool)
-		}
-		var schema struct {
-			Required []string `json:"required"`
-		}
-		if err := json.Unmarshal(t.Parameters, &schema); err != nil || len(schema.Required) > 0 {
-			return fmt.Errorf("voice.context_tool: %q has required parameters; a context tool takes none", c.ContextTool)
+	if contextTool != "" {
+		if err := reg.CheckContextTool(contextTool); err != nil {
+			return fmt.Errorf("voice.context_tool: %w", err)
 		}
 	}
 	return nil
+}
+
+// usageCeilings lays the file's voice.usage_ceilings over DefaultCeilings,
+// in name order so that the first bad key named is always the same one.
+func usageCeilings(overrides map[string]int64) (Ceilings, error) {
+	c := DefaultCeilings()
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
+		if err := c.Set(name, overrides[name]); err != nil {
+			return Ceilings{}, err
+		}
+	}
+	return c, nil
 }

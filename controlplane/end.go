@@ -116,7 +116,7 @@ func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, 
 	now = earlier(now, at)
 	if req.Usage != nil && sess.Mode == ModeDirect {
 		// Bounded by the time the app has really had, overrun included.
-		if err := s.cfg.UsageCeilings.check(*req.Usage, now.Sub(sess.StartedAt).Milliseconds()); err != nil {
+		if err := s.ceilings.check(*req.Usage, now.Sub(sess.StartedAt).Milliseconds()); err != nil {
 			return Session{}, false, err
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 // FuzzToolCallBody sends arbitrary bodies to the tool-call route of a real
@@ -21,7 +21,7 @@ func FuzzToolCallBody(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	fx := newFixture(f, options{configFn: func(c *controlplane.Config) { c.ToolCallsPerMinute = 1 << 30 }})
+	fx := newFixture(f, options{configFn: func(c *config.Voice) { c.ToolCallsPerMinute = 1 << 30 }})
 	p := newUser(f, "pro")
 	s := mustStart(f, fx, p, `{}`)
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -86,11 +86,13 @@ type options struct {
 	url      string // share a database with another fixture
 	sim      *sim.Server
 	simURL   string
-	configFn func(*controlplane.Config)
-	runs     *int64
-	poolSize int32 // default 6
-	registry *prometheus.Registry
-	quotaFn  func(*config.Quota)
+	configFn func(*config.Voice)
+	// noContextTool starts sessions without the profile tool.
+	noContextTool bool
+	runs          *int64
+	poolSize      int32 // default 6
+	registry      *prometheus.Registry
+	quotaFn       func(*config.Quota)
 	// rtTransport, when set, carries the realtime client's requests.
 	rtTransport http.RoundTripper
 	safetyIDs   safety.Identifiers
@@ -146,17 +148,20 @@ func newFixture(t testing.TB, o options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := controlplane.DefaultConfig()
-	cfg.ContextTool = "profile"
+	cfg := config.DefaultVoice()
 	if o.configFn != nil {
 		o.configFn(&cfg)
+	}
+	contextTool := "profile"
+	if o.noContextTool {
+		contextTool = ""
 	}
 	var metrics prometheus.Registerer
 	if o.registry != nil {
 		metrics = o.registry
 	}
 	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
-		Spool: o.spool, Config: cfg, Logger: quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 // holderGoroutines counts the goroutines of sideband holders and their
@@ -30,7 +31,7 @@ func holderGoroutines() int {
 // holders are running. The call the phone left goes quiet and ends for
 // silence after five seconds; the held one is closed before.
 func TestSidebandDefaultModeAndNoLeaks(t *testing.T) {
-	f := newFixture(t, options{configFn: func(c *controlplane.Config) {
+	f := newFixture(t, options{configFn: func(c *config.Voice) {
 		c.Mode, c.IdleTimeout, c.VADIdleTimeout = controlplane.ModeSideband, 5*time.Second, 0
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

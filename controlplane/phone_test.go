@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/tools"
@@ -154,7 +155,7 @@ func TestPhoneCallEndToEnd(t *testing.T) {
 // handPricedModels are the models handPrice prices: the retiring
 // gpt-realtime and its token-billed transcription model, still callable
 // (and, in tests, never past their dates).
-func handPricedModels(c *controlplane.Config) {
+func handPricedModels(c *config.Voice) {
 	c.Model, c.TranscriptionModel = "gpt-realtime", "gpt-4o-mini-transcribe"
 }
 

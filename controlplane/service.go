@@ -16,12 +16,12 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/heartbeat"
 	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/internal/spool"
@@ -38,66 +38,6 @@ const (
 	ModeRelay    = "relay"
 )
 
-// Config is the voice configuration (the voice section of the config file).
-type Config struct {
-	// Mode is the default mode of a session that does not ask for one.
-	Mode string
-	// Provider names the provider on cost records.
-	Provider string
-	// Model is the Realtime model; it must have a price.
-	Model string
-	// Voice is the default voice; Voices, when set, are the ones an app may
-	// ask for.
-	Voice  string
-	Voices []string
-	// Instructions is the system prompt; the user's profile is appended.
-	Instructions string
-	// TranscriptionModel turns on input transcription ("" leaves it off).
-	TranscriptionModel string
-	// ContextTool is a registered tool with no required parameters whose
-	// result is the user's profile (DESIGN §7); "" means none.
-	ContextTool string
-	// SecretTTL is how long a minted client secret opens calls (≤ 60 s).
-	SecretTTL time.Duration
-	// ToolCallsPerMinute caps one session's tool calls (DESIGN §6: 60).
-	ToolCallsPerMinute int
-	// SweepInterval is how often each replica looks for expired sessions.
-	SweepInterval time.Duration
-	// IdleTimeout ends a sideband call whose socket has been silent this
-	// long (end_reason idle), charged up to its last event: the phone
-	// leaving ends the call without telling the sideband, which stays open.
-	IdleTimeout time.Duration
-	// VADIdleTimeout is the server VAD idle timeout a sideband call is
-	// created with (5 s to 30 s; 0 leaves it off): a connected call whose
-	// user is silent produces an event within it, so only a call nobody is
-	// on goes quiet for IdleTimeout.
-	VADIdleTimeout time.Duration
-	// UsageCeilings bound what a direct-mode app may report, per second of
-	// its session; beyond them its end is 422.
-	UsageCeilings Ceilings
-	// AttachWithin is how long the sideband keeps retrying a call the
-	// provider does not know yet.
-	AttachWithin time.Duration
-	// LeaseTTL is how long a replica's hold on its calls outlives its last
-	// renewal; LeaseRenew how often it renews (and looks for calls to
-	// adopt). A dead holder's calls are adopted within TTL + Renew.
-	LeaseTTL, LeaseRenew time.Duration
-}
-
-// DefaultConfig is the configuration every field falls back to.
-func DefaultConfig() Config {
-	return Config{
-		// Current models with no announced shutdown (docs/voice.md).
-		Mode: ModeDirect, Provider: "openai", Model: "gpt-realtime-2.1", Voice: "marin",
-		Instructions: "You are a friendly voice assistant for a food and wellness app. " +
-			"Keep answers short and spoken. Use the tools to look things up; never give medical advice.",
-		TranscriptionModel: "gpt-live-transcribe",
-		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
-		IdleTimeout: 45 * time.Second, VADIdleTimeout: 15 * time.Second, AttachWithin: 5 * time.Second,
-		LeaseTTL: 3 * time.Second, LeaseRenew: time.Second, UsageCeilings: DefaultCeilings(),
-	}
-}
-
 // Params are what a Service needs. New checks them.
 type Params struct {
 	Pool     *pgxpool.Pool
@@ -107,8 +47,14 @@ type Params struct {
 	Ledger   *billing.Ledger
 	// Spool is the durable path of session ends; nil keeps none, so an
 	// outage's ends are retried, then answered 503.
-	Spool  *spool.Spool
-	Config Config
+	Spool *spool.Spool
+	// Config is the voice section of the config file, as it is; New checks
+	// it and refuses a model with no price.
+	Config config.Voice
+	// ContextTool is the registered tool, with no required parameters,
+	// whose result is the user's profile (config.Config.ContextTool, which
+	// chat shares); "" means none.
+	ContextTool string
 	// SafetyIDs make the salted user hash the provider sees as its safety
 	// identifier, as chat sends it; the zero value sends none.
 	SafetyIDs safety.Identifiers
@@ -121,15 +67,19 @@ type Params struct {
 // Service is the voice control plane. It is safe for concurrent use, and
 // any number of replicas may share one database.
 type Service struct {
-	pool    *pgxpool.Pool
-	quota   *quota.Service
-	tools   *tools.Executor
-	rt      *realtime.Client
-	ledger  *billing.Ledger
-	spool   *spool.Spool
-	cfg     Config
-	log     *slog.Logger
-	metrics *metrics
+	pool   *pgxpool.Pool
+	quota  *quota.Service
+	tools  *tools.Executor
+	rt     *realtime.Client
+	ledger *billing.Ledger
+	spool  *spool.Spool
+	cfg    config.Voice
+	log    *slog.Logger
+	// contextTool is Params.ContextTool; ceilings are the defaults with
+	// cfg.UsageCeilings laid over them.
+	contextTool string
+	ceilings    Ceilings
+	metrics     *metrics
 
 	safetyID safety.Identifiers // the provider's view of a user
 
@@ -157,7 +107,11 @@ func New(p Params) (*Service, error) {
 		return nil, errors.New("controlplane: Pool, Quota, Tools, Realtime and Ledger are required")
 	}
 	cfg := p.Config
-	if err := cfg.check(p.Tools.Registry()); err != nil {
+	if err := checkConfig(cfg, p.ContextTool, p.Tools.Registry()); err != nil {
+		return nil, err
+	}
+	ceilings, err := usageCeilings(cfg.UsageCeilings)
+	if err != nil {
 		return nil, err
 	}
 	if err := p.Ledger.Prices().Require(cfg.Model, cfg.TranscriptionModel); err != nil {
@@ -180,7 +134,7 @@ func New(p Params) (*Service, error) {
 	}
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
-		cfg: cfg, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
+		cfg: cfg, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
 		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil

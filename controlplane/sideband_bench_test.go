@@ -19,6 +19,7 @@ import (
 
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/sim"
 )
@@ -179,7 +180,7 @@ func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []heldCall {
 func benchFixture(b *testing.B, fake *fakeCalls, url string, reg *prometheus.Registry) fixture {
 	b.Helper()
 	return newFixture(b, options{sim: fake.sim, simURL: url, poolSize: 8, registry: reg,
-		configFn: func(c *controlplane.Config) { c.ToolCallsPerMinute = 1 << 30; c.IdleTimeout = time.Hour }})
+		configFn: func(c *config.Voice) { c.ToolCallsPerMinute = 1 << 30; c.IdleTimeout = time.Hour }})
 }
 
 // The tool round trip the gateway adds in sideband mode at 100 held

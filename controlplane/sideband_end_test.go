@@ -81,7 +81,7 @@ func TestSidebandReassertsConfig(t *testing.T) {
 		t.Fatalf("the phone's update: %+v", updates[0])
 	}
 	got := updates[1]
-	if !strings.HasPrefix(got.Instructions, controlplane.DefaultConfig().Instructions) || got.ToolChoice != "auto" ||
+	if !strings.HasPrefix(got.Instructions, config.DefaultVoice().Instructions) || got.ToolChoice != "auto" ||
 		len(got.Tools) != 2 || got.Tools[0].Name != "echo" || got.Tools[1].Name != "profile" {
 		t.Fatalf("the session after the gateway's update: %+v", got)
 	}
@@ -144,7 +144,7 @@ func TestSidebandCapHangsUp(t *testing.T) {
 // server VAD's idle timeout off, nothing else keeps a silent call going.
 func TestSidebandIdleHangsUp(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{configFn: func(c *controlplane.Config) { c.IdleTimeout, c.VADIdleTimeout = time.Second, 0 }})
+	f := newFixture(t, options{configFn: func(c *config.Voice) { c.IdleTimeout, c.VADIdleTimeout = time.Second, 0 }})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -114,7 +114,7 @@ func TestSidebandCutCallNeverRuns(t *testing.T) {
 // keeps their sum to the millisecond, and prices it once.
 func TestSidebandFractionalTranscription(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{configFn: func(c *controlplane.Config) { c.TranscriptionModel = "whisper-1" },
+	f := newFixture(t, options{configFn: func(c *config.Voice) { c.TranscriptionModel = "whisper-1" },
 		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50, TurnPackets: 37}}})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -154,7 +154,7 @@ func TestSidebandFractionalTranscription(t *testing.T) {
 // session.created, sends its config as soon as it attaches.
 func TestSidebandEarlyUpdateUndone(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{configFn: func(c *controlplane.Config) { c.AttachWithin = 30 * time.Second }})
+	f := newFixture(t, options{configFn: func(c *config.Voice) { c.AttachWithin = 30 * time.Second }})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -192,7 +192,7 @@ func TestSidebandEarlyUpdateUndone(t *testing.T) {
 		t.Fatalf("the phone's update: %q", got)
 	}
 	f.sim.ClearFaults() // the gateway's next attach goes through
-	if got := instructions(); !strings.HasPrefix(got, controlplane.DefaultConfig().Instructions) {
+	if got := instructions(); !strings.HasPrefix(got, config.DefaultVoice().Instructions) {
 		t.Fatalf("after the attach: %q, want the gateway's instructions", got)
 	}
 }
@@ -203,7 +203,7 @@ func TestSidebandEarlyUpdateUndone(t *testing.T) {
 func TestSidebandEmptyInstructionsNoLoop(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	f := newFixture(t, options{registry: reg, configFn: func(c *controlplane.Config) { c.Instructions, c.ContextTool = "", "" }})
+	f := newFixture(t, options{registry: reg, configFn: func(c *config.Voice) { c.Instructions = "" }, noContextTool: true})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -233,7 +233,7 @@ func TestSidebandAbandonedCall(t *testing.T) {
 		p := q.Plans["free"]
 		p.RequestsPerMinute = 100
 		q.Plans["free"] = p
-	}, configFn: func(c *controlplane.Config) { c.VADIdleTimeout, c.IdleTimeout = 5*time.Second, 10*time.Second },
+	}, configFn: func(c *config.Voice) { c.VADIdleTimeout, c.IdleTimeout = 5*time.Second, 10*time.Second },
 		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
 	p := newUser(t, "free")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -200,10 +200,10 @@ func toolInfos(ts []*tools.Tool) []ToolInfo {
 func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) string {
 	block, _, err := s.tools.ContextProfile(ctx, tools.Call{
 		SessionID: sessionID, SessionKind: tools.KindVoice, CallID: "context",
-		Name: s.cfg.ContextTool, Principal: p, Plan: plan,
+		Name: s.contextTool, Principal: p, Plan: plan,
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.cfg.ContextTool, "err", err)
+		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.contextTool, "err", err)
 	}
 	return block
 }

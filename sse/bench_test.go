@@ -100,7 +100,7 @@ func firstContent(url string, tokens []string, n int) (time.Duration, error) {
 func directFirstChunk(client openai.Client, n int) (time.Duration, error) {
 	began := time.Now()
 	s := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
-		Model:         sse.DefaultConfig().Model,
+		Model:         config.DefaultChat().Model,
 		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage(fmt.Sprintf("hello %d", n))},
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	})
@@ -138,7 +138,7 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 	cfg := sim.Config{Latency: &sim.Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1},
 		Script: sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"hello"}}, Reply: sim.Reply{Text: "Hello there. ", TextTokens: 100}}}}}
 	f := newFixture(b, options{plans: benchPlan, simCfg: &cfg, poolSize: 20, production: true,
-		cfg: func(c *sse.Config) { c.ContextTool = "" }})
+		noContextTool: true})
 	client := simtest.Client(f.simURL)
 	tokens := make([]string, 64)
 	for u := range tokens {
@@ -258,7 +258,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 // in every stage.
 func gatewayRequest(b *testing.B) []byte {
 	bodies := make(chan []byte, sse.MaxIterations)
-	f := newFixture(b, options{plans: benchPlan, capture: bodies, cfg: func(c *sse.Config) { c.ContextTool = "" }})
+	f := newFixture(b, options{plans: benchPlan, capture: bodies, noContextTool: true})
 	if r := f.post(b, call{user: "capture", plan: "bench", body: map[string]any{"message": "hello"}}); r.Status != http.StatusOK {
 		b.Fatalf("capture turn: status %d", r.Status)
 	}
@@ -287,7 +287,7 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, via string, body []byte, h
 		// Through the server's own middleware and JWT auth, as in
 		// production: the handler's depth decides its stack.
 		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, production: true,
-			cfg: func(c *sse.Config) { c.ContextTool = "" }})
+			noContextTool: true})
 		client = idleClientConfig{URL: f.url + "/v1/chat", Body: []byte(`{"message":"hello"}`), H2: h2}
 		for u := range 100 {
 			tok := benchToken(b, fmt.Sprintf("idle-%d", u), "bench")

@@ -46,10 +46,10 @@ func (t *turn) profile(ctx context.Context) string {
 	t.language = "en"
 	block, lang, err := t.s.tools.ContextProfile(ctx, tools.Call{
 		SessionID: t.sessionID, SessionKind: tools.KindChat, CallID: t.turnID + ".context",
-		Name: t.s.cfg.ContextTool, Principal: t.p, Plan: t.ticket.Plan,
+		Name: t.s.contextTool, Principal: t.p, Plan: t.ticket.Plan,
 	})
 	if err != nil {
-		t.s.log.WarnContext(ctx, "chat context tool failed; answering without a profile", "tool", t.s.cfg.ContextTool, "err", err)
+		t.s.log.WarnContext(ctx, "chat context tool failed; answering without a profile", "tool", t.s.contextTool, "err", err)
 	}
 	if lang != "" {
 		t.language = lang

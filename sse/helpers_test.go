@@ -116,15 +116,17 @@ type fixture struct {
 }
 
 type options struct {
-	simCfg   *sim.Config
-	sim      *sim.Server
-	simURL   string
-	simTLS   *http.Client // the TLS simulator's client, which trusts it
-	dbURL    string
-	plans    func(*config.Quota)
-	cfg      func(*sse.Config)
-	timeout  time.Duration // the provider's per-event timeout
-	poolSize int32         // default 6
+	simCfg *sim.Config
+	sim    *sim.Server
+	simURL string
+	simTLS *http.Client // the TLS simulator's client, which trusts it
+	dbURL  string
+	plans  func(*config.Quota)
+	cfg    func(*config.Chat)
+	// noContextTool answers without the profile tool.
+	noContextTool bool
+	timeout       time.Duration // the provider's per-event timeout
+	poolSize      int32         // default 6
 	// tls serves the simulator over TLS and HTTP/2, as the real API is.
 	tls bool
 	// provider, when set, wraps the provider the service calls.
@@ -223,17 +225,20 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.provider != nil {
 		provider = o.provider(provider)
 	}
-	cfg := sse.DefaultConfig()
-	cfg.ContextTool = "profile"
+	cfg := config.DefaultChat()
 	if o.cfg != nil {
 		o.cfg(&cfg)
+	}
+	contextTool := "profile"
+	if o.noContextTool {
+		contextTool = ""
 	}
 	log := quiet()
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
 	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
-		Spool: o.spool, Config: cfg, Logger: log, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/voxgate/voxgate/billing"
-	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
@@ -23,7 +22,6 @@ import (
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/quota"
-	"github.com/voxgate/voxgate/sse"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -53,10 +51,11 @@ type Main struct {
 	// Spool is the durable path of usage records and settlements the
 	// database did not take in time.
 	Spool *spool.Spool
-	// Voice is nil when no provider is configured (no OPENAI_API_KEY).
-	Voice *controlplane.Service
-	// Chat is nil when no provider is configured (no OPENAI_API_KEY).
-	Chat *sse.Service
+	// Voice is the voice control plane, or off when no provider is
+	// configured (no OPENAI_API_KEY).
+	Voice voiceService
+	// Chat is the chat service, or off when no provider is configured.
+	Chat chatService
 	// Lifecycle re-checks the models' shutdown dates daily; nil when no
 	// provider is configured.
 	Lifecycle *lifecycle.Checker
@@ -126,12 +125,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.MCP != nil {
 		m.background.Go(func() { m.MCP.Run(bg) })
 	}
-	if m.Voice != nil {
-		m.background.Go(func() { m.Voice.Run(bg) })
-	}
-	if m.Chat != nil {
-		m.background.Go(func() { m.Chat.Run(bg) })
-	}
+	m.background.Go(func() { m.Voice.Run(bg) })
+	m.background.Go(func() { m.Chat.Run(bg) })
 	if m.Lifecycle != nil {
 		m.background.Go(func() { m.Lifecycle.Run(bg) })
 	}
@@ -222,7 +217,7 @@ func (m *Main) Close(ctx context.Context) error {
 	deadline := time.Now().Add(m.Config.Server.ShutdownTimeout + shutdownMargin)
 	var errs []error
 	handedOver := make(chan error, 1)
-	if m.Voice != nil {
+	if m.Voice != nil { // nil when Run failed before building it
 		go func() { m.Voice.Close(); handedOver <- nil }() // held sideband calls go on, for another replica to adopt
 	} else {
 		handedOver <- nil

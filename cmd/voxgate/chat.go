@@ -3,10 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
-	"net/http"
 
-	"github.com/voxgate/voxgate/internal/apierr"
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sse"
@@ -16,10 +13,10 @@ import (
 // simulator under voxgate dev). Without OPENAI_API_KEY there is no
 // provider: chat is off (its routes answer 503) and the gateway says so at
 // start. A chat model with no price stops startup.
-func newChat(m *Main) (*sse.Service, error) {
+func newChat(m *Main) (chatService, error) {
 	base, key, ok := openAI(m, "chat")
 	if !ok {
-		return nil, nil
+		return off{feature: "Chat"}, nil
 	}
 	firstChunk := llm.DefaultFirstChunkTimeouts()
 	maps.Copy(firstChunk, m.Config.Chat.FirstChunkTimeouts)
@@ -28,58 +25,13 @@ func newChat(m *Main) (*sse.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat.chunk_timeout, chat.first_chunk_timeouts: %w", err)
 	}
-	return sse.New(sse.Params{
+	svc, err := sse.New(sse.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Provider: provider, Ledger: m.Ledger, Spool: m.Spool,
-		Config: chatConfig(m.Config), Registerer: m.Registry, Logger: m.Logger,
+		Config: m.Config.Chat, ContextTool: m.Config.ContextTool(), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
-}
-
-// chatConfig lays the file's chat section over the service's defaults.
-// The context tool is voice's: voice and chat see the same profile.
-func chatConfig(cfg *config.Config) sse.Config {
-	c, out := cfg.Chat, sse.DefaultConfig()
-	out.ContextTool = voiceConfig(cfg).ContextTool
-	if c.Model != "" {
-		out.Model = c.Model
+	if err != nil {
+		return nil, err // not svc: a nil *Service would be a non-nil chatService
 	}
-	if c.Instructions != "" {
-		out.Instructions = c.Instructions
-	}
-	if c.MaxOutputTokens != 0 {
-		out.MaxOutputTokens = c.MaxOutputTokens
-	}
-	if c.EstimateTokens != 0 {
-		out.EstimateTokens = c.EstimateTokens
-	}
-	if c.TurnTimeout != 0 {
-		out.TurnTimeout = c.TurnTimeout
-	}
-	if c.ReasoningEffort != "" {
-		out.ReasoningEffort = c.ReasoningEffort
-	}
-	if c.RetentionDays != nil {
-		out.RetentionDays = *c.RetentionDays
-	}
-	if c.PurgeInterval != 0 {
-		out.PurgeInterval = c.PurgeInterval
-	}
-	return out
-}
-
-// chatOff answers every chat route when no provider is configured.
-func chatOff(http.ResponseWriter, *http.Request) error {
-	return apierr.New(apierr.AIFeatureDisabled, "Chat is not set up on this server.")
-}
-
-// chatHandlers are the chat routes' handlers, or chatOff for each.
-type chatHandlers struct {
-	chat, list, messages, del func(http.ResponseWriter, *http.Request) error
-}
-
-func chatRoutes(c *sse.Service) chatHandlers {
-	if c == nil {
-		return chatHandlers{chatOff, chatOff, chatOff, chatOff}
-	}
-	return chatHandlers{c.HandleChat, c.HandleList, c.HandleMessages, c.HandleDelete}
+	return svc, nil
 }

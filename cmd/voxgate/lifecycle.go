@@ -24,10 +24,10 @@ func newLifecycle(ctx context.Context, m *Main) (*lifecycle.Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	voice := voiceConfig(m.Config)
+	voice := m.Config.Voice
 	c, err := lifecycle.New(lifecycle.Params{
 		Models: []lifecycle.Configured{
-			{Key: "chat.model", Model: chatConfig(m.Config).Model},
+			{Key: "chat.model", Model: m.Config.Chat.Model},
 			{Key: "voice.model", Model: voice.Model},
 			{Key: "voice.transcription_model", Model: voice.TranscriptionModel},
 		},

@@ -60,10 +60,8 @@ func TestStartupModelLifecycle(t *testing.T) {
 			`voxgate_model_shutdown_days_left{key="chat.model",model="gpt-5-mini"} 17`},
 		{"a voice model past its date", "2027-01-21", func(c *config.Config) { c.Voice.Model = "gpt-realtime" },
 			"voice.model gpt-realtime was shut down on 2027-01-20; replace it with gpt-realtime-2.1", "", ""},
-		{"a transcription model on its date", "2027-02-26", func(c *config.Config) {
-			tm := "whisper-1"
-			c.Voice.TranscriptionModel = &tm
-		}, "voice.transcription_model whisper-1 was shut down on 2027-02-26", "", ""},
+		{"a transcription model on its date", "2027-02-26", func(c *config.Config) { c.Voice.TranscriptionModel = "whisper-1" },
+			"voice.transcription_model whisper-1 was shut down on 2027-02-26", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

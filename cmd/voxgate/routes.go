@@ -11,7 +11,7 @@ import (
 // who may call it: public, any user, or a role. Routes marked Stream bound
 // their own work; every other route gets server.request_timeout.
 func routes(m *Main) []server.Route {
-	s, v, fin := m.Server, voiceRoutes(m.Voice), m.Ledger
+	s, voice, chat, fin := m.Server, m.Voice, m.Chat, m.Ledger
 	rs := []server.Route{
 		{Pattern: "GET /healthz", Handler: s.Public(s.Healthz)},
 		{Pattern: "GET /readyz", Handler: s.Public(s.Readyz)},
@@ -22,20 +22,21 @@ func routes(m *Main) []server.Route {
 
 		// Voice (DESIGN §6). Reading and ending a session work with the AI
 		// switched off, so a session can always be closed and charged.
-		{Pattern: "POST /v1/voice", Handler: s.AI(v.action)},
-		{Pattern: "POST /v1/voice/sessions", Handler: s.AI(v.start)},
-		{Pattern: "GET /v1/voice/sessions", Handler: s.User(v.list)},
-		{Pattern: "GET /v1/voice/sessions/{id}", Handler: s.User(v.get)},
-		{Pattern: "POST /v1/voice/sessions/{id}/tool-calls", Handler: s.AI(v.toolCall)},
-		{Pattern: "POST /v1/voice/sessions/{id}/sdp", Handler: s.AI(v.sdp)},
-		{Pattern: "POST /v1/voice/sessions/{id}/end", Handler: s.User(v.end)},
+		// Without a provider, voice is off and every route answers 503.
+		{Pattern: "POST /v1/voice", Handler: s.AI(voice.HandleAction)},
+		{Pattern: "POST /v1/voice/sessions", Handler: s.AI(voice.HandleStart)},
+		{Pattern: "GET /v1/voice/sessions", Handler: s.User(voice.HandleList)},
+		{Pattern: "GET /v1/voice/sessions/{id}", Handler: s.User(voice.HandleGet)},
+		{Pattern: "POST /v1/voice/sessions/{id}/tool-calls", Handler: s.AI(voice.HandleToolCall)},
+		{Pattern: "POST /v1/voice/sessions/{id}/sdp", Handler: s.AI(voice.HandleSDP)},
+		{Pattern: "POST /v1/voice/sessions/{id}/end", Handler: s.User(voice.HandleEnd)},
 
 		// Chat (DESIGN §7). A turn streams and bounds its own work; reading
 		// and deleting conversations work with the AI switched off.
-		{Pattern: "POST /v1/chat", Handler: s.AI(chatRoutes(m.Chat).chat), Stream: true},
-		{Pattern: "GET /v1/chat/sessions", Handler: s.User(chatRoutes(m.Chat).list)},
-		{Pattern: "GET /v1/chat/sessions/{id}/messages", Handler: s.User(chatRoutes(m.Chat).messages)},
-		{Pattern: "DELETE /v1/chat/sessions/{id}", Handler: s.User(chatRoutes(m.Chat).del)},
+		{Pattern: "POST /v1/chat", Handler: s.AI(chat.HandleChat), Stream: true},
+		{Pattern: "GET /v1/chat/sessions", Handler: s.User(chat.HandleList)},
+		{Pattern: "GET /v1/chat/sessions/{id}/messages", Handler: s.User(chat.HandleMessages)},
+		{Pattern: "DELETE /v1/chat/sessions/{id}", Handler: s.User(chat.HandleDelete)},
 
 		{Pattern: "PUT /v1/admin/users/{id}/plan", Handler: s.Admin(m.Quota.SetPlanHandler)},
 

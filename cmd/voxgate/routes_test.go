@@ -174,3 +174,39 @@ func TestDomainRoutes(t *testing.T) {
 		}
 	})
 }
+
+// Without a provider key, voice and chat are off: every one of their
+// routes, reading and deleting included, answers 503 AI_FEATURE_DISABLED
+// with Retry-After and names the feature; the rest of the API runs.
+func TestOffFeatureRoutes(t *testing.T) {
+	t.Parallel()
+	m, _ := startMain(t, pgtest.URL(t), nil)
+	tok := mint(t, "alice", "", "pro")
+	cases := []struct {
+		name, method, path, feature string
+	}{
+		{"voice action", "POST", "/v1/voice", "Voice"},
+		{"voice start", "POST", "/v1/voice/sessions", "Voice"},
+		{"voice list", "GET", "/v1/voice/sessions", "Voice"},
+		{"voice get", "GET", "/v1/voice/sessions/s1", "Voice"},
+		{"voice tool call", "POST", "/v1/voice/sessions/s1/tool-calls", "Voice"},
+		{"voice sdp", "POST", "/v1/voice/sessions/s1/sdp", "Voice"},
+		{"voice end", "POST", "/v1/voice/sessions/s1/end", "Voice"},
+		{"chat turn", "POST", "/v1/chat", "Chat"},
+		{"chat list", "GET", "/v1/chat/sessions", "Chat"},
+		{"chat messages", "GET", "/v1/chat/sessions/s1/messages", "Chat"},
+		{"chat delete", "DELETE", "/v1/chat/sessions/s1", "Chat"},
+	}
+	for _, tc := range cases {
+		status, retry, body := call(t, tc.method, m.URL()+tc.path, tok, strings.NewReader(`{}`))
+		if status != 503 || errorCode(body) != "AI_FEATURE_DISABLED" || retry == "" {
+			t.Errorf("%s: got %d %q %s, want 503 AI_FEATURE_DISABLED with Retry-After", tc.name, status, retry, body)
+		}
+		if want := tc.feature + " is not set up"; !strings.Contains(body, want) {
+			t.Errorf("%s: got %s, want a message saying %q", tc.name, body, want)
+		}
+	}
+	if status, _, body := call(t, "GET", m.URL()+"/v1/me", tok, nil); status != 200 {
+		t.Errorf("GET /v1/me: got %d %s, want 200", status, body)
+	}
+}

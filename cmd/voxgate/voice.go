@@ -1,14 +1,8 @@
 package main
 
 import (
-	"maps"
-	"net/http"
-	"slices"
-
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
-	"github.com/voxgate/voxgate/internal/apierr"
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
 )
@@ -44,85 +38,22 @@ func openAI(m *Main, what string) (base, key string, ok bool) {
 // newVoice builds the voice control plane. Without OPENAI_API_KEY there is
 // no provider to mint credentials with: voice is off (its routes answer
 // 503) and the gateway says so at start, rather than failing every start.
-func newVoice(m *Main) (*controlplane.Service, error) {
+func newVoice(m *Main) (voiceService, error) {
 	base, key, ok := openAI(m, "voice")
 	if !ok {
-		return nil, nil
+		return off{feature: "Voice"}, nil
 	}
 	rt, err := realtime.New(realtime.Params{BaseURL: base, APIKey: key})
 	if err != nil {
 		return nil, err
 	}
-	cfg := voiceConfig(m.Config)
-	for _, name := range slices.Sorted(maps.Keys(m.Config.Voice.UsageCeilings)) {
-		if err := cfg.UsageCeilings.Set(name, m.Config.Voice.UsageCeilings[name]); err != nil {
-			return nil, err
-		}
-	}
-	return controlplane.New(controlplane.Params{
+	svc, err := controlplane.New(controlplane.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool,
-		Config: cfg, Registerer: m.Registry, Logger: m.Logger,
+		Config: m.Config.Voice, ContextTool: m.Config.ContextTool(), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	})
-}
-
-// voiceConfig lays the file's voice section over the control plane's
-// defaults. With the demo on, its get_profile tool is the context tool
-// unless the file names another (or none).
-func voiceConfig(cfg *config.Config) controlplane.Config {
-	v, out := cfg.Voice, controlplane.DefaultConfig()
-	if cfg.Demo.Enabled {
-		out.ContextTool = "get_profile"
+	if err != nil {
+		return nil, err // not svc: a nil *Service would be a non-nil voiceService
 	}
-	set := func(dst *string, src string) {
-		if src != "" {
-			*dst = src
-		}
-	}
-	set(&out.Mode, v.Mode)
-	set(&out.Model, v.Model)
-	set(&out.Voice, v.Voice)
-	set(&out.Instructions, v.Instructions)
-	if v.Voices != nil {
-		out.Voices = v.Voices
-	}
-	if v.TranscriptionModel != nil {
-		out.TranscriptionModel = *v.TranscriptionModel
-	}
-	if v.ContextTool != nil {
-		out.ContextTool = *v.ContextTool
-	}
-	if v.SecretTTL != 0 {
-		out.SecretTTL = v.SecretTTL
-	}
-	if v.ToolCallsPerMinute != 0 {
-		out.ToolCallsPerMinute = v.ToolCallsPerMinute
-	}
-	if v.SweepInterval != 0 {
-		out.SweepInterval = v.SweepInterval
-	}
-	if v.IdleTimeout != 0 {
-		out.IdleTimeout = v.IdleTimeout
-	}
-	if v.VADIdleTimeout != nil {
-		out.VADIdleTimeout = *v.VADIdleTimeout
-	}
-	return out
-}
-
-// voiceOff answers every voice route when no provider is configured.
-func voiceOff(http.ResponseWriter, *http.Request) error {
-	return apierr.New(apierr.AIFeatureDisabled, "Voice is not set up on this server.")
-}
-
-// voiceHandlers are the voice routes' handlers, or voiceOff for each.
-type voiceHandlers struct {
-	action, start, list, get, toolCall, end, sdp func(http.ResponseWriter, *http.Request) error
-}
-
-func voiceRoutes(v *controlplane.Service) voiceHandlers {
-	if v == nil {
-		return voiceHandlers{voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff, voiceOff}
-	}
-	return voiceHandlers{v.HandleAction, v.HandleStart, v.HandleList, v.HandleGet, v.HandleToolCall, v.HandleEnd, v.HandleSDP}
+	return svc, nil
 }

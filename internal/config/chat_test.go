@@ -22,12 +22,12 @@ chat:
 	}
 	c := cfg.Chat
 	if c.Model != "gpt-4o-mini" || c.MaxOutputTokens != 800 || c.TurnTimeout != 90*time.Second ||
-		c.RetentionDays == nil || *c.RetentionDays != 0 || c.ReasoningEffort != "low" || c.ChunkTimeout != 5*time.Second ||
+		c.RetentionDays != 0 || c.ReasoningEffort != "low" || c.ChunkTimeout != 5*time.Second ||
 		c.FirstChunkTimeouts["gpt-6.2-sol"] != 2*time.Minute {
 		t.Fatalf("chat %+v", c)
 	}
-	if Default().Chat.RetentionDays != nil {
-		t.Error("retention set without the section")
+	if got := Default().Chat.RetentionDays; got != 90 {
+		t.Errorf("retention without the section: got %d, want the default 90", got)
 	}
 	for _, bad := range []string{"chat:\n  modle: x\n", "chat:\n  turn_timeout: soon\n", "chat:\n  first_chunk_timeouts: {gpt-6.2-sol: soon}\n", "chat:\n  context_tool: x\n"} {
 		if _, err := Parse([]byte(bad)); err == nil {

@@ -156,6 +156,8 @@ func Default() Config {
 		Auth:      Auth{CacheSize: 10000},
 		Quota:     DefaultQuota(),
 		Tools:     DefaultTools(),
+		Voice:     DefaultVoice(),
+		Chat:      DefaultChat(),
 		AIEnabled: true,
 	}
 }

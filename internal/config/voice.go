@@ -7,25 +7,76 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Voice is the voice section (DESIGN §6). Every field left out keeps the
-// control plane's default (docs/voice.md); config only decodes, and
-// package controlplane checks the values.
+// Voice is the voice section (DESIGN §6), handed as it is to package
+// controlplane, which checks the values against its tools and prices.
+// DefaultVoice holds every default: the file is decoded over it, so a key
+// left out keeps its default and a key given is taken as written (0 and ""
+// included).
 type Voice struct {
-	Mode               string         `yaml:"mode"`
-	Model              string         `yaml:"model"`
-	Voice              string         `yaml:"voice"`
-	Voices             []string       `yaml:"voices"`
-	Instructions       string         `yaml:"instructions"`
-	TranscriptionModel *string        `yaml:"transcription_model"` // "" turns transcription off
-	ContextTool        *string        `yaml:"context_tool"`        // "" means no profile context
-	SecretTTL          time.Duration  `yaml:"secret_ttl"`
-	ToolCallsPerMinute int            `yaml:"tool_calls_per_minute"`
-	SweepInterval      time.Duration  `yaml:"sweep_interval"`
-	IdleTimeout        time.Duration  `yaml:"idle_timeout"`     // sideband: end a call whose socket is silent this long
-	VADIdleTimeout     *time.Duration `yaml:"vad_idle_timeout"` // sideband: server VAD's idle timeout; 0 turns it off
+	Mode               string        `yaml:"mode"`
+	Model              string        `yaml:"model"`
+	Voice              string        `yaml:"voice"`
+	Voices             []string      `yaml:"voices"`
+	Instructions       string        `yaml:"instructions"`
+	TranscriptionModel string        `yaml:"transcription_model"` // "" turns transcription off
+	SecretTTL          time.Duration `yaml:"secret_ttl"`
+	ToolCallsPerMinute int           `yaml:"tool_calls_per_minute"`
+	SweepInterval      time.Duration `yaml:"sweep_interval"`
+	IdleTimeout        time.Duration `yaml:"idle_timeout"`     // sideband: end a call whose socket is silent this long
+	VADIdleTimeout     time.Duration `yaml:"vad_idle_timeout"` // sideband: server VAD's idle timeout; 0 turns it off
+	// ContextTool is what the file says of voice.context_tool ("" for
+	// none), nil when it says nothing; read it through Config.ContextTool,
+	// which voice and chat share.
+	ContextTool *string `yaml:"context_tool"`
 	// UsageCeilings overrides the per-second bounds on a direct-mode app's
-	// reported usage, by class (text_in, transcription.audio_ms, …).
+	// reported usage, by class (text_in, transcription.audio_ms, …), over
+	// the control plane's defaults (docs/voice.md).
 	UsageCeilings map[string]int64 `yaml:"usage_ceilings"`
+
+	// Not in the file: fixed in production, shortened by tests.
+
+	// Provider names the provider on cost records.
+	Provider string `yaml:"-"`
+	// AttachWithin is how long the sideband keeps retrying a call the
+	// provider does not know yet.
+	AttachWithin time.Duration `yaml:"-"`
+	// LeaseTTL is how long a replica's hold on its calls outlives its last
+	// renewal; LeaseRenew how often it renews (and looks for calls to
+	// adopt). A dead holder's calls are adopted within TTL + Renew.
+	LeaseTTL   time.Duration `yaml:"-"`
+	LeaseRenew time.Duration `yaml:"-"`
+}
+
+// DefaultVoice is the voice section of a file that has none. The models
+// are current ones with no announced shutdown (docs/voice.md).
+func DefaultVoice() Voice {
+	return Voice{
+		Mode: "direct", Model: "gpt-realtime-2.1", Voice: "marin",
+		Instructions: "You are a friendly voice assistant for a food and wellness app. " +
+			"Keep answers short and spoken. Use the tools to look things up; never give medical advice.",
+		TranscriptionModel: "gpt-live-transcribe",
+		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
+		IdleTimeout: 45 * time.Second, VADIdleTimeout: 15 * time.Second,
+		Provider: "openai", AttachWithin: 5 * time.Second, LeaseTTL: 3 * time.Second, LeaseRenew: time.Second,
+	}
+}
+
+// demoContextTool is the demo's profile tool (package tools/demo).
+const demoContextTool = "get_profile"
+
+// ContextTool is the tool whose result is the user's profile, for voice
+// and chat alike (DESIGN §7), or "" for none: voice.context_tool when the
+// file sets it, else the demo's get_profile while the demo is on. It is
+// read when the services are built, after every override of the demo
+// switch.
+func (c *Config) ContextTool() string {
+	switch {
+	case c.Voice.ContextTool != nil:
+		return *c.Voice.ContextTool
+	case c.Demo.Enabled:
+		return demoContextTool
+	}
+	return ""
 }
 
 // Prices is the price table override (DESIGN §10): when set, it replaces

@@ -26,7 +26,7 @@ prices:
 	}
 	v := cfg.Voice
 	if v.Model != "gpt-realtime-mini" || len(v.Voices) != 2 || v.SecretTTL != 30*time.Second ||
-		v.TranscriptionModel == nil || *v.TranscriptionModel != "" || v.ContextTool != nil ||
+		v.TranscriptionModel != "" || v.ContextTool != nil ||
 		v.Mode != "sideband" || v.IdleTimeout != 90*time.Second {
 		t.Fatalf("voice %+v", v)
 	}
@@ -40,6 +40,60 @@ prices:
 	for _, bad := range []string{"voice:\n  modle: x\n", "prices: [1, 2]\n", "voice:\n  secret_ttl: soon\n"} {
 		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// voice.context_tool is the file's when it names one ("" for none), else
+// the demo's profile tool while the demo is on; chat reads the same.
+func TestContextTool(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		yaml string
+		demo bool
+		want string
+	}{
+		{"nothing said, no demo", "", false, ""},
+		{"nothing said, the demo on", "", true, "get_profile"},
+		{"a tool named", "voice:\n  context_tool: my_profile\n", true, "my_profile"},
+		{"none, the demo on", "voice:\n  context_tool: \"\"\n", true, ""},
+	}
+	for _, tc := range cases {
+		cfg, err := Parse([]byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		cfg.Demo.Enabled = tc.demo // as VOXGATE_DEMO or voxgate dev sets it, after the file
+		if got := cfg.ContextTool(); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A key left out keeps its default; a key given is taken as written, zero
+// included.
+func TestVoiceAndChatDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("voice:\n  vad_idle_timeout: 0s\n  model: gpt-realtime-mini\nchat:\n  max_output_tokens: 0\n  turn_timeout: 30s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, c := cfg.Voice, cfg.Chat
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"voice.model given", v.Model, "gpt-realtime-mini"},
+		{"voice.vad_idle_timeout given as 0", v.VADIdleTimeout, time.Duration(0)},
+		{"voice.idle_timeout left out", v.IdleTimeout, DefaultVoice().IdleTimeout},
+		{"voice.transcription_model left out", v.TranscriptionModel, "gpt-live-transcribe"},
+		{"chat.turn_timeout given", c.TurnTimeout, 30 * time.Second},
+		{"chat.model left out", c.Model, "gpt-6-luna"},
+		{"chat.retention_days left out", c.RetentionDays, 90},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
 }
