@@ -19,10 +19,7 @@ import (
 // the gateway chose, and hangup ends the call, then finds it gone.
 func TestCallAttachHangup(t *testing.T) {
 	t.Parallel()
-	// The first event read is session.created, which a real sideband is
-	// reported not to get: the simulator sends it only when asked.
-	s, c := newClient(t, sim.Config{Latency: simtest.ZeroLatency(),
-		Realtime: sim.Realtime{SidebandSessionCreated: true}}, 5*time.Second)
+	s, c := newClient(t, sim.Config{Latency: simtest.ZeroLatency()}, 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	phone := simtest.NewCaller(t)
@@ -53,18 +50,27 @@ func TestCallAttachHangup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
+	// A sideband is promised no session.created: the first event it reads
+	// answers the config it sends.
+	update, err := session().UpdateEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Send(update); err != nil {
+		t.Fatal(err)
+	}
 	first, err := sb.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created struct {
+	var updated struct {
 		Type    string `json:"type"`
 		Session struct {
 			Instructions string `json:"instructions"`
 		} `json:"session"`
 	}
-	if err := json.Unmarshal(first, &created); err != nil || created.Type != "session.created" || created.Session.Instructions != session().Instructions {
-		t.Fatalf("first sideband event %s", first)
+	if err := json.Unmarshal(first, &updated); err != nil || updated.Type != "session.updated" || updated.Session.Instructions != session().Instructions {
+		t.Fatalf("first sideband event %s, want the session.updated of its config", first)
 	}
 	if err := c.Hangup(ctx, call.ID); err != nil {
 		t.Fatal(err)
