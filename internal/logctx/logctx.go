@@ -41,14 +41,6 @@ func New(h slog.Handler) slog.Handler {
 	return &Handler{inner: h}
 }
 
-// Logger returns l with its handler wrapped by New.
-func Logger(l *slog.Logger) *slog.Logger {
-	if _, ok := l.Handler().(*Handler); ok {
-		return l
-	}
-	return slog.New(New(l.Handler()))
-}
-
 // Enabled reports whether the wrapped handler logs at level.
 func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 	return h.inner.Enabled(ctx, level)
