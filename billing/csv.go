@@ -172,7 +172,7 @@ func (l *Ledger) HandleCSV(w http.ResponseWriter, r *http.Request) error {
 	})
 	if err != nil && started {
 		if !httpx.ClientGone(r.Context()) && !errors.Is(err, context.Canceled) {
-			httpx.Logger(r.Context()).Error("cost export cut short", "err", err)
+			httpx.Logger(r.Context()).ErrorContext(r.Context(), "cost export cut short", "err", err)
 		}
 		panic(http.ErrAbortHandler)
 	}

@@ -2,7 +2,8 @@
 -- advisory lock on its (session_id, call_id), so a call's owner can run its
 -- statement and insert the finished row in one transaction while any
 -- duplicate, on any replica and on either executor path, waits for it.
--- See tools/sqltx.go. The two-key form keeps these locks apart from the
+-- Retired by 0025: see docs/tools.md ("Rollout from the SQL fast path").
+-- The two-key form keeps these locks apart from the
 -- single-key ones (the migration lock); a hash collision between two calls
 -- only makes one wait for the other.
 CREATE FUNCTION tool_call_key(p_session text, p_call text) RETURNS integer

@@ -73,7 +73,7 @@ func (t *Ticket) KeepAlive(ctx context.Context) (stop func()) {
 		if err == nil || ctx.Err() != nil {
 			return true
 		}
-		t.svc.log.Warn("quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
+		t.svc.log.WarnContext(ctx, "quota: lease renewal failed", "user_id", t.UserID, "ticket", t.ID, "err", err)
 		return !errors.Is(err, ErrLeaseLost)
 	})
 }
@@ -124,7 +124,7 @@ func (s *Service) SettleTicket(ctx context.Context, userID string, ticketID int6
 		return Daily{}, dbError("settle", err)
 	}
 	if !released && !replayed {
-		s.log.Warn("quota: settled a ticket whose lease had expired", "user_id", userID, "ticket", ticketID)
+		s.log.WarnContext(ctx, "quota: settled a ticket whose lease had expired", "user_id", userID, "ticket", ticketID)
 	}
 	return d, nil
 }

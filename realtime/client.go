@@ -1,8 +1,3 @@
-// Package realtime is voxgate's side of the OpenAI Realtime API: it mints
-// short-lived client secrets carrying the whole session config, through
-// openai-go only, and turns every provider failure into the one error type.
-// Pointing BaseURL at the simulator or at OpenAI is the only difference
-// between development and production.
 package realtime
 
 import (

@@ -1,6 +1,3 @@
-// Package safety holds the gateway's safety checks (DESIGN §12). For now it
-// has the numeric ranges that every write is checked against; the input and
-// output filters join it later.
 package safety
 
 import (

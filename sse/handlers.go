@@ -189,7 +189,7 @@ func (s *Service) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if stopped {
 			sayCut() // it ended just as the turn did, before its hook could start
 		}
-		httpx.Logger(r.Context()).Info("chat turn cancelled", "cause", context.Cause(r.Context()))
+		httpx.Logger(r.Context()).InfoContext(r.Context(), "chat turn cancelled", "cause", context.Cause(r.Context()))
 		return nil
 	}
 	if err != nil {
@@ -220,10 +220,10 @@ func (s *Service) sendError(ctx context.Context, wr *Writer, err error) {
 	e := apierr.From(err)
 	switch {
 	case ctx.Err() != nil || errors.Is(err, ErrGone):
-		httpx.Logger(ctx).Info("chat turn cancelled", "code", e.Code, "cause", context.Cause(ctx))
+		httpx.Logger(ctx).InfoContext(ctx, "chat turn cancelled", "code", e.Code, "cause", context.Cause(ctx))
 		return
 	case e.Status() >= 500 && e.Err != nil:
-		httpx.Logger(ctx).Error("chat turn failed", "code", e.Code, "err", e.Err)
+		httpx.Logger(ctx).ErrorContext(ctx, "chat turn failed", "code", e.Code, "err", e.Err)
 	}
 	_ = wr.Send("error", errorEvent(e))
 }

@@ -128,7 +128,7 @@ func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error
 		return Result{}, err
 	}
 	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
-		CallID: c.CallID, Plan: plan, Args: args}
+		CallID: c.CallID, Plan: plan, Args: args, metrics: e.metrics}
 	return e.claimAndRun(ctx, t, c, args, inv)
 }
 

@@ -181,7 +181,7 @@ func TestMCPCall(t *testing.T) {
 	if err != nil || res.Error == nil || res.Error.Code != "mcp_too_large" {
 		t.Fatalf("response cap: %+v %v", res, err)
 	}
-	if got := counterValue(mcpCalls.WithLabelValues("notes", "too_large")); got < 1 {
+	if got := counterValue(e.metrics.mcpCalls.WithLabelValues("notes", "too_large")); got < 1 {
 		t.Fatalf("voxgate_tools_mcp_calls_total{outcome=too_large} = %v", got)
 	}
 	start := time.Now()

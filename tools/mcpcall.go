@@ -12,15 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
 )
-
-// mcpCalls counts MCP tool calls by server and outcome; newMetrics
-// registers it.
-var mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Namespace: "voxgate", Subsystem: "tools", Name: "mcp_calls_total",
-	Help: "MCP tool calls by server and outcome (ok, tool_error, unreachable, too_large, timeout).",
-}, []string{"server", "outcome"})
 
 // headerRE is an HTTP header name.
 var headerRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
@@ -113,7 +105,7 @@ func (srv *mcpServer) tool(mt *mcp.Tool) (*Tool, error) {
 		Voice: srv.voice, Tier: srv.tier, Plans: srv.cfg.Plans, Timeout: srv.cfg.Timeout, MaxTokens: srv.cfg.MaxTokens,
 		Run: func(ctx context.Context, inv Invocation) (Outcome, error) {
 			o, outcome, err := srv.call(ctx, remote, inv)
-			mcpCalls.WithLabelValues(srv.cfg.Name, outcome).Inc()
+			inv.metrics.countMCP(srv.cfg.Name, outcome)
 			return o, err
 		},
 		source: "mcp",

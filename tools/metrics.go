@@ -29,19 +29,16 @@ const (
 	sqlOutcomeError     = "error"            // the gateway's own failure
 )
 
-// sqlStatements counts SQL tool statements. It is the package's because
-// SQL tool bodies are built before any executor; newMetrics registers it.
-var sqlStatements = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Namespace: "voxgate", Subsystem: "tools", Name: "sql_statements_total",
-	Help: "SQL tool statements by tool and outcome (rows, refused_parser, refused_database, timeout, error).",
-}, []string{"tool", "outcome"})
-
-func countSQL(tool, outcome string) { sqlStatements.WithLabelValues(tool, outcome).Inc() }
-
+// metrics are an executor's. Bodies count their own work (SQL statements,
+// MCP calls) through the Invocation the executor hands them, so the
+// counts land in the registry of the executor that ran the call.
 type metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	replays  *prometheus.CounterVec
+	// sqlStatements and mcpCalls are counted by SQL and MCP tool bodies.
+	sqlStatements *prometheus.CounterVec
+	mcpCalls      *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -59,14 +56,37 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "voxgate", Subsystem: "tools", Name: "replays_total",
 			Help: "Duplicate call_ids answered from the stored result.",
 		}, []string{"tool"}),
+		sqlStatements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "tools", Name: "sql_statements_total",
+			Help: "SQL tool statements by tool and outcome (rows, refused_parser, refused_database, timeout, error).",
+		}, []string{"tool", "outcome"}),
+		mcpCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "tools", Name: "mcp_calls_total",
+			Help: "MCP tool calls by server and outcome (ok, tool_error, unreachable, too_large, timeout).",
+		}, []string{"server", "outcome"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, sqlStatements, mcpCalls} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.sqlStatements, m.mcpCalls} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("tools: register metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// countSQL counts one SQL tool statement; a body run outside an executor
+// (nil metrics) counts nothing.
+func (m *metrics) countSQL(tool, outcome string) {
+	if m != nil {
+		m.sqlStatements.WithLabelValues(tool, outcome).Inc()
+	}
+}
+
+// countMCP counts one MCP tool call, as countSQL does.
+func (m *metrics) countMCP(server, outcome string) {
+	if m != nil {
+		m.mcpCalls.WithLabelValues(server, outcome).Inc()
+	}
 }

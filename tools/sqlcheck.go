@@ -34,6 +34,12 @@ const (
 // again (about a second of CPU); instances are kept for reuse. Parsing is
 // CPU-bound, so more at once than cores gains nothing, and with the bound
 // every instance there will ever be is built by warmParser at startup.
+//
+// The bound and warmOnce are the process's, not a tool's or a registry's,
+// because what they guard is: the library keeps its parser instances in
+// one pool per process, and its runtime's first use must happen alone. A
+// bound per tool would let instances multiply with the open SQL tools, and
+// two first uses race.
 var parseSlots = make(chan struct{}, min(runtime.GOMAXPROCS(0), 4))
 
 var warmOnce sync.Once
@@ -68,17 +74,17 @@ var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // nodeKinds are the parse-tree nodes a read over views is made of. Every
 // other kind (INSERT, COPY, SET, FOR UPDATE, SELECT INTO, TABLESAMPLE, XML
 // and JSON constructors, ...) is refused.
-var nodeKinds = map[protoreflect.Name]bool{}
-
-func init() {
+var nodeKinds = func() map[protoreflect.Name]bool {
+	m := map[protoreflect.Name]bool{}
 	for _, k := range strings.Fields(`Node List SelectStmt ResTarget ColumnRef String Integer Float Boolean
 		BitString A_Const A_Expr BoolExpr FuncCall TypeCast TypeName SortBy RangeVar RangeSubselect
 		RangeFunction JoinExpr SubLink CaseExpr CaseWhen CoalesceExpr MinMaxExpr NullTest BooleanTest
 		WithClause CommonTableExpr Alias A_Star A_Indirection A_Indices A_ArrayExpr RowExpr
 		SQLValueFunction WindowDef GroupingSet ParamRef CollateClause NamedArgExpr`) {
-		nodeKinds[protoreflect.Name(k)] = true
+		m[protoreflect.Name(k)] = true
 	}
-}
+	return m
+}()
 
 // DefaultSQLFunctions are the functions an open SQL tool allows unless it
 // lists its own: aggregates, window functions, arithmetic, dates and text.

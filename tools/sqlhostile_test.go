@@ -139,8 +139,8 @@ func TestOpenSQLRefusesHostileStatements(t *testing.T) {
 	pool := sqlPool(t)
 	e := sqlExecutor(t, pool)
 	before := readEntries(t, pool)
-	refusedBefore := counterValue(sqlStatements.WithLabelValues("ask", sqlOutcomeRefused))
-	sentBefore := counterValue(sqlStatements.WithLabelValues("ask", sqlOutcomeRefusedDB))
+	refusedBefore := counterValue(e.metrics.sqlStatements.WithLabelValues("ask", sqlOutcomeRefused))
+	sentBefore := counterValue(e.metrics.sqlStatements.WithLabelValues("ask", sqlOutcomeRefusedDB))
 	n := 0
 	for name, sql := range hostileSQL() {
 		if len(sql) > MaxOpenSQLBytes {
@@ -166,10 +166,10 @@ func TestOpenSQLRefusesHostileStatements(t *testing.T) {
 		}
 		n++
 	}
-	if got := counterValue(sqlStatements.WithLabelValues("ask", sqlOutcomeRefused)) - refusedBefore; got < float64(n) {
+	if got := counterValue(e.metrics.sqlStatements.WithLabelValues("ask", sqlOutcomeRefused)) - refusedBefore; got < float64(n) {
 		t.Errorf("refused_parser counted %v, want at least %d", got, n)
 	}
-	if got := counterValue(sqlStatements.WithLabelValues("ask", sqlOutcomeRefusedDB)) - sentBefore; got != 0 {
+	if got := counterValue(e.metrics.sqlStatements.WithLabelValues("ask", sqlOutcomeRefusedDB)) - sentBefore; got != 0 {
 		t.Errorf("%v hostile statements reached the database", got)
 	}
 	if after := readEntries(t, pool); after != before {

@@ -155,10 +155,10 @@ func (s *sqlTool) runOpen(ctx context.Context, inv Invocation) (Outcome, error) 
 		return Outcome{}, err
 	}
 	if err := s.chk.check(a.SQL); err != nil {
-		countSQL(s.name, sqlOutcomeRefused)
+		inv.metrics.countSQL(s.name, sqlOutcomeRefused)
 		return Outcome{}, err
 	}
-	return s.run(ctx, inv.UserID, a.SQL, nil)
+	return s.run(ctx, inv, a.SQL, nil)
 }
 
 func (s *sqlTool) runFixed(ctx context.Context, inv Invocation) (Outcome, error) {
@@ -170,24 +170,24 @@ func (s *sqlTool) runFixed(ctx context.Context, inv Invocation) (Outcome, error)
 	for i, name := range s.args {
 		args[i] = bindValue(a[name])
 	}
-	return s.run(ctx, inv.UserID, s.query, args)
+	return s.run(ctx, inv, s.query, args)
 }
 
-func (s *sqlTool) run(ctx context.Context, userID, stmt string, args []any) (Outcome, error) {
-	rows, err := s.sb.query(ctx, userID, stmt, args)
+func (s *sqlTool) run(ctx context.Context, inv Invocation, stmt string, args []any) (Outcome, error) {
+	rows, err := s.sb.query(ctx, inv.UserID, stmt, args)
 	if err != nil {
 		var te *ToolError
 		switch {
 		case errors.As(err, &te) && te.Code == "query_timeout":
-			countSQL(s.name, sqlOutcomeTimeout)
+			inv.metrics.countSQL(s.name, sqlOutcomeTimeout)
 		case errors.As(err, &te):
-			countSQL(s.name, sqlOutcomeRefusedDB)
+			inv.metrics.countSQL(s.name, sqlOutcomeRefusedDB)
 		default:
-			countSQL(s.name, sqlOutcomeError)
+			inv.metrics.countSQL(s.name, sqlOutcomeError)
 		}
 		return Outcome{}, err
 	}
-	countSQL(s.name, sqlOutcomeRows)
+	inv.metrics.countSQL(s.name, sqlOutcomeRows)
 	return Outcome{Data: sqlAnswer{sqlRows: rows, Notice: s.notice}}, nil
 }
 

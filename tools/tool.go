@@ -98,6 +98,9 @@ type Invocation struct {
 	Plan        string
 	// Args are the arguments after validation, as a JSON object.
 	Args json.RawMessage
+	// metrics are the running executor's; nil when a body is called
+	// directly.
+	metrics *metrics
 }
 
 // Decode unmarshals the validated arguments into v.

@@ -1,6 +1,6 @@
-// Command voxgate is the one binary: the gateway, its dev mode, migrations,
-// token minting and (with later issues) the simulator, benchmarks and cost
-// exports.
+// Command voxgate is the one binary: the gateway (serve), its zero-setup
+// dev mode, migrations, token minting, the provider simulator and the cost
+// export. main parses the subcommand; app.go wires the gateway's parts.
 package main
 
 import (

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+
+	"github.com/voxgate/voxgate/internal/logctx"
 )
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -44,6 +46,8 @@ func serveUntilDone(ctx context.Context, m *Main) error {
 
 func newLogger(w io.Writer) *slog.Logger { return newLevelLogger(w, slog.LevelInfo) }
 
+// newLevelLogger is the binary's logger: JSON lines, each logged with a
+// request's context tagged with its request and user ids (package logctx).
 func newLevelLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(logctx.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})))
 }

@@ -54,11 +54,12 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// Logger is a logger tagged with ctx's request id. It is built on demand:
-// most requests never log beyond the access line.
+// Logger is the logger of ctx's request. Log with its *Context methods and
+// ctx: the binary's handler (package logctx) tags each line with the
+// request id and the caller read from the context it is logged with.
 func Logger(ctx context.Context) *slog.Logger {
 	if ri, ok := ctx.Value(ctxKey{}).(*reqInfo); ok {
-		return ri.log.With("request_id", ri.id)
+		return ri.log
 	}
 	return slog.Default()
 }
@@ -99,7 +100,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	e := apierr.From(err)
 	status := e.Status()
 	if status >= 500 && e.Err != nil {
-		Logger(r.Context()).Error("request failed", "code", e.Code, "err", e.Err)
+		Logger(r.Context()).ErrorContext(r.Context(), "request failed", "code", e.Code, "err", e.Err)
 	}
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	for k, v := range e.Fields {

@@ -136,7 +136,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			httpx.Logger(r.Context()).Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			httpx.Logger(r.Context()).ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			s.metrics.panics.Inc()
 			// The cause is already logged; give the writer none so it is not logged twice.
 			httpx.Error(w, r, apierr.New(apierr.Internal, ""))

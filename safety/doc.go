@@ -1,0 +1,12 @@
+// Package safety holds the gateway's safety checks (DESIGN §12) that chat,
+// voice and the tools share:
+//   - numeric ranges: every write's values are checked against the
+//     physiological range of what they measure, and a value outside it is
+//     an unsafe_value Flag that blocks the write (ranges.go);
+//   - the model's view of a profile: ModelProfile renders a context tool's
+//     result with only the fields a model may see, marked as data, not
+//     instructions (profile.go);
+//   - safety identifiers: Identifiers give the salted hash of a user that a
+//     provider may see, stable per user and deployment and useless without
+//     the key (identifier.go).
+package safety
