@@ -1,20 +1,19 @@
 package lifecycle_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -29,33 +28,15 @@ func at(date string) func() time.Time {
 	return func() time.Time { return t.Add(12 * time.Hour) }
 }
 
-// syncBuffer collects log lines written from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type fixture struct {
 	checker *lifecycle.Checker
 	reg     *prometheus.Registry
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 }
 
 func newChecker(t *testing.T, lister lifecycle.Lister, now func() time.Time, models ...lifecycle.Configured) fixture {
 	t.Helper()
-	f := fixture{reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	f := fixture{reg: prometheus.NewRegistry(), logs: &logbuf.Buffer{}}
 	c, err := lifecycle.New(lifecycle.Params{Models: models, Lister: lister, Now: now, Registerer: f.reg,
 		Logger: slog.New(slog.NewJSONHandler(f.logs, nil))})
 	if err != nil {

@@ -1,11 +1,9 @@
 package quota
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -73,24 +72,6 @@ func TestDatabaseUnavailable(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the keep-alive goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestBackgroundWorkIsBounded: a sweep or a lease renewal stuck behind a
 // database that does not answer (here: rows another transaction holds) is
 // given up after its bound, not held forever.
@@ -98,7 +79,7 @@ func TestBackgroundWorkIsBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testPool(t)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s, err := New(Params{Pool: pool, Config: onePlan(config.Plan{}), Now: newClock(t0).Now,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {

@@ -1,12 +1,11 @@
 package sse_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/llm"
 )
 
@@ -31,31 +30,13 @@ func (g gated) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) 
 	return g.Provider.Stream(ctx, req)
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Deleting a conversation while its turn runs: the turn still answers
 // (done, not an error), nothing is stored for the deleted conversation,
 // the usage is recorded, and nothing is logged as an error.
 func TestDeleteSessionDuringTurn(t *testing.T) {
 	t.Parallel()
 	g := gated{marker: "hold on", entered: make(chan struct{}, 1), open: make(chan struct{})}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	f := newFixture(t, options{logs: &logs, provider: func(p llm.Provider) llm.Provider { g.Provider = p; return g }})
 	first := f.post(t, call{user: "u1", body: map[string]any{"message": "hello", "stream": false}})
 	sid, _ := first.Body["session_id"].(string)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/tools"
 )
@@ -93,7 +94,7 @@ func TestDemoSwitch(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.Database.SpoolDir = t.TempDir()
-			m := &Main{Config: cfg, Logger: newLogger(&lockedBuffer{})}
+			m := &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{})}
 			t.Cleanup(func() { _ = m.Close(context.Background()) })
 			if err := m.Run(context.Background()); err != nil {
 				t.Fatal(err)

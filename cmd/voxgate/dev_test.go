@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -23,7 +24,7 @@ func TestDevZeroSetup(t *testing.T) {
 	env := map[string]string{"VOXGATE_DATABASE_URL": dbURL, "VOXGATE_ADDR": "127.0.0.1:0"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &lockedBuffer{}
+	out := &logbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"dev"}, func(k string) string { return env[k] }, out, &bytes.Buffer{})
@@ -104,7 +105,7 @@ func TestUsageAndUnknownCommand(t *testing.T) {
 func TestSimCommand(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
+	out := &logbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, os.Getenv, out, &bytes.Buffer{}) }()
 	var base string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/sim"
@@ -17,7 +18,7 @@ import (
 // runMain runs a Main on :0 with its clock at noon UTC of today, against a
 // simulator with OpenAI's announced shutdown dates; it returns Run's
 // error, the logs and the Main (closed at cleanup).
-func runMain(t *testing.T, today string, mutate func(*config.Config)) (*Main, *lockedBuffer, error) {
+func runMain(t *testing.T, today string, mutate func(*config.Config)) (*Main, *logbuf.Buffer, error) {
 	t.Helper()
 	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency(), ShutdownDates: sim.DefaultShutdownDates()})
 	env := map[string]string{"VOXGATE_DATABASE_URL": pgtest.URL(t), "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
@@ -34,7 +35,7 @@ func runMain(t *testing.T, today string, mutate func(*config.Config)) (*Main, *l
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	m := &Main{Config: cfg, Logger: newLogger(logs), Now: func() time.Time { return day.Add(12 * time.Hour) }}
 	err = m.Run(context.Background())
 	t.Cleanup(func() { _ = m.Close(context.Background()) })

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -38,7 +39,7 @@ func TestLogLinesCarryTheRequest(t *testing.T) {
 		URL: hook.URL, SecretEnv: "PROFILE_HOOK_SECRET", Parameters: map[string]any{"type": "object"}}}
 	contextTool := "profile_hook"
 	cfg.Voice.ContextTool = &contextTool
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	m := &Main{Config: cfg, Logger: newLogger(logs), Getenv: func(k string) string { return env[k] }}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)

@@ -11,12 +11,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -39,26 +39,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// lockedBuffer collects logs written by the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startMain boots the real Main on :0 against dbURL.
-func startMain(t *testing.T, dbURL string, mutate func(*config.Config)) (*Main, *lockedBuffer) {
+func startMain(t *testing.T, dbURL string, mutate func(*config.Config)) (*Main, *logbuf.Buffer) {
 	t.Helper()
 	env := map[string]string{"VOXGATE_DATABASE_URL": dbURL, "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
 	cfg, err := config.Load("", func(k string) string { return env[k] })
@@ -70,7 +52,7 @@ func startMain(t *testing.T, dbURL string, mutate func(*config.Config)) (*Main, 
 	if mutate != nil {
 		mutate(cfg)
 	}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	m := &Main{Config: cfg, Logger: newLogger(logs)}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -182,7 +164,7 @@ func TestSIGTERMDrains(t *testing.T) {
 		"VOXGATE_ADDR=127.0.0.1:0",
 	)
 	stdout, _ := cmd.StdoutPipe()
-	var stderr lockedBuffer
+	var stderr logbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -108,7 +109,7 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	cfg.Server.RequestTimeout = time.Minute
 	cfg.Server.ShutdownTimeout = time.Second
 	cfg.Database.SpoolDir = t.TempDir()
-	m = &Main{Config: cfg, Logger: newLogger(&lockedBuffer{}), Wrap: func(h http.Handler) http.Handler {
+	m = &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{}), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/hold" {
 				h.ServeHTTP(w, r)

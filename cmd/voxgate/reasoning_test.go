@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -61,7 +62,7 @@ func TestLunaEffortRefusedAtStartup(t *testing.T) {
 	cfg.Database.MaxConns = 2
 	cfg.Secrets.OpenAIAPIKey, cfg.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
 	cfg.Chat.Model, cfg.Chat.ReasoningEffort = "gpt-6-luna", "low"
-	m := &Main{Config: cfg, Logger: newLogger(&lockedBuffer{})}
+	m := &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{})}
 	err = m.Run(context.Background())
 	_ = m.Close(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "chat.reasoning_effort") {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
@@ -44,7 +45,7 @@ func TestSectionValuesStopStartup(t *testing.T) {
 			}
 			cfg.Database.SpoolDir = t.TempDir()
 			tc.mutate(cfg)
-			m := &Main{Config: cfg, Logger: newLogger(&lockedBuffer{})}
+			m := &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{})}
 			err = m.Run(context.Background())
 			defer m.Close(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

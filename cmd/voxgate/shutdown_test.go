@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -19,7 +20,7 @@ import (
 
 // listeningAddr waits for serve's "voxgate listening" log line and returns
 // its address.
-func listeningAddr(t *testing.T, logs *lockedBuffer, exited <-chan error) string {
+func listeningAddr(t *testing.T, logs *logbuf.Buffer, exited <-chan error) string {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
@@ -62,7 +63,7 @@ func TestSIGTERMWithTheDatabaseFrozenIsBounded(t *testing.T) {
 		"VOXGATE_CONFIG": cfgPath, "OPENAI_API_KEY": simtest.TestKey, "OPENAI_BASE_URL": ts.URL + "/v1"}
 	ctx, sigterm := context.WithCancel(context.Background()) // what signal.NotifyContext does on SIGTERM
 	defer sigterm()
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	exited := make(chan error, 1)
 	go func() {
 		exited <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, io.Discard, logs)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -132,7 +133,7 @@ func TestUnpricedModelStopsStartup(t *testing.T) {
 	}
 	cfg.Voice.Model = "gpt-realtime-unpriced"
 	cfg.Database.SpoolDir = t.TempDir()
-	m := &Main{Config: cfg, Logger: newLogger(&lockedBuffer{})}
+	m := &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{})}
 	err = m.Run(context.Background())
 	defer m.Close(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `"gpt-realtime-unpriced"`) {

@@ -1,14 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,32 +15,15 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
 var secret = []byte("server-test-secret-of-at-least-32-bytes")
 
-// syncBuffer collects log output from concurrent requests.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type fixture struct {
 	srv  *Server
-	logs *syncBuffer
+	logs *logbuf.Buffer
 }
 
 func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
@@ -58,7 +39,7 @@ func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	s, err := New(Params{
 		Config: &cfg, Pool: pgtest.Pool(t), Verifier: v,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Registry: prometheus.NewRegistry(),
