@@ -100,7 +100,9 @@ func assertItemPair(t *testing.T, added, done simtest.Event, id string) {
 // response.cancel is refused once the response is done.
 func TestRealtimeDoneBeforePlayback(t *testing.T) {
 	t.Parallel()
-	_, base := newRealtimeSim(t, sim.Realtime{ReplyAudioMS: 600, GenerationMS: 100})
+	// A reply that plays far longer than it generates, so the two ends are
+	// told apart with room for a loaded machine's delays on either side.
+	_, base := newRealtimeSim(t, sim.Realtime{ReplyAudioMS: 2400, GenerationMS: 400})
 	ctx := testCtx(t)
 	c, _ := dialCall(t, ctx, base, "multipart+apikey")
 	speak := func() {
@@ -127,8 +129,8 @@ func TestRealtimeDoneBeforePlayback(t *testing.T) {
 		t.Fatalf("after response.done: %q (%v), want output_audio_buffer.stopped", e.Type, err)
 	}
 	atStopped := time.Since(start)
-	if atDone > 400*time.Millisecond || atStopped < 450*time.Millisecond {
-		t.Errorf("response.done after %v, stopped after %v; want done at generation end (~100 ms), stopped at playback end (~600 ms)", atDone, atStopped)
+	if atDone > 1400*time.Millisecond || atStopped < 1800*time.Millisecond {
+		t.Errorf("response.done after %v, stopped after %v; want done at generation end (~400 ms), stopped at playback end (~2400 ms)", atDone, atStopped)
 	}
 
 	// Clearing the buffer while the response still generates cuts the
