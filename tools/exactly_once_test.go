@@ -222,7 +222,9 @@ func TestDuplicatesHoldNoConnectionWhileWaiting(t *testing.T) {
 			results[i], errs[i] = e.Execute(context.Background(), call)
 		}()
 	}
-	time.Sleep(300 * time.Millisecond) // the owner runs; the others wait
+	for runs.Load() == 0 { // the owner runs; the others wait on its row
+		time.Sleep(time.Millisecond)
+	}
 	ctx := context.Background()
 	for i := range 5 {
 		qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)

@@ -189,24 +189,27 @@ func TestSIGTERMDrains(t *testing.T) {
 		err    error
 	}
 	slow := make(chan result, 1)
+	inFlight := make(chan struct{})
 	go func() {
-		resp, err := http.Get(base + "/slow")
+		defer close(inFlight)
+		resp, err := http.Get(base + "/slow") // returns once the route has begun its answer
 		if err != nil {
 			slow <- result{err: err}
 			return
 		}
+		inFlight <- struct{}{}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		slow <- result{status: resp.StatusCode, body: string(b)}
 	}()
-	time.Sleep(300 * time.Millisecond) // the slow request is in flight
+	<-inFlight // the slow request is in flight
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(t, base+"/readyz", 503)
 	r := <-slow
-	if r.err != nil || r.status != 200 || r.body != "done" {
-		t.Fatalf("slow request: got %d %q %v, want 200 done", r.status, r.body, r.err)
+	if r.err != nil || r.status != 200 || r.body != "started\ndone" {
+		t.Fatalf("slow request: got %d %q %v, want 200 started, done", r.status, r.body, r.err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit: %v, want 0; logs:\n%s", err, stderr.String())
@@ -217,7 +220,8 @@ func TestSIGTERMDrains(t *testing.T) {
 }
 
 // childServe is the gateway process of TestSIGTERMDrains: the real serve
-// path, plus a /slow route that takes 1.5 s.
+// path, plus a /slow route that begins its answer at once (so the test
+// knows it is in flight) and ends it 1.5 s later.
 func childServe() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -232,6 +236,8 @@ func childServe() int {
 	m := &Main{Config: cfg, Logger: newLogger(os.Stderr), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/slow" {
+				io.WriteString(w, "started\n")
+				http.NewResponseController(w).Flush()
 				time.Sleep(1500 * time.Millisecond)
 				io.WriteString(w, "done")
 				return
