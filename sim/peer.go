@@ -173,8 +173,20 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 	k := newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
 		func(int, string) { drain(dc); _ = dc.Close() }, func() { _ = dc.Close() })
 	k.dropAfter = c.dropAfter
-	dc.OnOpen(func() { c.sess.join(k) })
-	dc.OnMessage(func(m webrtc.DataChannelMessage) { c.sess.submit(m.Data, k) })
+	// The caller may send as soon as its side is open, which can be before
+	// this side's OnOpen has joined the channel to the session: its first
+	// events wait for the join, or their answers would reach every
+	// transport but the one that asked.
+	joined := make(chan struct{})
+	dc.OnOpen(func() { c.sess.join(k); close(joined) })
+	dc.OnMessage(func(m webrtc.DataChannelMessage) {
+		select {
+		case <-joined:
+		case <-c.sess.ctx.Done():
+			return
+		}
+		c.sess.submit(m.Data, k)
+	})
 	dc.OnClose(func() { c.sess.leave(k) })
 }
 
