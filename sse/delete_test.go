@@ -30,14 +30,11 @@ func (g gated) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) 
 	return g.Provider.Stream(ctx, req)
 }
 
-// Deleting a conversation while its turn runs: the turn still answers
-// (done, not an error), nothing is stored for the deleted conversation,
-// the usage is recorded, and nothing is logged as an error.
-func TestDeleteSessionDuringTurn(t *testing.T) {
-	t.Parallel()
-	g := gated{marker: "hold on", entered: make(chan struct{}, 1), open: make(chan struct{})}
-	var logs logbuf.Buffer
-	f := newFixture(t, options{logs: &logs, provider: func(p llm.Provider) llm.Provider { g.Provider = p; return g }})
+// deleteDuringTurn has u1 start a conversation, then send message (which g
+// holds at the model), delete the conversation while that turn waits, and
+// let the turn go on; it returns the conversation and the turn's reply.
+func deleteDuringTurn(t *testing.T, f *fixture, g gated, message string) (string, reply) {
+	t.Helper()
 	first := f.post(t, call{user: "u1", body: map[string]any{"message": "hello", "stream": false}})
 	sid, _ := first.Body["session_id"].(string)
 	if first.Status != 200 || sid == "" {
@@ -45,7 +42,7 @@ func TestDeleteSessionDuringTurn(t *testing.T) {
 	}
 	done := make(chan reply, 1)
 	go func() {
-		resp := f.do(t, context.Background(), call{user: "u1", body: map[string]any{"message": "hold on, please", "session_id": sid}})
+		resp := f.do(t, context.Background(), call{user: "u1", body: map[string]any{"message": message, "session_id": sid}})
 		defer resp.Body.Close()
 		done <- readReply(t, resp)
 	}()
@@ -54,7 +51,18 @@ func TestDeleteSessionDuringTurn(t *testing.T) {
 		t.Fatalf("delete: got %d %v, want 204", status, body)
 	}
 	close(g.open)
-	r := <-done
+	return sid, <-done
+}
+
+// Deleting a conversation while its turn runs: the turn still answers
+// (done, not an error), nothing is stored for the deleted conversation,
+// the usage is recorded, and nothing is logged as an error.
+func TestDeleteSessionDuringTurn(t *testing.T) {
+	t.Parallel()
+	g := gated{marker: "hold on", entered: make(chan struct{}, 1), open: make(chan struct{})}
+	var logs logbuf.Buffer
+	f := newFixture(t, options{logs: &logs, provider: func(p llm.Provider) llm.Provider { g.Provider = p; return g }})
+	sid, r := deleteDuringTurn(t, f, g, "hold on, please")
 	if last := r.last(); last.Type != "done" {
 		t.Fatalf("got last event %s %v, want done", last.Type, last.Data)
 	}
@@ -82,20 +90,7 @@ func TestDeleteSessionBeforeConfirmation(t *testing.T) {
 	t.Parallel()
 	g := gated{marker: "hold on", entered: make(chan struct{}, 1), open: make(chan struct{})}
 	f := newFixture(t, options{provider: func(p llm.Provider) llm.Provider { g.Provider = p; return g }})
-	first := f.post(t, call{user: "u1", body: map[string]any{"message": "hello", "stream": false}})
-	sid, _ := first.Body["session_id"].(string)
-	done := make(chan reply, 1)
-	go func() {
-		resp := f.do(t, context.Background(), call{user: "u1", body: map[string]any{"message": "hold on, log oats", "session_id": sid}})
-		defer resp.Body.Close()
-		done <- readReply(t, resp)
-	}()
-	<-g.entered
-	if status, body := f.send(t, "DELETE", "u1", "/v1/chat/sessions/"+sid); status != 204 {
-		t.Fatalf("delete: got %d %v, want 204", status, body)
-	}
-	close(g.open)
-	r := <-done
+	sid, r := deleteDuringTurn(t, f, g, "hold on, log oats")
 	if last := r.last(); last.Type != "error" || last.Data["code"] != "NOT_FOUND" {
 		t.Fatalf("got last event %s %v, want error NOT_FOUND", last.Type, last.Data)
 	}
