@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/voxgate/voxgate/internal/aierr"
+	"github.com/voxgate/voxgate/internal/randid"
 )
 
 // Roles of a message.
@@ -39,14 +40,25 @@ type ToolSpec struct {
 	Parameters  json.RawMessage // a JSON Schema object
 }
 
-// ToolCall is one function call the model made. ID is the provider's,
-// unique only within its response (and possibly empty): callers key calls
-// by turn themselves.
+// ToolCall is one function call the model made.
 type ToolCall struct {
+	// ID is minted by the gateway (NewCallID), never the provider's own:
+	// every provider takes it back in the history, so a tool loop may
+	// change provider between iterations (DESIGN §11). Callers still key
+	// calls by turn themselves.
 	ID        string
 	Name      string
 	Arguments string // JSON text, as the model wrote it
+	// Signature is opaque data a provider needs back with the call in
+	// later requests (Gemini's thought signature); SignedBy is the kind of
+	// provider that made it ("gemini"). Adapters of other kinds ignore it.
+	Signature string
+	SignedBy  string
 }
+
+// NewCallID mints a tool call id that every provider accepts: under 40
+// characters, letters, digits and underscores only.
+func NewCallID() string { return randid.New("call_", 12) }
 
 // Request is one model call.
 type Request struct {
@@ -87,6 +99,12 @@ const (
 	EventToolCall
 	// EventDone: the stream ended; Usage and FinishReason are set.
 	EventDone
+	// EventToolCallDelta: a piece of a tool call as it streams. Index is
+	// the call's position in the response; the first piece of a call
+	// carries its ID and Name, every piece a fragment of Arguments. The
+	// first delta commits a routed turn (DESIGN §11); the whole call still
+	// follows as one EventToolCall, and only that one may run.
+	EventToolCallDelta
 )
 
 // Finish reasons.
@@ -102,6 +120,7 @@ type Event struct {
 	Kind         EventKind
 	Text         string
 	ToolCall     *ToolCall
+	Index        int // the call's position, for EventToolCallDelta
 	Usage        *Usage
 	FinishReason string
 }
@@ -147,7 +166,10 @@ type Error struct {
 	Retryable bool
 	// RetryAfter is the provider's advice in seconds, 0 when it gave none.
 	RetryAfter int
-	Err        error
+	// Status is the provider's HTTP status, 0 when there was none (a
+	// network failure, a timeout, an error inside a 200 stream).
+	Status int
+	Err    error
 }
 
 func (e *Error) Error() string {
