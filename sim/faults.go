@@ -43,6 +43,22 @@ const (
 	// AfterChunks chunks comes an event data: {"error": …} and the stream
 	// ends. A request that does not stream gets 500.
 	FaultStreamError FaultKind = "stream_error"
+	// FaultContextLength refuses the request as too long for the model's
+	// context window, in each surface's own error shape (400).
+	FaultContextLength FaultKind = "context_length"
+	// FaultContentFilter stops an answer on the provider's safety policy,
+	// in each surface's own shape. On a chat surface: a 400 refusal before
+	// the answer, or, with AfterChunks on a stream, a stop for content
+	// filtering after that many chunks. On Realtime: the response's reply
+	// is cut in half and ends incomplete, reason content_filter.
+	FaultContentFilter FaultKind = "content_filter"
+	// FaultReset closes the connection before any response header is sent,
+	// as a load balancer that drops a request does.
+	FaultReset FaultKind = "reset"
+	// FaultNoDone ends a stream cleanly (the connection closed in order)
+	// right after its usage, without the surface's end marker (OpenAI's
+	// data: [DONE], Anthropic's message_stop).
+	FaultNoDone FaultKind = "no_done"
 
 	// Realtime kinds.
 

@@ -7,9 +7,6 @@ package sim
 
 // Realtime response fault kinds, drawn when a response starts.
 const (
-	// FaultContentFilter cuts a response's reply in half and ends it
-	// incomplete, reason content_filter.
-	FaultContentFilter FaultKind = "content_filter"
 	// FaultResponseFailed makes a response fail before any output:
 	// status failed with status_details.error.
 	FaultResponseFailed FaultKind = "response_failed"
