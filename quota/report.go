@@ -34,8 +34,8 @@ type LimitUsage struct {
 const reportSQL = `SELECT ` + clockCols + `, r.plan,
 	u.minute_count, u.hour_count, u.day_requests, u.day_calls, u.day_tokens, u.day_cost, u.voice_used,
 	t.n, t.calls, t.tokens, t.cost, v.n, v.seconds
-FROM quota_clock($5) c
-CROSS JOIN quota_plan($1, $2, $3, $4) r
+FROM quota_clock($4) c
+CROSS JOIN quota_plan_of($1, $2, $3) r
 LEFT JOIN quota_users q ON q.user_id = $1
 -- the window rule (quota_roll): no row, or a window that has ended, is 0
 CROSS JOIN LATERAL (SELECT (quota_roll(q, c.minute, c.hour, c.day, c.month)).*) u
@@ -61,7 +61,7 @@ func (s *Service) Report(ctx context.Context, p auth.Principal) (Report, error) 
 		voiceActive, voiceReserved                    int64
 	)
 	err := s.pool.QueryRow(ctx, reportSQL,
-		p.UserID, s.fallbackPlan(p), s.names, s.limits, s.clockArg(),
+		p.UserID, s.fallbackPlan(p), s.plans, s.clockArg(),
 	).Scan(append(w.dest(), &plan, &minute, &hour, &day, &calls, &tokens, &cost, &voice,
 		&leases, &resCalls, &resTokens, &resCost, &voiceActive, &voiceReserved)...)
 	if err != nil {

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -14,6 +15,21 @@ import (
 const oldAdmitSQL = `SELECT a.reasons, a.ticket_id FROM quota_clock($1) c,
 	LATERAL quota_admit_batch(ARRAY[$2::text], ARRAY[$3::text], $4, $5, c.now, c.minute, c.hour, c.day,
 		c.now + interval '60 seconds', ARRAY[$6::bigint], ARRAY[$7::bigint], ARRAY[$8::bigint], $9) a`
+
+// positional is plans in the layout the previous release's replicas send:
+// the names, and 10 limits per plan in their order (quota_plan, 0010).
+func positional(q config.Quota) ([]string, []int64) {
+	var names []string
+	var limits []int64
+	for _, name := range q.PlanNames() {
+		p := q.Plans[name]
+		names = append(names, name)
+		limits = append(limits, p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay,
+			p.TokensPerDay, p.CostPerDayMicros, p.CallsPerDay, p.ConcurrentTurns,
+			p.VoiceSecondsPerMonth, p.MaxSessionSeconds, p.VoiceSessions)
+	}
+	return names, limits
+}
 
 // TestRolloutOldReplicas: during a rollout, replicas of the previous
 // release admit through quota_admit_batch beside this release's statement.
@@ -31,8 +47,9 @@ func TestRolloutOldReplicas(t *testing.T) {
 		t.Helper()
 		var reasons []string
 		var ticket *int64
+		names, limits := positional(s.cfg)
 		if err := pool.QueryRow(ctx, oldAdmitSQL, s.clockArg(), p.UserID, "p",
-			s.names, s.limits, int64(0), tokens, int64(0), int64(0)).Scan(&reasons, &ticket); err != nil {
+			names, limits, int64(0), tokens, int64(0), int64(0)).Scan(&reasons, &ticket); err != nil {
 			t.Fatal(err)
 		}
 		if (ticket != nil) != (len(reasons) == 0) {
@@ -70,4 +87,53 @@ func TestRolloutOldReplicas(t *testing.T) {
 	}
 	_, err = s.Admit(ctx, p, Estimate{})
 	wantDenied(t, err, apierr.RateLimited, ReasonMinute, 40)
+}
+
+// oldVoiceSQL is the previous release's voice start, positional plans.
+const oldVoiceSQL = `SELECT r.reasons, r.granted FROM quota_clock($1) c,
+	LATERAL quota_voice_reserve($2, $3, $4, $5, c.now, c.minute, c.hour, c.day, c.month,
+		$6, $7, $8, $9, $10) r`
+
+// TestRolloutOldVoiceReplicas: an old replica's voice start goes through
+// the same rule as this release's: the limits read by name, one active
+// session between them, and the month's seconds shared.
+func TestRolloutOldVoiceReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testPool(t)
+	plan := config.Plan{VoiceSessions: 1, VoiceSecondsPerMonth: 600, MaxSessionSeconds: 400}
+	s := mustService(t, pool, onePlan(plan), newClock(t0))
+	p := user(t)
+	names, limits := positional(s.cfg)
+	old := func(session string) ([]string, int64) {
+		t.Helper()
+		var reasons []string
+		var granted int64
+		if err := pool.QueryRow(ctx, oldVoiceSQL, s.clockArg(), p.UserID, "p", names, limits,
+			session, int64(MinVoiceS), int64(noCapVoiceS), int64(voiceGraceS), int64(0)).Scan(&reasons, &granted); err != nil {
+			t.Fatal(err)
+		}
+		return reasons, granted
+	}
+	if reasons, granted := old("vs_old1"); len(reasons) != 0 || granted != 400 {
+		t.Fatalf("old replica's start: got %v, %d s; want admitted for the session cap, 400 s", reasons, granted)
+	}
+	_, err := s.ReserveVoice(ctx, p, "vs_new1")
+	var active *ActiveSessionError
+	if !errors.As(err, &active) || active.SessionID != "vs_old1" {
+		t.Fatalf("this release's start beside the old one's session: got %v, want the active session vs_old1", err)
+	}
+	if _, err := s.SettleVoice(ctx, p.UserID, "vs_old1", 100); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.ReserveVoice(ctx, p, "vs_new2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Seconds != 400 || r.Quota.SecondsUsed != 500 {
+		t.Fatalf("after the old session charged 100 s: got %d s granted, %d used; want 400, 500", r.Seconds, r.Quota.SecondsUsed)
+	}
+	if reasons, _ := old("vs_old2"); !slices.Equal(reasons, []string{"voice_sessions"}) {
+		t.Fatalf("old replica beside this release's session: got %v, want voice_sessions", reasons)
+	}
 }

@@ -50,14 +50,9 @@ type Service struct {
 	metrics *metrics
 	admits  *admitBatcher
 
-	// plans is every plan's limits by name, as JSON for the admission
-	// statement (quota_limits in migrations/0063).
+	// plans is every plan's limits by name, as JSON for every statement
+	// that resolves a plan (quota_limits in migrations/0063).
 	plans string
-	// names and limits are the plans in the positional layout the voice
-	// and report functions take (quota_plan): 10 limits per plan, in names
-	// order.
-	names  []string
-	limits []int64
 
 	renewEvery   time.Duration // RenewEvery; tests shorten it
 	renewTimeout time.Duration // the bound of one renewal by KeepAlive
@@ -88,23 +83,10 @@ func New(p Params) (*Service, error) {
 		sweepEvery: 30 * time.Second, sweepTimeout: 20 * time.Second,
 	}
 	s.admits = newAdmitBatcher(s)
-	for _, name := range p.Config.PlanNames() {
-		s.names = append(s.names, name)
-		s.limits = append(s.limits, planLimits(p.Config.Plans[name])...)
-	}
 	if s.plans, err = plansJSON(p.Config.Plans); err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
 	return s, nil
-}
-
-// planLimits is a plan in quota_plan's order.
-func planLimits(p config.Plan) []int64 {
-	return []int64{
-		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay,
-		p.TokensPerDay, p.CostPerDayMicros, p.CallsPerDay, p.ConcurrentTurns,
-		p.VoiceSecondsPerMonth, p.MaxSessionSeconds, p.VoiceSessions,
-	}
 }
 
 // fallbackPlan is the plan when no user_plans row names a configured plan:

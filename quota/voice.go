@@ -48,8 +48,8 @@ type VoiceSettlement struct {
 
 const voiceReserveSQL = `SELECT ` + clockCols + `, r.plan, r.reasons, r.active_session, r.granted,
 	r.voice_used, r.voice_reserved, r.expires_at
-FROM quota_clock($5) c, LATERAL quota_voice_reserve($1, $2, $3, $4, c.now, c.minute, c.hour, c.day, c.month,
-	$6, $7, $8, $9, $10) r`
+FROM quota_clock($4) c, LATERAL quota_voice_reserve($1, $2, $3, c.now, c.minute, c.hour, c.day, c.month,
+	$5, $6, $7, $8, $9) r`
 
 // ReserveVoice starts voice session sessionID for p in one round trip. The
 // start counts as one request against the request windows (DESIGN §9), so
@@ -76,7 +76,7 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 	var reserved int64
 	var expires *time.Time
 	err := s.pool.QueryRow(ctx, voiceReserveSQL,
-		p.UserID, s.fallbackPlan(p), s.names, s.limits, s.clockArg(),
+		p.UserID, s.fallbackPlan(p), s.plans, s.clockArg(),
 		sessionID, int64(MinVoiceS), int64(noCapVoiceS), int64(voiceGraceS), s.cfg.GlobalRequestsPerMinute,
 	).Scan(append(w.dest(), &r.Plan, &reasons, &active, &r.Seconds, &r.Quota.SecondsUsed, &reserved, &expires)...)
 	s.metrics.latency.WithLabelValues("voice").Observe(time.Since(start).Seconds())
