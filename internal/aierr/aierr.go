@@ -47,6 +47,9 @@ type Class struct {
 //     failure are AI_CONFIG_ERROR: retrying cannot help, an operator must
 //     act;
 //   - an answer that does not decode is AI_PARSE_ERROR;
+//   - a refusal on the provider's safety policy is AI_CONTENT_FILTERED:
+//     a wellness app does not route around it, and trying again will not
+//     change it (DESIGN §11);
 //   - an outage, a timeout or a cut connection is AI_UNAVAILABLE with the
 //     provider's wait, at least a second.
 func (c Class) APIError(cause error) *apierr.Error {
@@ -57,6 +60,8 @@ func (c Class) APIError(cause error) *apierr.Error {
 		return apierr.Wrap(apierr.AIConfigError, "", cause)
 	case InvalidResponse:
 		return apierr.Wrap(apierr.AIParseError, "", cause)
+	case ContentFilter:
+		return apierr.Wrap(apierr.AIContentFiltered, "", cause)
 	}
 	return apierr.Wrap(apierr.AIUnavailable, "", cause).WithRetry(max(c.RetryAfter, 1))
 }

@@ -30,6 +30,7 @@ const (
 	Validation        Code = "VALIDATION_ERROR" // not in DESIGN §5: well-formed input with a value the gateway refuses (e.g. an unknown plan)
 	AIValidation      Code = "AI_VALIDATION_ERROR"
 	AIPIILeak         Code = "AI_PII_LEAK"
+	AIContentFiltered Code = "AI_CONTENT_FILTERED"  // the provider refused on safety grounds; never failed over
 	KeyMismatch       Code = "IDEMPOTENCY_MISMATCH" // an Idempotency-Key reused with a different request
 	RateLimited       Code = "RATE_LIMITED"
 	ConcurrentLimit   Code = "CONCURRENT_LIMIT"
@@ -63,6 +64,7 @@ var info = map[Code]struct {
 	Validation:        {http.StatusUnprocessableEntity, "A value in the request is not acceptable."},
 	AIValidation:      {http.StatusUnprocessableEntity, "The assistant's answer could not be checked. Please try again."},
 	AIPIILeak:         {http.StatusUnprocessableEntity, "The assistant's answer was withheld. Please try again."},
+	AIContentFiltered: {http.StatusUnprocessableEntity, "The assistant can't help with that request."},
 	KeyMismatch:       {http.StatusUnprocessableEntity, "This Idempotency-Key was already used for a different request."},
 	RateLimited:       {http.StatusTooManyRequests, "You've been busy! Give me a moment to catch up."},
 	ConcurrentLimit:   {http.StatusTooManyRequests, "You've been busy! Give me a moment to catch up."},
