@@ -69,8 +69,8 @@ func ParseFilter(from, to, userID, kind string, now time.Time) (Filter, error) {
 	if !f.From.Before(f.To) {
 		return f, apierr.New(apierr.InvalidRequest, "from must be before to.")
 	}
-	if f.Kind != "" && f.Kind != KindVoice && f.Kind != KindChat {
-		return f, apierr.New(apierr.InvalidRequest, "kind must be voice or chat.")
+	if f.Kind != "" && !validKind(f.Kind) {
+		return f, apierr.New(apierr.InvalidRequest, "kind must be voice, chat, completion or attempt.")
 	}
 	if len(f.UserID) > 256 {
 		return f, apierr.New(apierr.InvalidRequest, "user_id is too long.")

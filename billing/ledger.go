@@ -19,7 +19,23 @@ import (
 const (
 	KindVoice = "voice"
 	KindChat  = "chat"
+	// KindCompletion is a POST /v1/chat/completions request.
+	KindCompletion = "completion"
+	// KindAttempt is a routed attempt that failed but that the provider
+	// billed (it reported usage): recorded and priced as what it was,
+	// never as a completion (DESIGN §11). Its turn_id is the turn's,
+	// followed by "/" and the attempt's number.
+	KindAttempt = "attempt"
 )
+
+// validKind says whether kind is one of the kinds above.
+func validKind(kind string) bool {
+	switch kind {
+	case KindVoice, KindChat, KindCompletion, KindAttempt:
+		return true
+	}
+	return false
+}
 
 // Usage sources (DESIGN §6): who counted the tokens.
 const (
@@ -197,7 +213,7 @@ func (l *Ledger) price(ctx context.Context, r Record) (*int64, error) {
 
 func checkRecord(r Record) error {
 	switch {
-	case r.Kind != KindVoice && r.Kind != KindChat:
+	case !validKind(r.Kind):
 		return fmt.Errorf("billing: kind %q", r.Kind)
 	case r.UserID == "" || r.SessionID == "" || r.Model == "" || r.Provider == "":
 		return errors.New("billing: a record needs user, session, provider and model")
