@@ -290,7 +290,7 @@ func TestRunHostErrorComesBack(t *testing.T) {
 type failingText struct{ err error }
 
 func (failingText) Progress(context.Context, agent.Phase, bool) error { return nil }
-func (f failingText) Text(context.Context, string) error            { return f.err }
+func (f failingText) Text(context.Context, string) error              { return f.err }
 func (failingText) Call(context.Context, llm.ToolCall, string) (agent.Outcome, error) {
 	return agent.Outcome{}, nil
 }

@@ -70,11 +70,3 @@ func (s *Service) checkWorkflow(ctx context.Context, p auth.Principal, name stri
 	}
 	return nil
 }
-
-func errWorkflowNotInPlan() error {
-	return apierr.New(apierr.ToolNotAllowed, "That action isn't included in your plan.")
-}
-
-func errConfirmationGone() error {
-	return apierr.New(apierr.NotFound, "That confirmation is not available any more.")
-}

@@ -2,11 +2,9 @@ package sse
 
 import (
 	"context"
-	"errors"
 
 	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/billing"
-	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/llm"
 )
 
@@ -45,27 +43,4 @@ func (s *Service) toolSpecs(plan string) []llm.ToolSpec {
 		out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return out
-}
-
-// loopError maps the loop's failure: a provider's through DESIGN §11's
-// classes, the turn's own (an event that could not be sent, the executor)
-// as it is.
-func loopError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctxError(ctx, err)
-	}
-	var le *llm.Error
-	if errors.As(err, &le) {
-		return le.Class().APIError(err)
-	}
-	return err
-}
-
-// ctxError explains a turn whose context ended: the client left, the turn
-// ran past its bound, or the server is shutting down.
-func ctxError(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return apierr.Wrap(apierr.AIUnavailable, "The answer took too long. Please try again.", err).WithRetry(5)
-	}
-	return apierr.Wrap(apierr.Unavailable, "", context.Cause(ctx)).WithRetry(5)
 }

@@ -31,18 +31,16 @@ func (t *turn) Call(ctx context.Context, c llm.ToolCall, said string) (agent.Out
 // allowed, it runs (confirmed); denied, the model hears so.
 func (t *turn) confirmed(ctx context.Context) error {
 	p := t.confirm
-	if p == nil {
-		return nil
-	}
 	c := llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.Arguments)}
 	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{c}})
-	out := tools.Failf("denied", "The user chose not to do this.").Output()
+	var out string
 	if *t.req.Confirm.Allow {
 		var err error
 		if out, err = t.execute(ctx, c, true); err != nil {
 			return err
 		}
 	} else {
+		out = tools.Failf("denied", "The user chose not to do this.").Output()
 		t.keepCall(c, "denied")
 	}
 	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: out})

@@ -104,8 +104,10 @@ func (t *turn) run(ctx context.Context) (raw []byte, err error) {
 	if err := t.context(ctx); err != nil { // §7.5 what the model sees
 		return nil, t.fail(ctx, err)
 	}
-	if err := t.confirmed(ctx); err != nil { // the call a confirmation answers runs, or is denied
-		return nil, t.fail(ctx, err)
+	if t.confirm != nil { // the call a confirmation answers runs, or is denied
+		if err := t.confirmed(ctx); err != nil {
+			return nil, t.fail(ctx, err)
+		}
 	}
 	if err := t.model(ctx); err != nil { // §7.6–7 the model with the tool list, and the tools
 		return nil, t.fail(ctx, err)
