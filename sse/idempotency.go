@@ -75,14 +75,36 @@ func (s *Service) claimKey(ctx context.Context, userID, key string, fingerprint 
 }
 
 // finishKey stores the final response under the key: its exact bytes, and
-// as jsonb for replicas of the release before (migration 0056).
-func (s *Service) finishKey(ctx context.Context, userID, key string, response []byte) error {
-	_, err := s.pool.Exec(ctx, `UPDATE chat_idempotency SET state = 'done', response = $3, response_bytes = $4
+// as jsonb for replicas of the release before (migration 0056). It runs on
+// after the client left, as the turn's record does. A failure is logged:
+// the turn has answered, and a retry will run anew.
+func (s *Service) finishKey(ctx context.Context, userID, key string, response []byte) {
+	wctx, cancel := s.spool.Detach(ctx, recordTimeout)
+	defer cancel()
+	_, err := s.pool.Exec(wctx, `UPDATE chat_idempotency SET state = 'done', response = $3, response_bytes = $4
 		WHERE user_id = $1 AND key = $2`, userID, key, response, response)
 	if err != nil {
-		return database.Error("sse: store idempotent response", err)
+		s.log.WarnContext(ctx, "chat: could not store the idempotent response", "err", database.Error("sse: store idempotent response", err))
 	}
-	return nil
+}
+
+// replay answers a retried request with its stored final response: the
+// session and the whole message as events (a stream then ends it as any
+// turn), and the response itself.
+func replay(out sink, raw json.RawMessage) ([]byte, error) {
+	var resp Response
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, apierr.Wrap(apierr.Internal, "", err)
+	}
+	if err := out.Send("session", map[string]string{"session_id": resp.SessionID}); err != nil {
+		return nil, err
+	}
+	if resp.Message != "" {
+		if err := out.Send("content", map[string]string{"content": resp.Message}); err != nil {
+			return nil, err
+		}
+	}
+	return raw, nil
 }
 
 // dropKey frees the key of a request that failed, so a retry runs anew.

@@ -3,11 +3,13 @@ package sse
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/httpx"
 )
 
 // maxBody caps a chat request: a 2,000-character message, a small app
@@ -31,6 +33,25 @@ type Request struct {
 type Confirm struct {
 	CallID string `json:"call_id"`
 	Allow  *bool  `json:"allow"`
+}
+
+// decodeChat reads a POST /v1/chat: its body, sanitized and checked, and
+// its Idempotency-Key ("" without one).
+func decodeChat(r *http.Request) (*Request, string, error) {
+	var req Request
+	if err := httpx.Decode(r, &req, httpx.DecodeOptions{MaxBytes: maxBody}); err != nil {
+		return nil, "", err
+	}
+	if err := req.normalize(); err != nil {
+		return nil, "", err
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" {
+		if err := checkKey(key); err != nil {
+			return nil, "", err
+		}
+	}
+	return &req, key, nil
 }
 
 // streaming is the request's stream flag; absent means true.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/heartbeat"
@@ -23,7 +24,7 @@ import (
 // Limits of DESIGN §7.
 const (
 	// MaxIterations bounds the model↔tool loop of one turn.
-	MaxIterations = 10
+	MaxIterations = agent.MaxIterations
 	// MaxMessageChars bounds a user message after sanitizing.
 	MaxMessageChars = 2000
 	// HistoryMessages is how many earlier messages the model sees.

@@ -11,13 +11,9 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/page"
-	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 )
-
-// newID is a chat id (session, turn, message): prefix and 12 random bytes.
-func newID(prefix string) string { return randid.New(prefix, 12) }
 
 // Session is a conversation as GET /v1/chat/sessions lists it.
 type Session struct {
@@ -62,44 +58,6 @@ type ToolCall struct {
 	State string `json:"state"`
 }
 
-// ensureSession returns the session to run a turn in: id when it is the
-// user's and not idle past IdleExpiry, else a new id (fresh). A new
-// session's row is written with the turn's first write (its messages, or a
-// pending confirmation), so a turn makes no commit of its own before the
-// model is called. Another user's session, or none, is NOT_FOUND.
-func (s *Service) ensureSession(ctx context.Context, userID, id string) (_ string, fresh bool, _ error) {
-	if id != "" {
-		var live bool
-		err := s.pool.QueryRow(ctx, `SELECT last_active_at > now() - make_interval(secs => $3)
-			FROM chat_sessions WHERE id = $1 AND user_id = $2`, id, userID, IdleExpiry.Seconds()).Scan(&live)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return "", false, apierr.New(apierr.NotFound, "")
-		}
-		if err != nil {
-			return "", false, database.Error("sse: read session", err)
-		}
-		if live {
-			return id, false, nil
-		}
-	}
-	return newID("cs_"), true, nil
-}
-
-// createSessionSQL writes a fresh session's row; the id is the server's
-// own, so a conflict can only be this turn's earlier write.
-const createSessionSQL = `INSERT INTO chat_sessions (id, user_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`
-
-// history is the last n messages of a session, oldest first.
-func (s *Service) history(ctx context.Context, sessionID string, n int) ([]Message, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, turn_id, role, content, data, created_at FROM (
-			SELECT * FROM chat_messages WHERE session_id = $1 ORDER BY seq DESC LIMIT $2) m
-		ORDER BY seq`, sessionID, n)
-	if err != nil {
-		return nil, database.Error("sse: read history", err)
-	}
-	return scanMessages(rows)
-}
-
 func scanMessages(rows pgx.Rows) ([]Message, error) {
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
 		var m Message
@@ -114,56 +72,6 @@ func scanMessages(rows pgx.Rows) ([]Message, error) {
 		return nil, database.Error("sse: read messages", err)
 	}
 	return out, nil
-}
-
-// storedTurn is what a finished turn writes.
-type storedTurn struct {
-	sessionID, userID, turnID string
-	userText                  string
-	userData                  messageData
-	answerID, answer          string
-	answerData                messageData
-}
-
-// saveMessagesSQL writes a turn's two messages, in order, if its session
-// still exists: the user may delete the conversation while the turn runs,
-// and then the turn stores nothing of it (its answer is still delivered and
-// its usage recorded). The key-share lock holds a delete that comes after
-// this statement until the transaction ends; one that came before leaves
-// no row to insert under.
-const saveMessagesSQL = `WITH s AS (SELECT id FROM chat_sessions WHERE id = $2 FOR KEY SHARE)
-	INSERT INTO chat_messages (id, session_id, user_id, turn_id, role, content, data)
-	SELECT m.id, s.id, $3, $4, m.role, m.content, m.data
-	FROM s, (VALUES (1, $1::text, 'user', $5::text, $6::jsonb), (2, $7, 'assistant', $8, $9)) AS m (ord, id, role, content, data)
-	ORDER BY m.ord`
-
-// saveTurn writes both messages in tx (creating a fresh session), marks
-// the session active and trims it to MaxSessionMessages, in one round trip.
-func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn, fresh bool) error {
-	ud, err := json.Marshal(t.userData)
-	if err != nil {
-		return err
-	}
-	ad, err := json.Marshal(t.answerData)
-	if err != nil {
-		return err
-	}
-	var b pgx.Batch
-	if fresh {
-		b.Queue(createSessionSQL, t.sessionID, t.userID)
-	}
-	b.Queue(saveMessagesSQL, newID("msg_"), t.sessionID, t.userID, t.turnID, t.userText, ud, t.answerID, t.answer, ad)
-	b.Queue(`WITH cut AS (
-			DELETE FROM chat_messages WHERE session_id = $1 AND seq <= (
-				SELECT seq FROM chat_messages WHERE session_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)
-			RETURNING 1)
-		UPDATE chat_sessions SET last_active_at = now(),
-			message_count = message_count + 2 - (SELECT count(*) FROM cut)
-		WHERE id = $1`, t.sessionID, MaxSessionMessages)
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return database.Error("sse: save the turn's messages", err)
-	}
-	return nil
 }
 
 // ListSessions is the user's sessions, newest first.

@@ -2,9 +2,8 @@ package sse
 
 import (
 	"context"
-	"errors"
-	"io"
-	"strings"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/voxgate/voxgate/billing"
@@ -17,18 +16,12 @@ import (
 // sink receives a turn's events: a stream sends them, a stream:false
 // request drops them (its final response carries everything).
 type sink interface {
-	send(event string, v any) error
+	Send(event string, v any) error
 }
 
 type discard struct{}
 
-func (discard) send(string, any) error { return nil }
-
-// Status labels the app shows while a turn works (DESIGN §7).
-const (
-	labelThinking  = "Understanding your question…"
-	labelSearching = "Looking up your data…"
-)
+func (discard) Send(string, any) error { return nil }
 
 // turn is one admitted POST /v1/chat: it owns the quota ticket until it
 // settles, whatever happens.
@@ -45,188 +38,87 @@ type turn struct {
 	out       sink
 	started   time.Time
 
-	msgs     []llm.Message
-	text     strings.Builder // the answer: every content delta, in order
-	nextCall int
+	msgs     []llm.Message // what the model sees (context.go)
+	nextCall int           // the last call number given (tools.go)
 
-	// Metering: what the provider reported, plus estimates for calls that
-	// were cut before they reported.
+	// Metering: what the model calls used, as the agent loop counted it.
 	usage     billing.Usage
-	model     string
+	modelName string // the model the provider named last
+	provider  string // the provider the turn picked (model.go)
 	calls     int64
 	estimated bool
 
 	language string
 	answer   messageData
-	pending  bool // the turn ended waiting for a confirmation
+	text     string // the answer: every content delta, in order
+	pending  bool   // the turn ended waiting for a confirmation
 }
 
-// callID keys a provider's call by turn: provider ids are unique only
-// within one response (and some providers send none), so (session,
-// call_id) never collides across turns.
-func (t *turn) callID() string {
-	t.nextCall++
-	return t.turnID + "." + itoa(t.nextCall)
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
+// chat runs one POST /v1/chat in the order of DESIGN §7's flow (its steps
+// 1–2, auth and the body, are the handler's) and returns the final
+// response as JSON. Its events go to out; the first is session, and until
+// then a failure is the request's answer. A retried request whose key has
+// a stored answer replays it instead.
+func (s *Service) chat(ctx context.Context, p auth.Principal, req *Request, key string, out sink) (raw []byte, err error) {
+	if key != "" {
+		stored, claimErr := s.claimKey(ctx, p.UserID, key, req.fingerprint())
+		if claimErr != nil {
+			return nil, claimErr
 		}
+		if stored != nil {
+			return replay(out, stored)
+		}
+		defer func() {
+			if err != nil {
+				s.dropKey(ctx, p.UserID, key)
+			}
+		}()
 	}
-}
-
-func (t *turn) status(kind, label, state string) error {
-	return t.out.send("status", map[string]string{"status": kind, "label": label, "state": state})
-}
-
-// loop runs the model↔tool loop: at most MaxIterations model calls, the
-// first forced to the workflow's tool when one is named, the last made
-// without tools so the turn ends with an answer.
-func (t *turn) loop(ctx context.Context) error {
-	specs := t.s.toolSpecs(t.ticket.Plan)
-	for i := 0; i < MaxIterations; i++ {
-		choice := "auto"
-		switch {
-		case len(specs) == 0:
-			choice = ""
-		case i == MaxIterations-1:
-			choice = "none"
-		case i == 0 && t.req.Workflow != "" && t.confirm == nil:
-			choice = t.req.Workflow
-		}
-		text, calls, err := t.callModel(ctx, specs, choice)
-		if err != nil {
-			return err
-		}
-		if len(calls) == 0 || choice == "none" {
-			return nil
-		}
-		stop, err := t.runTools(ctx, text, calls)
-		if err != nil || stop {
-			return err
-		}
-	}
-	return nil
-}
-
-// callModel makes one streamed model call, sending its text as content
-// events, and returns the text and the tool calls it made.
-func (t *turn) callModel(ctx context.Context, specs []llm.ToolSpec, choice string) (string, []llm.ToolCall, error) {
-	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, MaxOutputTokens: t.s.cfg.MaxOutputTokens,
-		ReasoningEffort: t.s.cfg.ReasoningEffort, SafetyIdentifier: t.s.safetyID.For(t.p.UserID)}
-	if choice != "" {
-		req.Tools, req.ToolChoice = specs, choice
-	}
-	if err := t.status("thinking", labelThinking, "start"); err != nil {
-		return "", nil, err
-	}
-	thinking := true
-	endThinking := func() error {
-		if !thinking {
-			return nil
-		}
-		thinking = false
-		return t.status("thinking", labelThinking, "complete")
-	}
-	t.calls++
-	stream, err := t.s.provider.Stream(ctx, req)
+	t, err := s.admit(ctx, p, req) // §7.3 admission: refusals before it count nothing
 	if err != nil {
-		return "", nil, providerError(ctx, err)
+		return nil, err
 	}
-	defer stream.Close()
-	var text strings.Builder
-	var calls []llm.ToolCall
-	for {
-		ev, err := stream.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			err = &llm.Error{Provider: t.s.provider.Name(), Code: llm.ProviderInvalidResponse,
-				Err: errors.New("stream ended without a finish")}
-		}
-		if err != nil {
-			// Cut before the provider reported usage: count what was sent
-			// and received the way providers do, so the record is not $0.
-			t.estimate(req, text.String())
-			return "", nil, providerError(ctx, err)
-		}
-		switch ev.Kind {
-		case llm.EventText:
-			if ev.Text == "" {
-				continue
-			}
-			if err := endThinking(); err != nil {
-				t.estimate(req, text.String())
-				return "", nil, err
-			}
-			text.WriteString(ev.Text)
-			t.text.WriteString(ev.Text)
-			if err := t.out.send("content", map[string]string{"content": ev.Text}); err != nil {
-				t.estimate(req, text.String())
-				return "", nil, err
-			}
-		case llm.EventToolCall:
-			if ev.ToolCall != nil {
-				calls = append(calls, *ev.ToolCall)
-			}
-		case llm.EventDone:
-			t.addUsage(ev.Usage, req, text.String())
-			return text.String(), calls, endThinking()
-		}
+	if err := t.session(ctx); err != nil { // §7.4 the session, and a confirmation's one use
+		return nil, t.release(ctx, err)
 	}
+	t.key, t.out = key, out
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TurnTimeout)
+	defer cancel()
+	return t.run(ctx)
 }
 
-func (t *turn) addUsage(u *llm.Usage, req llm.Request, text string) {
-	if u == nil {
-		t.estimate(req, text)
-		return
+// run takes the admitted turn to its end and settles its ticket whatever
+// happens: an answer, a failure, the client leaving, a shutdown or a
+// panic.
+func (t *turn) run(ctx context.Context) (raw []byte, err error) {
+	defer t.s.spool.Hold()() // shutdown waits for the turn's end to be handed over
+	defer t.ticket.KeepAlive(ctx)()
+	defer func() {
+		if p := recover(); p != nil {
+			err = t.fail(ctx, apierr.Wrap(apierr.Internal, "", fmt.Errorf("sse: turn panicked: %v\n%s", p, debug.Stack())))
+		}
+	}()
+	if err := t.out.Send("session", map[string]string{"session_id": t.sessionID}); err != nil {
+		return nil, t.fail(ctx, err)
 	}
-	if u.Model != "" {
-		t.model = u.Model
+	if err := t.context(ctx); err != nil { // §7.5 what the model sees
+		return nil, t.fail(ctx, err)
 	}
-	t.usage = t.usage.Add(billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens,
-		TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
-}
-
-// estimate counts a call the provider never reported on: ceil(bytes/4)
-// of the prompt in and of the text out, the usual rule of thumb.
-func (t *turn) estimate(req llm.Request, text string) {
-	in := 0
-	for _, m := range req.Messages {
-		in += len(m.Content)
-		for _, c := range m.ToolCalls {
-			in += len(c.Name) + len(c.Arguments)
+	if t.confirm != nil { // the call a confirmation answers runs, or is denied
+		if err := t.confirmed(ctx); err != nil {
+			return nil, t.fail(ctx, err)
 		}
 	}
-	for _, s := range req.Tools {
-		in += len(s.Name) + len(s.Description) + len(s.Parameters)
+	if err := t.model(ctx); err != nil { // §7.6–7 the model with the tool list, and the tools
+		return nil, t.fail(ctx, err)
 	}
-	t.estimated = true
-	t.usage = t.usage.Add(billing.Usage{TextIn: int64((in + 3) / 4), TextOut: int64((len(text) + 3) / 4)})
-}
-
-// providerError maps a model failure to DESIGN §11's client codes.
-func providerError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctxError(ctx, err)
+	resp := t.filter()                                // §7.8 the safety filters make the answer
+	if err := t.s.schema.validate(resp); err != nil { // §7.9 validated against its schema
+		return nil, t.fail(ctx, err)
 	}
-	var le *llm.Error
-	if !errors.As(err, &le) {
-		return apierr.Wrap(apierr.AIUnavailable, "", err)
+	rec, err := t.persist(ctx, resp) // §7.10 both messages, and the cost record
+	if err != nil {
+		return nil, t.fail(ctx, err)
 	}
-	return le.Class().APIError(err)
-}
-
-// ctxError explains a turn whose context ended: the client left, the turn
-// ran past its bound, or the server is shutting down.
-func ctxError(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return apierr.Wrap(apierr.AIUnavailable, "The answer took too long. Please try again.", err).WithRetry(5)
-	}
-	return apierr.Wrap(apierr.Unavailable, "", context.Cause(ctx)).WithRetry(5)
+	return t.settle(ctx, resp, rec) // §7.11 the quota settled, the response kept under its key
 }

@@ -70,38 +70,3 @@ func (s *Service) decodeTurnEnd(raw []byte) (spool.Job, error) {
 	}
 	return j, nil
 }
-
-// end hands the turn's end to the durable path: write (the record to
-// write) or written (the record its transaction wrote), then the
-// settlement. It returns the record and the user's day after it; when the
-// database did not take them in time, the record as it will be written
-// and the day as admission saw it.
-func (t *turn) end(ctx context.Context, write, written *billing.Record) (billing.Record, quota.Daily) {
-	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, s: t.s}
-	var rec billing.Record
-	switch {
-	case written != nil:
-		rec, j.CostMicros = *written, written.CostMicros
-	case write != nil:
-		rec, j.Record, j.Usage = *write, write, write.Usage
-	}
-	if write != nil || written != nil {
-		j.Tokens, j.Calls = t.usage.TextIn+t.usage.TextOut, t.calls
-	}
-	spooled, err := t.s.spool.Do(ctx, turnEndKind, j)
-	switch {
-	case err != nil:
-		t.s.log.ErrorContext(ctx, "chat: a turn's usage could not be recorded or settled", "session_id", t.sessionID, "ticket", t.ticket.ID, "err", err)
-	case spooled:
-		t.s.log.WarnContext(ctx, "chat: the database did not take a turn's end; spooled until it does", "session_id", t.sessionID, "ticket", t.ticket.ID)
-	default:
-		if write != nil {
-			rec = j.rec
-		}
-		return rec, j.daily
-	}
-	return rec, t.ticket.Daily
-}
-
-// release ends a turn that used nothing: its ticket is freed.
-func (t *turn) release(ctx context.Context) { t.end(ctx, nil, nil) }

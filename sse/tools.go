@@ -3,57 +3,55 @@ package sse
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
+	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/tools"
 )
 
-// toolSpecs are the tools plan may use, as the model sees them.
-func (s *Service) toolSpecs(plan string) []llm.ToolSpec {
-	ts := s.tools.Registry().ForPlan(plan, false)
-	out := make([]llm.ToolSpec, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+// Call runs one of the model's tool calls for the agent loop. A call to a
+// standard or elevated tool is validated, stored for the user's
+// confirmation and stops the loop; any other runs through the shared
+// executor. Either way the call is kept with the answer.
+func (t *turn) Call(ctx context.Context, c llm.ToolCall, said string) (agent.Outcome, error) {
+	// Keyed by turn for the executor's (session, call_id): the model's id
+	// keys the call only in the conversation the model sees.
+	t.nextCall++
+	c.ID = t.turnID + "." + strconv.Itoa(t.nextCall)
+	if tool, ok := t.s.tools.Registry().Lookup(c.Name); ok && tool.Tier != tools.TierNone {
+		return t.askConfirmation(ctx, tool, c, said)
 	}
-	return out
+	out, err := t.execute(ctx, c, false)
+	return agent.Outcome{Output: out}, err
 }
 
-// runTools answers one model response's tool calls, in order. A call to a
-// standard or elevated tool is validated, stored for confirmation and ends
-// the turn (stop); the calls after it are not run.
-func (t *turn) runTools(ctx context.Context, text string, calls []llm.ToolCall) (stop bool, err error) {
-	keyed := make([]llm.ToolCall, len(calls))
-	for i, c := range calls {
-		keyed[i] = llm.ToolCall{ID: t.callID(), Name: c.Name, Arguments: c.Arguments}
-	}
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: text, ToolCalls: keyed})
-	if err := t.status("searching", labelSearching, "start"); err != nil {
-		return false, err
-	}
-	for _, c := range keyed {
-		tool, ok := t.s.tools.Registry().Lookup(c.Name)
-		if ok && tool.Tier != tools.TierNone {
-			stored, err := t.askConfirmation(ctx, tool, c)
-			if err != nil {
-				return false, err
-			}
-			if stored {
-				return true, t.status("searching", labelSearching, "complete")
-			}
-			continue
+// confirmed continues a turn from the stored call a confirmation answers:
+// allowed, it runs (confirmed); denied, the model hears so.
+func (t *turn) confirmed(ctx context.Context) error {
+	p := t.confirm
+	c := llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.Arguments)}
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{c}})
+	var out string
+	if *t.req.Confirm.Allow {
+		var err error
+		if out, err = t.execute(ctx, c, true); err != nil {
+			return err
 		}
-		if err := t.execute(ctx, c, false); err != nil {
-			return false, err
-		}
+	} else {
+		out = tools.Failf("denied", "The user chose not to do this.").Output()
+		t.keepCall(c, "denied")
 	}
-	return false, t.status("searching", labelSearching, "complete")
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: out})
+	return nil
 }
 
-// execute runs one call through the shared executor and reports it.
-func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) error {
-	if err := t.out.send("tool", toolEvent(c, "started")); err != nil {
-		return err
+// execute runs one call through the shared executor, reports it and
+// returns what the model reads.
+func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) (string, error) {
+	if err := t.out.Send("tool", toolEvent(c, "started")); err != nil {
+		return "", err
 	}
 	res, err := t.s.tools.Execute(ctx, tools.Call{
 		SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "chat", CallID: c.ID,
@@ -61,41 +59,45 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) erro
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctxError(ctx, err)
+			return "", ctxError(ctx, err)
 		}
-		switch apierr.CodeOf(err) {
-		case apierr.Internal, apierr.Unavailable:
-			return err
-		}
-		// A refusal (unknown tool, not allowed, bad arguments) is the
-		// model's mistake: it reads why and may try again.
-		t.answerTool(c, tools.Refusal(err).Output(), "refused")
-		return t.out.send("tool", toolEvent(c, "failed"))
+		return t.refused(c, err)
 	}
 	state := "finished"
 	if res.Error != nil {
 		state = "failed"
 	}
-	t.answerTool(c, res.Output, state)
+	t.keepCall(c, state)
 	partials := t.answer.addCards(res.Cards, res.Partials)
 	t.answer.DBWrites = append(t.answer.DBWrites, res.DBWrites...)
 	t.answer.SafetyFlags = append(t.answer.SafetyFlags, res.SafetyFlags...)
-	if err := t.out.send("tool", toolEvent(c, state)); err != nil {
-		return err
+	if err := t.out.Send("tool", toolEvent(c, state)); err != nil {
+		return "", err
 	}
 	for _, p := range partials {
-		if err := t.out.send("partial", map[string]any{"kind": p.Kind, "data": p.Data}); err != nil {
-			return err
+		if err := t.out.Send("partial", map[string]any{"kind": p.Kind, "data": p.Data}); err != nil {
+			return "", err
 		}
 	}
-	return nil
+	return res.Output, nil
 }
 
-// answerTool gives the model a call's output and records the call. The
-// record keeps the arguments for the history, except a tool's whose
-// arguments the app must never see (an open SQL tool's statement).
-func (t *turn) answerTool(c llm.ToolCall, output, state string) {
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: output})
+// refused answers a call the executor would not run (unknown tool, not
+// allowed, bad arguments): that is the model's mistake, so it reads why
+// and may try again. A failure of the gateway's own ends the turn.
+func (t *turn) refused(c llm.ToolCall, err error) (string, error) {
+	switch apierr.CodeOf(err) {
+	case apierr.Internal, apierr.Unavailable:
+		return "", err
+	}
+	t.keepCall(c, "refused")
+	return tools.Refusal(err).Output(), t.out.Send("tool", toolEvent(c, "failed"))
+}
+
+// keepCall keeps a call with the answer. It keeps the arguments for the
+// history, except a tool's whose arguments the app must never see (an open
+// SQL tool's statement).
+func (t *turn) keepCall(c llm.ToolCall, state string) {
 	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: state,
 		Arguments: t.shownArgs(c.Name, rawArgs(c.Arguments))})
 }
@@ -110,27 +112,22 @@ func (t *turn) shownArgs(name string, args json.RawMessage) json.RawMessage {
 }
 
 // askConfirmation validates a call that needs the user's confirmation and
-// stores it. Arguments that fail validation go back to the model like any
-// refused call (stored is false): a call that could never run is never
+// stores it, stopping the loop. Arguments that fail validation go back to
+// the model like any refused call: a call that could never run is never
 // offered to the user.
-func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.ToolCall) (stored bool, err error) {
+func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.ToolCall, said string) (agent.Outcome, error) {
 	_, args, err := t.s.tools.Check(ctx, tools.Call{SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "chat",
 		CallID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Principal: t.p, Plan: t.ticket.Plan})
 	if err != nil {
-		switch apierr.CodeOf(err) {
-		case apierr.Internal, apierr.Unavailable:
-			return false, err
-		}
-		t.answerTool(c, tools.Refusal(err).Output(), "refused")
-		return false, t.out.send("tool", toolEvent(c, "failed"))
+		out, err := t.refused(c, err)
+		return agent.Outcome{Output: out}, err
 	}
 	err = t.s.storePending(ctx, t.p.UserID, pending{CallID: c.ID, SessionID: t.sessionID, TurnID: t.turnID,
-		Tool: tool.Name, Arguments: args, AssistantText: t.msgs[len(t.msgs)-1].Content}, t.fresh)
+		Tool: tool.Name, Arguments: args, AssistantText: said}, t.fresh)
 	if err != nil {
-		return false, err
+		return agent.Outcome{}, err
 	}
 	t.fresh = false
-	t.pending = true
 	shown := t.shownArgs(c.Name, args)
 	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "pending", Arguments: shown})
 	payload := map[string]any{"call_id": c.ID, "name": tool.Name, "tier": string(tool.Tier)}
@@ -138,21 +135,8 @@ func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.Tool
 		payload["arguments"] = shown
 	}
 	t.answer.Actions = append(t.answer.Actions, Action{Type: "confirm", Label: tool.Description, Payload: payload})
-	return true, t.out.send("confirmation_required", map[string]string{
+	return agent.Outcome{Stop: true}, t.out.Send("confirmation_required", map[string]string{
 		"call_id": c.ID, "name": tool.Name, "description": tool.Description, "tier": string(tool.Tier)})
-}
-
-// answerConfirmation continues a turn from a stored call: allowed, it runs
-// (confirmed); denied, the model hears so.
-func (t *turn) answerConfirmation(ctx context.Context) error {
-	p := t.confirm
-	c := llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.Arguments)}
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{c}})
-	if !*t.req.Confirm.Allow {
-		t.answerTool(c, tools.Failf("denied", "The user chose not to do this.").Output(), "denied")
-		return nil
-	}
-	return t.execute(ctx, c, true)
 }
 
 func toolEvent(c llm.ToolCall, state string) map[string]string {

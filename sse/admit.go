@@ -1,0 +1,72 @@
+package sse
+
+import (
+	"context"
+	"time"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// admit takes the turn's quota ticket. The workflow and a confirmation
+// are checked first, so a refused request counts nothing (DESIGN §9); the
+// workflow is checked again against the plan admission found.
+func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*turn, error) {
+	if req.Workflow != "" {
+		if err := s.checkWorkflow(ctx, p, req.Workflow); err != nil {
+			return nil, err
+		}
+	}
+	if req.Confirm != nil {
+		pp, err := s.peekPending(ctx, p.UserID, req.Confirm.CallID)
+		if err != nil {
+			return nil, err
+		}
+		if req.SessionID != "" && req.SessionID != pp.SessionID {
+			return nil, errConfirmationGone()
+		}
+		req.SessionID = pp.SessionID
+	}
+	ticket, err := s.quota.Admit(ctx, p, s.reservation())
+	if err != nil {
+		return nil, err
+	}
+	t := &turn{s: s, p: p, req: req, ticket: ticket, turnID: newID("turn_"), started: time.Now(), out: discard{}}
+	if req.Workflow != "" {
+		// The plan may have changed since checkWorkflow read it.
+		if tool, _ := s.tools.Registry().Lookup(req.Workflow); !tool.AllowsPlan(ticket.Plan) {
+			return nil, t.release(ctx, errWorkflowNotInPlan())
+		}
+	}
+	return t, nil
+}
+
+// reservation is what a turn reserves: chat.estimate_tokens, priced as
+// input at the model's rates (an upper bound for most turns; settlement
+// reconciles), and one request.
+func (s *Service) reservation() quota.Estimate {
+	cost, err := s.ledger.Prices().Cost(billing.Line{Model: s.cfg.Model, Usage: billing.Usage{TextIn: s.cfg.EstimateTokens}})
+	if err != nil {
+		cost = 0
+	}
+	return quota.Estimate{Tokens: s.cfg.EstimateTokens, CostMicros: cost, Calls: 1}
+}
+
+// checkWorkflow refuses a workflow that names no tool, or one the caller's
+// plan may not use.
+func (s *Service) checkWorkflow(ctx context.Context, p auth.Principal, name string) error {
+	tool, ok := s.tools.Registry().Lookup(name)
+	if !ok {
+		return apierr.New(apierr.ToolNotFound, "")
+	}
+	plan, _, err := s.quota.PlanFor(ctx, p)
+	if err != nil {
+		return err
+	}
+	if !tool.AllowsPlan(plan) {
+		return errWorkflowNotInPlan()
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/database"
+)
+
+// recordTimeout bounds the transaction that stores a finished turn with
+// its record, which runs on after the request's context is gone (a client
+// that left still used what it used) but not past a shutdown's deadline
+// (spool.Detach). What ends the turn in the quota goes through the
+// durable path (settle.go).
+const recordTimeout = 10 * time.Second
+
+// persist stores the turn in one transaction: both messages with their
+// structured data (and a fresh session's row), and the turn's cost record,
+// which it returns as the ledger priced it.
+func (t *turn) persist(ctx context.Context, resp *Response) (billing.Record, error) {
+	wctx, cancel := t.s.spool.Detach(ctx, recordTimeout)
+	defer cancel()
+	var rec billing.Record
+	err := pgx.BeginFunc(wctx, t.s.pool, func(tx pgx.Tx) error {
+		err := saveTurn(wctx, tx, storedTurn{sessionID: t.sessionID, userID: t.p.UserID, turnID: t.turnID,
+			userText: t.req.Message, userData: messageData{Confirm: t.req.Confirm},
+			answerID: resp.MessageID, answer: resp.Message, answerData: t.answer}, t.fresh)
+		if err != nil {
+			return err
+		}
+		rec, err = t.s.ledger.Write(wctx, tx, t.record())
+		return err
+	})
+	if err != nil {
+		return rec, database.Error("sse: store the turn", err)
+	}
+	return rec, nil
+}
+
+// record is the turn's cost record, priced by the ledger.
+func (t *turn) record() billing.Record {
+	model := t.modelName
+	if model == "" {
+		model = t.s.cfg.Model
+	}
+	source := billing.SourceProviderReported
+	if t.estimated {
+		source = billing.SourceServerObserved
+	}
+	return billing.Record{UserID: t.p.UserID, SessionID: t.sessionID, TurnID: t.turnID, Kind: billing.KindChat,
+		Provider: t.provider, Model: model, Usage: t.usage,
+		DurationMS: time.Since(t.started).Milliseconds(), UsageSource: source}
+}
+
+// storedTurn is what a finished turn writes.
+type storedTurn struct {
+	sessionID, userID, turnID string
+	userText                  string
+	userData                  messageData
+	answerID, answer          string
+	answerData                messageData
+}
+
+// saveMessagesSQL writes a turn's two messages, in order, if its session
+// still exists: the user may delete the conversation while the turn runs,
+// and then the turn stores nothing of it (its answer is still delivered and
+// its usage recorded). The key-share lock holds a delete that comes after
+// this statement until the transaction ends; one that came before leaves
+// no row to insert under.
+const saveMessagesSQL = `WITH s AS (SELECT id FROM chat_sessions WHERE id = $2 FOR KEY SHARE)
+	INSERT INTO chat_messages (id, session_id, user_id, turn_id, role, content, data)
+	SELECT m.id, s.id, $3, $4, m.role, m.content, m.data
+	FROM s, (VALUES (1, $1::text, 'user', $5::text, $6::jsonb), (2, $7, 'assistant', $8, $9)) AS m (ord, id, role, content, data)
+	ORDER BY m.ord`
+
+// saveTurn writes both messages in tx (creating a fresh session), marks
+// the session active and trims it to MaxSessionMessages, in one round trip.
+func saveTurn(ctx context.Context, tx pgx.Tx, t storedTurn, fresh bool) error {
+	ud, err := json.Marshal(t.userData)
+	if err != nil {
+		return err
+	}
+	ad, err := json.Marshal(t.answerData)
+	if err != nil {
+		return err
+	}
+	var b pgx.Batch
+	if fresh {
+		b.Queue(createSessionSQL, t.sessionID, t.userID)
+	}
+	b.Queue(saveMessagesSQL, newID("msg_"), t.sessionID, t.userID, t.turnID, t.userText, ud, t.answerID, t.answer, ad)
+	b.Queue(`WITH cut AS (
+			DELETE FROM chat_messages WHERE session_id = $1 AND seq <= (
+				SELECT seq FROM chat_messages WHERE session_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)
+			RETURNING 1)
+		UPDATE chat_sessions SET last_active_at = now(),
+			message_count = message_count + 2 - (SELECT count(*) FROM cut)
+		WHERE id = $1`, t.sessionID, MaxSessionMessages)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return database.Error("sse: save the turn's messages", err)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// settle ends a turn that answered: its ticket is settled with what the
+// turn used (the record persist wrote), the response gets its usage block
+// (the user's day after settlement) and is kept under the request's
+// Idempotency-Key. It returns the response as JSON.
+func (t *turn) settle(ctx context.Context, resp *Response, written billing.Record) ([]byte, error) {
+	rec, d := t.end(ctx, nil, &written)
+	resp.Usage = t.usageBlock(rec, d)
+	raw, err := json.Marshal(resp)
+	if err != nil {
+		return nil, apierr.Wrap(apierr.Internal, "", err)
+	}
+	if t.key != "" {
+		t.s.finishKey(ctx, t.p.UserID, t.key, raw)
+	}
+	outcome := "ok"
+	if t.pending {
+		outcome = "confirmation"
+	}
+	t.observe(outcome)
+	return raw, nil
+}
+
+// fail ends a turn that will not answer: the usage so far is recorded and
+// settled (nothing used: the ticket is released). It returns err.
+func (t *turn) fail(ctx context.Context, err error) error {
+	if t.calls == 0 {
+		t.end(ctx, nil, nil)
+	} else {
+		rec := t.record()
+		t.end(ctx, &rec, nil)
+	}
+	outcome := string(apierr.From(err).Code)
+	if ctx.Err() != nil {
+		outcome = "cancelled"
+	}
+	t.observe(outcome)
+	return err
+}
+
+func (t *turn) observe(outcome string) {
+	t.s.metrics.turns.WithLabelValues(outcome).Inc()
+	t.s.metrics.duration.Observe(time.Since(t.started).Seconds())
+}
+
+// usageBlock is the response's usage: the turn's tokens and cost, and the
+// user's day after it.
+func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
+	lim := t.ticket.Limits
+	remaining := func(limit, used int64) *int64 {
+		if limit <= 0 {
+			return nil
+		}
+		r := max(limit-used, 0)
+		return &r
+	}
+	return UsageBlock{InputTokens: t.usage.TextIn, OutputTokens: t.usage.TextOut, CostMicros: rec.CostMicros,
+		CallsUsedToday: d.Requests, CallsRemainingToday: remaining(lim.RequestsPerDay, d.Requests),
+		TokensUsedToday: d.Tokens, TokensRemainingToday: remaining(lim.TokensPerDay, d.Tokens), Plan: t.ticket.Plan}
+}
+
+// end hands the turn's end to the durable path: write (the record to
+// write) or written (the record its transaction wrote), then the
+// settlement. It returns the record and the user's day after it; when the
+// database did not take them in time, the record as it will be written
+// and the day as admission saw it.
+func (t *turn) end(ctx context.Context, write, written *billing.Record) (billing.Record, quota.Daily) {
+	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, s: t.s}
+	var rec billing.Record
+	switch {
+	case written != nil:
+		rec, j.CostMicros = *written, written.CostMicros
+	case write != nil:
+		rec, j.Record, j.Usage = *write, write, write.Usage
+	}
+	if write != nil || written != nil {
+		j.Tokens, j.Calls = t.usage.TextIn+t.usage.TextOut, t.calls
+	}
+	spooled, err := t.s.spool.Do(ctx, turnEndKind, j)
+	switch {
+	case err != nil:
+		t.s.log.ErrorContext(ctx, "chat: a turn's usage could not be recorded or settled", "session_id", t.sessionID, "ticket", t.ticket.ID, "err", err)
+	case spooled:
+		t.s.log.WarnContext(ctx, "chat: the database did not take a turn's end; spooled until it does", "session_id", t.sessionID, "ticket", t.ticket.ID)
+	default:
+		if write != nil {
+			rec = j.rec
+		}
+		return rec, j.daily
+	}
+	return rec, t.ticket.Daily
+}
+
+// release ends a turn that used nothing: its ticket is freed. It
+// returns err.
+func (t *turn) release(ctx context.Context, err error) error {
+	t.end(ctx, nil, nil)
+	return err
+}

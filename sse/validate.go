@@ -1,0 +1,69 @@
+package sse
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+)
+
+//go:embed response.schema.json
+var responseSchemaDoc []byte
+
+// responseSchema is the compiled response.schema.json.
+type responseSchema struct{ s *jsonschema.Schema }
+
+func compileResponseSchema() (*responseSchema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(responseSchemaDoc))
+	if err != nil {
+		return nil, fmt.Errorf("sse: response schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	const loc = "voxgate:///sse/response.schema.json"
+	if err := c.AddResource(loc, v); err != nil {
+		return nil, fmt.Errorf("sse: response schema: %w", err)
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("sse: response schema: %w", err)
+	}
+	return &responseSchema{s}, nil
+}
+
+// validate checks r, as JSON, against the schema. What breaks it came
+// from the model or a tool, so it is AI_VALIDATION_ERROR, never a crash;
+// the cause is logged, not sent.
+func (rs *responseSchema) validate(r *Response) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = apierr.Wrap(apierr.AIValidation, "", fmt.Errorf("sse: response validation panicked: %v", p))
+		}
+	}()
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return apierr.Wrap(apierr.AIValidation, "", err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return apierr.Wrap(apierr.AIValidation, "", err)
+	}
+	if err := rs.s.Validate(v); err != nil {
+		// Only the location is kept: the library's message quotes the
+		// offending value, which is model output and must not be logged.
+		where := "/"
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) && len(ve.Causes) > 0 {
+			for ve = ve.Causes[0]; len(ve.Causes) > 0; ve = ve.Causes[0] {
+			}
+			where = "/" + strings.Join(ve.InstanceLocation, "/")
+		}
+		return apierr.Wrap(apierr.AIValidation, "", fmt.Errorf("sse: final response breaks its schema at %s", where))
+	}
+	return nil
+}
