@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/voxgate/voxgate/internal/modelname"
@@ -128,15 +129,50 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
 	}
+	body, err := encode(params)
+	if err != nil {
+		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
+	}
 	upstream, cancel := context.WithCancelCause(ctx)
 	s := &openaiStream{provider: o.Name(), caller: ctx, upstream: upstream, cancel: cancel, timeout: o.timeout}
 	s.timer = time.AfterFunc(o.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
-	s.sse = o.client.Chat.Completions.NewStreaming(upstream, *params)
+	// NewStreaming's request, its parameters already encoded (see encode):
+	// the same path, headers and body, "stream": true set the same way.
+	// NewStreaming itself would encode its parameters argument here, on
+	// this goroutine; even an empty one, behind production's middleware,
+	// took the stack past 16 KiB.
+	var raw *http.Response
+	err = o.client.Post(upstream, "chat/completions", nil, &raw,
+		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
+	s.sse = ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), err)
 	if err := s.first(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// encode is openai-go's own encoding of p, run on a goroutine of its own.
+// The encoder recurses through reflection past 16 KiB of stack, and a
+// goroutine's stack only halves while less than a quarter of it is in
+// use: encoded on the caller's goroutine, which then waits on the model
+// for as long as the stream lasts, every open stream would hold a 32 KiB
+// stack where 16 KiB do (docs/chat.md, "Idle streams"). It stays, rather
+// than plain NewStreaming, because the 64 KB-per-idle-stream target fails
+// without it.
+func encode(p *openai.ChatCompletionNewParams) (body []byte, err error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("request: encoding panicked: %v", v)
+			}
+		}()
+		body, err = p.MarshalJSON()
+	}()
+	<-done
+	return body, err
 }
 
 // chatParams turns a Request into openai-go's parameters. It refuses a
