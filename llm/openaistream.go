@@ -179,8 +179,10 @@ func (s *openaiStream) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolC
 func (s *openaiStream) finished(reason string) error {
 	s.finish = reason
 	if reason == FinishContentFilter {
-		return &Error{Provider: s.provider, Code: ProviderContentFilter,
-			Err: errors.New("the provider's content filter stopped the answer")}
+		// The refusal is returned at the end of the stream (end), with the
+		// usage that follows it: the stopped answer may still be billed.
+		s.calls = nil
+		return nil
 	}
 	idx := make([]int64, 0, len(s.calls))
 	for i := range s.calls {
@@ -202,6 +204,16 @@ func (s *openaiStream) finished(reason string) error {
 // carried its finish reason and the usage asked for is whole; anything
 // else was cut short.
 func (s *openaiStream) end() error {
+	if s.finish == FinishContentFilter {
+		var u *Usage
+		if s.usage != nil {
+			cp := *s.usage
+			cp.Model = s.model
+			u = &cp
+		}
+		return &Error{Provider: s.provider, Code: ProviderContentFilter, Usage: u,
+			Err: errors.New("the provider's content filter stopped the answer")}
+	}
 	switch {
 	case s.finish == "":
 		return s.invalid(errors.New("the stream ended without a finish reason"))
