@@ -166,6 +166,10 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 	}
 	var buf []Event
 	for {
+		// The provider has answered (Stream returns at its first chunk)
+		// but sent no content yet: the next frame must come within the
+		// stall deadline, and the content within its own.
+		dog.arm(earlier(c.until(time.Now().Add(t.Stall), errStalled), c.until(contentBy, errNoContent)))
 		ev, err := st.Next(actx)
 		if err != nil {
 			return fail(st, err)
@@ -174,9 +178,6 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 		if commits(ev) {
 			break
 		}
-		// A frame without content: the next must come within the stall
-		// deadline, and the content within its own.
-		dog.arm(earlier(c.until(time.Now().Add(t.Stall), errStalled), c.until(contentBy, errNoContent)))
 	}
 	dog.stop()
 	first := time.Since(start)
