@@ -246,11 +246,12 @@ func (c *call) record(a Attempt) int {
 	return len(c.trace) - 1
 }
 
-// settle rewrites the answering attempt once its stream has ended.
-func (c *call) settle(i int, outcome string, status int, d time.Duration) {
+// settle rewrites the answering attempt once its stream has ended; u is
+// the usage a failed stream reported.
+func (c *call) settle(i int, outcome string, status int, d time.Duration, u *Usage) {
 	c.mu.Lock()
 	a := &c.trace[i]
-	a.Outcome, a.Status, a.Duration = outcome, status, d
+	a.Outcome, a.Status, a.Duration, a.Usage = outcome, status, d, u
 	provider, model := a.Provider, a.Model
 	c.mu.Unlock()
 	c.r.metrics.attempt(provider, model, outcome)

@@ -30,6 +30,8 @@ type routeCase struct {
 	minGap, maxGap            time.Duration
 	// within bounds the whole call.
 	within time.Duration
+	// billed: the failed attempt carries the usage its provider reported.
+	billed bool
 }
 
 func TestRouterFaultMatrix(t *testing.T) {
@@ -144,7 +146,7 @@ func TestRouterFaultMatrix(t *testing.T) {
 				h.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1, AfterChunks: 3})
 			},
 			want: []string{p + ":PROVIDER_CONTENT_FILTER"}, outcome: llm.RouteContentFiltered, committed: true,
-			primaryHits: 1, within: time.Second},
+			primaryHits: 1, within: time.Second, billed: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,6 +204,11 @@ func checkRouted(t *testing.T, c routeCase, h *harness, r routed) {
 		var e *llm.Error
 		if !errors.As(r.err, &e) {
 			t.Errorf("the route error holds no *llm.Error: %v", r.err)
+		}
+	}
+	for i, a := range tr {
+		if billed := a.Usage != nil && a.Usage.InputTokens > 0; billed != c.billed {
+			t.Errorf("trace[%d] usage: got %+v, want billed %v", i, a.Usage, c.billed)
 		}
 	}
 	ph, fh := h.primary.hits(), h.fallback.hits()

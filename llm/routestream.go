@@ -99,7 +99,7 @@ func (s *routedStream) Next(ctx context.Context) (Event, error) {
 	e := asProviderError(s.t.Provider, timedOut(s.ctx, s.t.Provider, err))
 	s.end(func() {
 		s.b.failure(s.c.r.now())
-		s.c.settle(s.index, string(e.Code), e.Status, time.Since(s.start))
+		s.c.settle(s.index, string(e.Code), e.Status, time.Since(s.start), e.Usage)
 	})
 	outcome := RouteCut
 	if e.Code == ProviderContentFilter {
@@ -119,7 +119,7 @@ func (s *routedStream) deliver(ev Event) Event {
 	s.eof = true
 	s.end(func() {
 		s.b.success()
-		s.c.settle(s.index, OutcomeSuccess, 0, time.Since(s.start))
+		s.c.settle(s.index, OutcomeSuccess, 0, time.Since(s.start), nil)
 	})
 	ev.Trace = s.c.snapshot()
 	return ev
@@ -137,7 +137,7 @@ func (s *routedStream) Close() error {
 	err := s.st.Close()
 	s.end(func() {
 		s.b.release(s.probe)
-		s.c.settle(s.index, OutcomeSuccess, 0, time.Since(s.start))
+		s.c.settle(s.index, OutcomeSuccess, 0, time.Since(s.start), nil)
 	})
 	return err
 }
