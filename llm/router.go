@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -166,12 +167,13 @@ func withDefaults(t Target) Target {
 // Name is "router"; the provider that answered is in the trace.
 func (r *Router) Name() string { return "router" }
 
-// Routes lists the route names, for a models list.
+// Routes lists the route names in order, for a models list.
 func (r *Router) Routes() []string {
 	out := make([]string, 0, len(r.routes))
 	for name := range r.routes {
 		out = append(out, name)
 	}
+	slices.Sort(out)
 	return out
 }
 

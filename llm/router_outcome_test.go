@@ -50,7 +50,9 @@ func TestRouterOutcomes(t *testing.T) {
 			outcome: llm.RouteDegraded},
 		{name: "the budget runs out: the last target is not tried",
 			tune: func(r *llm.Route) {
-				r.Budget = 1500 * time.Millisecond
+				// The primary's first-content deadline (2 s) leaves the
+				// fallback what remains, which the budget then cuts.
+				r.Budget = testFirstContent + 1500*time.Millisecond
 				r.Targets = append(r.Targets, llm.Target{Provider: "primary", Model: "gpt-4.1"})
 			},
 			setup: func(t *testing.T, h *harness) {

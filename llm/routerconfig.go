@@ -24,11 +24,17 @@ type Factory func(ProviderSpec) (Provider, error)
 const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 
 // OpenAIFactory builds openai adapters on params, each with its
-// provider's base URL and key.
+// provider's base URL and key. The adapter's own first-chunk wait stays
+// beneath the router's deadlines, so a params without FirstChunk gets
+// DefaultFirstChunkTimeouts: a reasoning model's route must not be cut at
+// the adapter's 10 s.
 func OpenAIFactory(params OpenAIParams) Factory {
 	return func(s ProviderSpec) (Provider, error) {
 		p := params
 		p.BaseURL, p.APIKey = s.BaseURL, s.APIKey
+		if p.FirstChunk == nil {
+			p.FirstChunk = DefaultFirstChunkTimeouts()
+		}
 		if p.BaseURL == "" {
 			p.BaseURL = DefaultOpenAIBaseURL
 		}
