@@ -13,6 +13,9 @@ var (
 	errStalled      = errors.New("no chunk within the target's stall deadline")
 	errBudget       = errors.New("the route's budget ran out")
 	errChunkTimeout = errors.New("no chunk within the target's timeout")
+	// errCircuitOpen is a target passed over for its open breaker; it is
+	// never a route's failure.
+	errCircuitOpen = errors.New("the target's circuit breaker is open")
 )
 
 // call is one routed call's walk through its route's targets.
@@ -53,12 +56,14 @@ func (c *call) run(ctx context.Context) (Stream, error) {
 	// After a context-length refusal, only a target declaring a larger
 	// window may take the request.
 	window, tooLong := 0, false
-	tried := false
+	// moved: the last target failed or was open, so trying the next one
+	// is a failover (an unconfigured target is configuration, not one).
+	moved := false
 	for _, t := range c.route.Targets {
 		if tooLong && t.ContextWindow <= window {
 			continue
 		}
-		if tried {
+		if moved {
 			c.r.metrics.failover(c.route.Name)
 		}
 		st, err, stop := c.target(ctx, t)
@@ -68,8 +73,9 @@ func (c *call) run(ctx context.Context) (Stream, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != nil {
-			last, tried = err, true
+		moved = err != nil
+		if err != nil && !errors.Is(err, errCircuitOpen) {
+			last = err
 		}
 		var e *Error
 		if errors.As(err, &e) && e.Code == ProviderContextLength {
@@ -91,6 +97,7 @@ func (c *call) run(ctx context.Context) (Stream, error) {
 func (c *call) target(ctx context.Context, t Target) (st Stream, err error, stop bool) {
 	p := c.r.providers[t.Provider]
 	b := c.r.breakers[t.String()]
+	var last *Error
 	for try := 0; ; try++ {
 		if time.Until(c.deadline) <= 0 {
 			c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeBudgetExhausted})
@@ -103,13 +110,18 @@ func (c *call) target(ctx context.Context, t Target) (st Stream, err error, stop
 		ok, probe := b.allow(c.r.now())
 		if !ok {
 			c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeCircuitOpen})
-			return nil, nil, false
+			if try > 0 {
+				// Opened by this call's own first try: its failure stands.
+				return nil, last, false
+			}
+			return nil, errCircuitOpen, false
 		}
 		st, err := c.attempt(ctx, t, p, b, probe)
 		if err == nil || ctx.Err() != nil {
 			return st, err, true
 		}
 		e := asProviderError(t.Provider, err)
+		last = e
 		switch judge(e) {
 		case stopRoute:
 			return nil, e, true

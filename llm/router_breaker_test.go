@@ -69,6 +69,13 @@ func TestRouterPrimaryDownThenHealthy(t *testing.T) {
 	if got := testutil.ToFloat64(h.counter("fallback", fallbackModel, "success")); got != 13 {
 		t.Errorf("fallback successes: got %v, want 13", got)
 	}
+	if got := testutil.ToFloat64(h.series("voxgate_llm_failovers_total", map[string]string{"route": "chat"})); got != 13 {
+		t.Errorf("failovers: got %v, want 13", got)
+	}
+	first := map[string]string{"provider": "primary", "model": primaryModel}
+	if got := testutil.ToFloat64(h.series("voxgate_llm_first_content_seconds", first)); got != 7 {
+		t.Errorf("primary's first-content observations: got %v, want 7 (its answers)", got)
+	}
 }
 
 // TestRouterProbeStillDown: a probe that fails opens the breaker for

@@ -205,6 +205,11 @@ func (h *harness) counter(provider, model, outcome string) prometheus.Collector 
 	return gathered{h.reg, "voxgate_llm_attempts_total", map[string]string{"provider": provider, "model": model, "outcome": outcome}}
 }
 
+// series is any one series of the registry, by name and labels.
+func (h *harness) series(name string, labels map[string]string) prometheus.Collector {
+	return gathered{h.reg, name, labels}
+}
+
 // breakerGauge is the primary's voxgate_llm_breaker_state.
 func (h *harness) breakerGauge() prometheus.Collector {
 	return gathered{h.reg, "voxgate_llm_breaker_state", map[string]string{"provider": "primary", "model": primaryModel}}
@@ -234,8 +239,11 @@ func (g gathered) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			v, typ := m.GetGauge().GetValue(), prometheus.GaugeValue
-			if m.Counter != nil {
+			switch {
+			case m.Counter != nil:
 				v, typ = m.GetCounter().GetValue(), prometheus.CounterValue
+			case m.Histogram != nil: // its count of observations
+				v, typ = float64(m.GetHistogram().GetSampleCount()), prometheus.CounterValue
 			}
 			ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(g.name, "", nil, nil), typ, v)
 		}
