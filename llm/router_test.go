@@ -89,7 +89,9 @@ func TestRouterFaultMatrix(t *testing.T) {
 		{name: "a role frame, then a stall: the stall deadline fails over",
 			// A first-content deadline far beyond the bound below, so only
 			// the stall deadline can end the attempt in time.
-			tune: func(r *llm.Route) { r.Targets[0].Stall, r.Targets[0].FirstContent = 300*time.Millisecond, 10*time.Second },
+			tune: func(r *llm.Route) {
+				r.Targets[0].Stall, r.Targets[0].FirstContent = 300*time.Millisecond, 10*time.Second
+			},
 			setup: func(t *testing.T, h *harness) {
 				h.primary.fault(t, sim.Fault{Kind: sim.FaultTimeout, Fraction: 1, AfterChunks: 1})
 			},
