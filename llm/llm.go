@@ -123,6 +123,9 @@ type Event struct {
 	Index        int // the call's position, for EventToolCallDelta
 	Usage        *Usage
 	FinishReason string
+	// Trace is set on a Router's EventDone: every attempt, the one that
+	// answered among them (Trace.Answered).
+	Trace Trace
 }
 
 // Stream yields a call's events in order. Next returns an EventDone last,
@@ -169,7 +172,11 @@ type Error struct {
 	// Status is the provider's HTTP status, 0 when there was none (a
 	// network failure, a timeout, an error inside a 200 stream).
 	Status int
-	Err    error
+	// Usage is what the provider reported for the call before it failed
+	// (a content filter's stop), nil when it reported none: such a call
+	// may be billed, but never as a completion.
+	Usage *Usage
+	Err   error
 }
 
 func (e *Error) Error() string {

@@ -157,7 +157,9 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 // goroutine's stack only halves while less than a quarter of it is in
 // use: encoded on the caller's goroutine, which then waits on the model
 // for as long as the stream lasts, every open stream would hold a 32 KiB
-// stack where 16 KiB do (docs/chat.md, "Idle streams").
+// stack where 16 KiB do (docs/chat.md, "Idle streams"). It stays, rather
+// than plain NewStreaming, because the 64 KB-per-idle-stream target fails
+// without it.
 func encode(p *openai.ChatCompletionNewParams) (body []byte, err error) {
 	done := make(chan struct{})
 	go func() {

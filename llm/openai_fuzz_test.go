@@ -81,7 +81,7 @@ func FuzzOpenAIStream(f *testing.F) {
 					t.Fatalf("Next after done: got %v, want io.EOF", err)
 				}
 				return
-			case llm.EventText:
+			case llm.EventText, llm.EventToolCallDelta:
 			default:
 				t.Fatalf("unknown event %+v", ev)
 			}

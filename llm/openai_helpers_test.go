@@ -78,6 +78,8 @@ type result struct {
 	text   string
 	deltas int
 	calls  []llm.ToolCall
+	// pieces are the tool-call deltas, by index.
+	pieces map[int][]llm.ToolCall
 	done   *llm.Event
 	err    error
 	// order lists the kinds in the order they came.
@@ -112,19 +114,49 @@ func drain(t *testing.T, s llm.Stream) result {
 		if r.done != nil {
 			t.Fatalf("event %+v after EventDone", ev)
 		}
-		r.order = append(r.order, ev.Kind)
+		if ev.Kind != llm.EventToolCallDelta {
+			r.order = append(r.order, ev.Kind)
+		}
 		switch ev.Kind {
 		case llm.EventText:
 			r.text += ev.Text
 			r.deltas++
 		case llm.EventToolCall:
+			checkPieces(t, r.pieces, *ev.ToolCall)
 			r.calls = append(r.calls, *ev.ToolCall)
+		case llm.EventToolCallDelta:
+			if r.pieces == nil {
+				r.pieces = map[int][]llm.ToolCall{}
+			}
+			r.pieces[ev.Index] = append(r.pieces[ev.Index], *ev.ToolCall)
 		case llm.EventDone:
 			r.done = &ev
 		default:
 			t.Fatalf("unknown event kind %d", ev.Kind)
 		}
 	}
+}
+
+// checkPieces asserts that a whole call is the sum of the deltas sent
+// before it: the first piece of its index carries its id and name, and the
+// arguments are the pieces' fragments in order.
+func checkPieces(t *testing.T, pieces map[int][]llm.ToolCall, call llm.ToolCall) {
+	t.Helper()
+	for _, ps := range pieces {
+		if len(ps) == 0 || ps[0].ID != call.ID {
+			continue
+		}
+		var name, args string
+		for _, p := range ps {
+			name += p.Name
+			args += p.Arguments
+		}
+		if name != call.Name || args != call.Arguments {
+			t.Errorf("call %s: pieces sum to %s(%s), the call is %s(%s)", call.ID, name, args, call.Name, call.Arguments)
+		}
+		return
+	}
+	t.Errorf("call %+v: no delta carried its id first", call)
 }
 
 // asError unwraps an *llm.Error or fails the test.

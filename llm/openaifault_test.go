@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,9 +242,19 @@ func TestOpenAIStubbedSuccess(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	want := []llm.ToolCall{{ID: "call_a", Name: "a", Arguments: "{}"}, {ID: "call_b", Name: "b", Arguments: `{"y":2}`}}
-	if len(r.calls) != 2 || r.calls[0] != want[0] || r.calls[1] != want[1] {
-		t.Errorf("calls: got %+v, want %+v", r.calls, want)
+	want := []llm.ToolCall{{Name: "a", Arguments: "{}"}, {Name: "b", Arguments: `{"y":2}`}}
+	if len(r.calls) != 2 {
+		t.Fatalf("calls: got %+v, want %+v", r.calls, want)
+	}
+	for i, c := range r.calls {
+		// The gateway mints the ids; the provider's never reach the caller.
+		if c.Name != want[i].Name || c.Arguments != want[i].Arguments ||
+			c.ID == "call_a" || c.ID == "call_b" || !strings.HasPrefix(c.ID, "call_") || len(c.ID) > 40 {
+			t.Errorf("call %d: got %+v, want %s(%s) under a minted id", i, c, want[i].Name, want[i].Arguments)
+		}
+	}
+	if r.calls[0].ID == r.calls[1].ID {
+		t.Errorf("two calls share the id %s", r.calls[0].ID)
 	}
 	if u := r.done.Usage; u.Model != "stub-1" || u.InputTokens != 5 || u.OutputTokens != 2 {
 		t.Errorf("usage: got %+v", u)

@@ -21,9 +21,10 @@ var (
 )
 
 // openaiStream turns Chat Completion chunks into Events. Text deltas go out
-// as they come; tool calls are assembled by index and go out whole when the
-// finish reason arrives; EventDone follows the usage chunk and the end of
-// the stream.
+// as they come; each piece of a tool call goes out as an EventToolCallDelta
+// (so the router sees the commit point), and the calls, assembled by index,
+// go out whole when the finish reason arrives; EventDone follows the usage
+// chunk and the end of the stream.
 type openaiStream struct {
 	provider string
 	caller   context.Context // Stream's ctx: its end is the caller's own
@@ -151,22 +152,26 @@ func (s *openaiStream) take(c openai.ChatCompletionChunk) error {
 	return nil
 }
 
+// addCallDelta assembles a call by its index and passes the piece on. The
+// call's id is minted here, at its first piece, and the provider's own is
+// dropped: it is unique only within one response and other providers may
+// refuse its form when the history moves to them (DESIGN §11).
 func (s *openaiStream) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	if s.calls == nil {
 		s.calls = map[int64]*ToolCall{}
 	}
+	piece := &ToolCall{Name: d.Function.Name, Arguments: d.Function.Arguments}
 	tc := s.calls[d.Index]
 	if tc == nil {
-		tc = &ToolCall{}
+		tc = &ToolCall{ID: NewCallID()}
 		s.calls[d.Index] = tc
-	}
-	if d.ID != "" {
-		tc.ID = d.ID
+		piece.ID = tc.ID
 	}
 	// The name comes whole in the call's first delta; arguments come in
 	// pieces.
 	tc.Name += d.Function.Name
 	tc.Arguments += d.Function.Arguments
+	s.pending = append(s.pending, Event{Kind: EventToolCallDelta, Index: int(d.Index), ToolCall: piece})
 }
 
 // finished records the finish reason and releases the assembled tool calls
@@ -174,8 +179,10 @@ func (s *openaiStream) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolC
 func (s *openaiStream) finished(reason string) error {
 	s.finish = reason
 	if reason == FinishContentFilter {
-		return &Error{Provider: s.provider, Code: ProviderContentFilter,
-			Err: errors.New("the provider's content filter stopped the answer")}
+		// The refusal is returned at the end of the stream (end), with the
+		// usage that follows it: the stopped answer may still be billed.
+		s.calls = nil
+		return nil
 	}
 	idx := make([]int64, 0, len(s.calls))
 	for i := range s.calls {
@@ -197,6 +204,16 @@ func (s *openaiStream) finished(reason string) error {
 // carried its finish reason and the usage asked for is whole; anything
 // else was cut short.
 func (s *openaiStream) end() error {
+	if s.finish == FinishContentFilter {
+		var u *Usage
+		if s.usage != nil {
+			cp := *s.usage
+			cp.Model = s.model
+			u = &cp
+		}
+		return &Error{Provider: s.provider, Code: ProviderContentFilter, Usage: u,
+			Err: errors.New("the provider's content filter stopped the answer")}
+	}
 	switch {
 	case s.finish == "":
 		return s.invalid(errors.New("the stream ended without a finish reason"))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -48,8 +49,13 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	f := s.faults.take(EndpointChatCompletions, req.Model)
 	if f != nil {
 		s.stats.fault(EndpointChatCompletions, f.Kind)
-		if f.Kind == FaultRateLimit {
+		switch f.Kind {
+		case FaultRateLimit:
 			s.chat.rates.exhausted(s.now(), key).set(w.Header())
+		case FaultReset:
+			reset(w)
+		case FaultContextLength:
+			return errContextLength(req.Model)
 		}
 		if handled, err := s.responseFault(ctx, f, req.stream()); handled {
 			return err
@@ -90,6 +96,12 @@ func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool
 		if !stream {
 			return true, errServer()
 		}
+	case FaultContentFilter:
+		// A stop after AfterChunks needs a stream to stop; otherwise the
+		// prompt itself is refused.
+		if !stream || f.AfterChunks == 0 {
+			return true, errContentPolicy()
+		}
 	}
 	return false, nil
 }
@@ -98,6 +110,9 @@ func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool
 // would take to generate it.
 func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *completion, f *Fault, ttft time.Duration) error {
 	body := c.marshal()
+	if f != nil && f.Kind == FaultSlowStart {
+		ttft = time.Duration(f.IntervalMS) * time.Millisecond
+	}
 	if f == nil || f.Kind != FaultSlowDrip {
 		if err := s.wait(ctx, ttft+s.tokenDelay(c.usage.CompletionTokens)); err != nil {
 			return err
@@ -129,6 +144,23 @@ func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *
 		return errClientGone
 	}
 	return nil
+}
+
+// reset drops the connection before any response header, as a load
+// balancer that gives up on a request does: over HTTP/1.1 the socket is
+// closed with a TCP reset (linger 0), so the client reads ECONNRESET rather
+// than a tidy end of file; over HTTP/2, which cannot be hijacked, the
+// aborted handler resets the stream.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
+	panic(http.ErrAbortHandler)
 }
 
 // malformed breaks a JSON object with a syntax error near its start (an

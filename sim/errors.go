@@ -153,3 +153,22 @@ func errUnavailable(retryAfter int) *APIError {
 	return &APIError{Status: http.StatusServiceUnavailable, Type: "server_error", RetryAfter: retryAfter,
 		Message: "The engine is currently overloaded, please try again later."}
 }
+
+// errContextLength is the real API's refusal of a prompt longer than the
+// model's context window.
+func errContextLength(model string) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
+		Code:    "context_length_exceeded",
+		Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in more tokens. Please reduce the length of the messages.", contextWindowOf(model))}
+}
+
+// errContentPolicy is the real API's refusal of a prompt its safety system
+// flagged, before any answer.
+func errContentPolicy() *APIError {
+	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "content_policy_violation",
+		Message: "Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system."}
+}
+
+// contextWindowOf is the window named in a context-length refusal; the
+// simulator has no per-model table, so every model says the same.
+func contextWindowOf(string) int { return 128000 }

@@ -60,6 +60,12 @@ const (
 	// data: [DONE], Anthropic's message_stop).
 	FaultNoDone FaultKind = "no_done"
 
+	// FaultSlowStart holds a chat answer's first chunk (or a whole
+	// non-streaming body) IntervalMS instead of the model's time to first
+	// token; the rest follows at the configured speed. It is a model that
+	// answers, late: a first-content deadline must fire on it.
+	FaultSlowStart FaultKind = "slow_start"
+
 	// Realtime kinds.
 
 	// FaultSDPReject refuses a call's SDP offer with 400, as when the API
@@ -100,7 +106,8 @@ type Fault struct {
 	// AfterChunks is how many stream chunks go out before cut_stream,
 	// malformed_json, stream_error or timeout strikes.
 	AfterChunks int `yaml:"after_chunks" json:"after_chunks,omitempty"`
-	// IntervalMS is the slow_drip spacing in milliseconds. Zero means 1000.
+	// IntervalMS is the slow_drip spacing, or the slow_start wait, in
+	// milliseconds. Zero means 1000.
 	IntervalMS int `yaml:"interval_ms" json:"interval_ms,omitempty"`
 	// Served counts the requests this fault has been applied to.
 	Served int `yaml:"-" json:"served"`

@@ -19,7 +19,8 @@ const EndpointChatCompletions = "/v1/chat/completions"
 // chatFaultKinds are the faults the chat endpoint can serve.
 func chatFaultKinds() []FaultKind {
 	return []FaultKind{FaultRateLimit, FaultQuota, FaultServerError, FaultUnavailable, FaultTimeout,
-		FaultMalformedJSON, FaultCutStream, FaultSlowDrip, FaultStreamError}
+		FaultMalformedJSON, FaultCutStream, FaultSlowDrip, FaultStreamError,
+		FaultContextLength, FaultContentFilter, FaultReset, FaultNoDone, FaultSlowStart}
 }
 
 // Server is an OpenAI-compatible simulator. It is an http.Handler; mount it

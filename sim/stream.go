@@ -106,26 +106,29 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 
 	strikeAt := -1
 	drip := time.Duration(0)
+	ttft := s.ttft(req.Model)
 	if f != nil {
 		switch f.Kind {
-		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError:
+		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError, FaultContentFilter:
 			strikeAt = f.AfterChunks
 		case FaultSlowDrip:
 			drip = time.Duration(f.IntervalMS) * time.Millisecond
+		case FaultSlowStart:
+			ttft = time.Duration(f.IntervalMS) * time.Millisecond
 		}
 	}
 	pieceBytes := s.latency.ChunkTokens * 4
 	sent := 0
 	for st := range c.steps(req.includeUsage(), pieceBytes) {
 		if sent == strikeAt {
-			return s.strike(ctx, sw, f, c)
+			return s.strike(ctx, sw, req, f, c)
 		}
 		delay := s.tokenDelay(st.tokens)
 		switch {
 		case drip > 0:
 			delay = drip
 		case sent == 0:
-			delay = s.ttft(req.Model)
+			delay = ttft
 		}
 		if err := s.wait(ctx, delay); err != nil {
 			return err
@@ -139,13 +142,17 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 		sent++
 	}
 	if strikeAt >= sent {
-		return s.strike(ctx, sw, f, c)
+		return s.strike(ctx, sw, req, f, c)
+	}
+	if f != nil && f.Kind == FaultNoDone {
+		// The body ends in order, the usage sent, but no end marker.
+		return nil
 	}
 	return sw.done()
 }
 
 // strike applies a stream fault at the current position.
-func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *completion) error {
+func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f *Fault, c *completion) error {
 	switch f.Kind {
 	case FaultCutStream:
 		sw.flush()
@@ -156,6 +163,10 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *complet
 	case FaultTimeout:
 		sw.flush()
 		return s.hang(ctx)
+	case FaultContentFilter:
+		// The safety system stops the answer where it stands: the finish
+		// reason says so, and the usage and the end follow as usual.
+		return s.filtered(sw, req, c)
 	case FaultStreamError:
 		// The status is already 200, so the failure travels as an event in
 		// the error body's shape, and the stream ends without [DONE].
@@ -169,6 +180,30 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, f *Fault, c *complet
 		}
 		return sw.done()
 	}
+}
+
+// filtered ends a stream with finish_reason content_filter, then its usage
+// when asked for, then [DONE].
+func (s *Server) filtered(sw *sseWriter, req *chatRequest, c *completion) error {
+	finish := "content_filter"
+	stop := chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+		ServiceTier: "default", SystemFingerprint: fingerprint,
+		Choices: []chunkChoice{{Delta: emptyDelta{}, FinishReason: &finish}}}
+	if req.includeUsage() {
+		stop.Usage = json.RawMessage("null")
+	}
+	if err := sw.event(stop); err != nil {
+		return err
+	}
+	if req.includeUsage() {
+		u, _ := json.Marshal(c.usage)
+		last := stop
+		last.Choices, last.Usage = []chunkChoice{}, u
+		if err := sw.event(last); err != nil {
+			return err
+		}
+	}
+	return sw.done()
 }
 
 // obfuscation returns the padding the real API adds to each chunk so that

@@ -33,6 +33,10 @@ type Config struct {
 	Voice    Voice    `yaml:"voice"`
 	Chat     Chat     `yaml:"chat"`
 	Prices   Prices   `yaml:"prices"`
+	// Providers and Routes are the text router's (DESIGN §11, routes.go);
+	// read the routes through RouteList, which supplies the default.
+	Providers []Provider `yaml:"providers"`
+	Routes    []Route    `yaml:"routes"`
 
 	// AIEnabled is the kill switch (VOXGATE_AI_ENABLED); false makes every AI
 	// route answer 503 AI_FEATURE_DISABLED.
@@ -158,6 +162,7 @@ func Default() Config {
 		Tools:     DefaultTools(),
 		Voice:     DefaultVoice(),
 		Chat:      DefaultChat(),
+		Providers: DefaultProviders(),
 		AIEnabled: true,
 	}
 }
@@ -176,6 +181,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
+
 	if err := applyEnv(&cfg, getenv); err != nil {
 		return nil, err
 	}
@@ -191,6 +197,7 @@ func Parse(data []byte) (*Config, error) {
 	if err := decode(bytes.NewReader(data), &cfg); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -315,6 +322,7 @@ func (c *Config) Validate() error {
 		bad("auth.jwks_url", "must be an https URL (plain http only on loopback): whoever can swap the key set can forge tokens")
 	}
 	errs = append(errs, c.Quota.validate()...)
+	errs = append(errs, c.validateRouting()...)
 	return errors.Join(errs...)
 }
 

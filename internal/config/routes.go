@@ -1,0 +1,171 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Provider kinds: the adapters the router has (DESIGN §11). Any
+// OpenAI-compatible server is an openai provider.
+const (
+	KindOpenAI    = "openai"
+	KindAnthropic = "anthropic"
+	KindGemini    = "gemini"
+)
+
+// kindEnv is, per kind, the environment variables its SDK reads for the
+// base URL and the key: the defaults of a provider that names neither, so
+// that `voxgate dev` points all three at the simulator the way each SDK
+// would be pointed.
+var kindEnv = map[string]struct{ baseURL, key string }{
+	KindOpenAI:    {"OPENAI_BASE_URL", "OPENAI_API_KEY"},
+	KindAnthropic: {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"},
+	KindGemini:    {"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"},
+}
+
+// Provider is one entry of providers.
+type Provider struct {
+	Name string `yaml:"name"`
+	Kind string `yaml:"kind"`
+	// BaseURL is the API base; "" takes the kind's variable
+	// (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL), and
+	// without it the SDK's own default.
+	BaseURL string `yaml:"base_url"`
+	// KeyEnv names the variable holding the key; "" is the kind's
+	// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY). Keys never come
+	// from the file.
+	KeyEnv string `yaml:"key_env"`
+}
+
+// Resolve is the provider's base URL and key from getenv, defaults
+// applied. An empty key means the provider is not configured.
+func (p Provider) Resolve(getenv func(string) string) (baseURL, key string) {
+	env := kindEnv[p.Kind]
+	baseURL = p.BaseURL
+	if baseURL == "" && env.baseURL != "" {
+		baseURL = getenv(env.baseURL)
+	}
+	keyEnv := p.KeyEnv
+	if keyEnv == "" {
+		keyEnv = env.key
+	}
+	if keyEnv != "" {
+		key = getenv(keyEnv)
+	}
+	return baseURL, key
+}
+
+// Route is one entry of routes: a name chat and /v1/chat/completions
+// callers use, and the targets it tries in order.
+type Route struct {
+	Name string `yaml:"name"`
+	// Budget bounds the time to the first content over every attempt; 0
+	// is the router's default (25 s).
+	Budget  time.Duration `yaml:"budget"`
+	Targets []RouteTarget `yaml:"targets"`
+}
+
+// RouteTarget is one provider and model of a route. Zero durations take
+// the router's defaults (10 s; longer to a reasoning model's first
+// content).
+type RouteTarget struct {
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
+	// FirstContent bounds the wait for the first text or tool call.
+	FirstContent time.Duration `yaml:"first_content"`
+	// Stall bounds a silence between chunks before the first content.
+	Stall time.Duration `yaml:"stall"`
+	// Timeout bounds a silence between chunks after it.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxTokens caps the answer (Anthropic requires one).
+	MaxTokens int `yaml:"max_tokens"`
+	// ContextWindow declares the model's context size, in tokens: a
+	// request too long for one target fails over only to a larger one.
+	ContextWindow int `yaml:"context_window"`
+}
+
+// DefaultRoute is the route chat uses unless chat.route names another.
+const DefaultRoute = "default"
+
+// DefaultProviders is one provider of each kind, named for it, with its
+// SDK's variables: a key in the environment is all it takes to use one.
+func DefaultProviders() []Provider {
+	return []Provider{{Name: KindOpenAI, Kind: KindOpenAI}, {Name: KindAnthropic, Kind: KindAnthropic},
+		{Name: KindGemini, Kind: KindGemini}}
+}
+
+// RouteList is the configured routes; a file without any has the one
+// route chat has always had, "default": chat.model on OpenAI.
+func (c *Config) RouteList() []Route {
+	if len(c.Routes) > 0 {
+		return c.Routes
+	}
+	return []Route{{Name: DefaultRoute, Targets: []RouteTarget{{Provider: KindOpenAI, Model: c.Chat.Model}}}}
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (c *Config) validateRouting() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	providers := map[string]bool{}
+	for i, p := range c.Providers {
+		key := fmt.Sprintf("providers[%d]", i)
+		switch {
+		case p.Name == "":
+			bad(key+".name", "must not be empty")
+		case providers[p.Name]:
+			bad(key+".name", "%q is defined twice", p.Name)
+		}
+		providers[p.Name] = true
+		if _, ok := kindEnv[p.Kind]; !ok {
+			bad(key+".kind", "must be openai, anthropic or gemini, got %q", p.Kind)
+		}
+		if p.BaseURL != "" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
+			bad(key+".base_url", "must start with http:// or https://, got %q", p.BaseURL)
+		}
+		if p.KeyEnv != "" && !envName.MatchString(p.KeyEnv) {
+			bad(key+".key_env", "must be an environment variable's name (the key itself never goes in the file), got %q", p.KeyEnv)
+		}
+	}
+	routes := map[string]bool{}
+	for i, r := range c.RouteList() {
+		key := fmt.Sprintf("routes[%d]", i)
+		switch {
+		case r.Name == "":
+			bad(key+".name", "must not be empty")
+		case routes[r.Name]:
+			bad(key+".name", "%q is defined twice", r.Name)
+		}
+		routes[r.Name] = true
+		if r.Budget < 0 || r.Budget > 10*time.Minute {
+			bad(key+".budget", "must be between 0s and 10m, got %s", r.Budget)
+		}
+		if len(r.Targets) == 0 {
+			bad(key+".targets", "must list at least one target")
+		}
+		for j, t := range r.Targets {
+			tk := fmt.Sprintf("%s.targets[%d]", key, j)
+			if !providers[t.Provider] {
+				bad(tk+".provider", "%q is not among providers", t.Provider)
+			}
+			if t.Model == "" {
+				bad(tk+".model", "must not be empty")
+			}
+			if t.FirstContent < 0 || t.Stall < 0 || t.Timeout < 0 {
+				bad(tk, "first_content, stall and timeout must not be negative")
+			}
+			if t.MaxTokens < 0 || t.ContextWindow < 0 {
+				bad(tk, "max_tokens and context_window must not be negative")
+			}
+		}
+	}
+	if !routes[c.Chat.Route] {
+		bad("chat.route", "%q is not among routes", c.Chat.Route)
+	}
+	return errs
+}

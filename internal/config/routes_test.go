@@ -1,0 +1,103 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRoutesSection(t *testing.T) {
+	t.Parallel()
+	// DESIGN §11's example, with a route of its own for chat.
+	cfg, err := Parse([]byte(`
+providers:
+  - {name: openai, kind: openai}
+  - {name: claude, kind: anthropic}
+  - {name: local, kind: openai, base_url: http://10.0.0.5:8000/v1, key_env: LOCAL_KEY}
+routes:
+  - name: default
+    targets:
+      - {provider: openai, model: gpt-4.1-mini}
+      - {provider: claude, model: claude-haiku-4-5, max_tokens: 1024}
+  - name: long
+    budget: 40s
+    targets:
+      - {provider: local, model: llama, first_content: 3s, stall: 1s, timeout: 5s, context_window: 8192}
+chat:
+  route: long
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Providers) != 3 || cfg.Providers[2].BaseURL != "http://10.0.0.5:8000/v1" || cfg.Providers[2].KeyEnv != "LOCAL_KEY" {
+		t.Errorf("providers: got %+v", cfg.Providers)
+	}
+	routes := cfg.RouteList()
+	want := RouteTarget{Provider: "local", Model: "llama", FirstContent: 3 * time.Second, Stall: time.Second,
+		Timeout: 5 * time.Second, ContextWindow: 8192}
+	if len(routes) != 2 || routes[0].Targets[1].MaxTokens != 1024 || routes[1].Budget != 40*time.Second ||
+		routes[1].Targets[0] != want {
+		t.Errorf("routes: got %+v", routes)
+	}
+	if cfg.Chat.Route != "long" {
+		t.Errorf("chat.route: got %q", cfg.Chat.Route)
+	}
+}
+
+func TestRoutesDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("chat:\n  model: gpt-4o-mini\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := cfg.RouteList()
+	if len(routes) != 1 || routes[0].Name != "default" || cfg.Chat.Route != "default" ||
+		routes[0].Targets[0] != (RouteTarget{Provider: "openai", Model: "gpt-4o-mini"}) {
+		t.Errorf("default route: got %+v, chat.route %q", routes, cfg.Chat.Route)
+	}
+	env := map[string]string{
+		"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-o",
+		"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "sk-a",
+		"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9/g", "GEMINI_API_KEY": "g-k", "LOCAL_KEY": "l",
+	}
+	getenv := func(k string) string { return env[k] }
+	for _, c := range []struct {
+		p         Provider
+		base, key string
+	}{
+		{Provider{Name: "openai", Kind: KindOpenAI}, "http://127.0.0.1:9/v1", "sk-o"},
+		{Provider{Name: "anthropic", Kind: KindAnthropic}, "http://127.0.0.1:9", "sk-a"},
+		{Provider{Name: "gemini", Kind: KindGemini}, "http://127.0.0.1:9/g", "g-k"},
+		{Provider{Name: "local", Kind: KindOpenAI, BaseURL: "http://10.0.0.5/v1", KeyEnv: "LOCAL_KEY"}, "http://10.0.0.5/v1", "l"},
+		{Provider{Name: "nokey", Kind: KindOpenAI, KeyEnv: "UNSET"}, "http://127.0.0.1:9/v1", ""},
+	} {
+		if base, key := c.p.Resolve(getenv); base != c.base || key != c.key {
+			t.Errorf("%s: got %q %q, want %q %q", c.p.Name, base, key, c.base, c.key)
+		}
+	}
+	if got := len(Default().Providers); got != 3 {
+		t.Errorf("default providers: got %d, want one of each kind", got)
+	}
+}
+
+func TestRoutesRefused(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ yaml, want string }{
+		{"providers:\n  - {name: x, kind: mistral}\n", `providers[0].kind: must be openai, anthropic or gemini, got "mistral"`},
+		{"providers:\n  - {name: openai, kind: openai}\n  - {name: openai, kind: gemini}\n", `providers[1].name: "openai" is defined twice`},
+		{"providers:\n  - {name: o, kind: openai, base_url: ftp://x}\n", `providers[0].base_url: must start with http:// or https://`},
+		{"providers:\n  - {name: o, kind: openai, key_env: sk-123}\n", `providers[0].key_env: must be an environment variable's name`},
+		{"routes:\n  - {name: default, targets: [{provider: nowhere, model: m}]}\n", `routes[0].targets[0].provider: "nowhere" is not among providers`},
+		{"routes:\n  - {name: default, targets: []}\n", `routes[0].targets: must list at least one target`},
+		{"routes:\n  - {name: default, targets: [{provider: openai}]}\n", `routes[0].targets[0].model: must not be empty`},
+		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, first_content: -1s}]}\n", `first_content, stall and timeout must not be negative`},
+		{"routes:\n  - {name: a, targets: [{provider: openai, model: m}]}\n", `chat.route: "default" is not among routes`},
+		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, weight: 2}]}\n", `weight`},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error with %q", c.yaml, err, c.want)
+		}
+	}
+}
