@@ -216,7 +216,7 @@ func gemMessages(req *chatRequest, contents []gemContent) error {
 				return gemInvalid("Please use a valid role: user, model.")
 			}
 			req.msgs = append(req.msgs, chatMessage{Role: "assistant", text: text.String(), ToolCalls: calls})
-			open = calls
+			open = slices.Clone(calls) // answering a call must not change the message
 			continue
 		}
 		if len(calls) > 0 {
