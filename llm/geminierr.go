@@ -65,7 +65,7 @@ func classifyGemini(provider string, err error, wire *wireSeen) *Error {
 		}
 	case errors.As(err, &urlErr) && urlErr.Timeout(), errors.As(err, &netErr) && netErr.Timeout():
 		e.Code, e.Retryable = ProviderTimeout, true
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong),
+	case errors.Is(err, errUndecodable), errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong),
 		strings.Contains(err.Error(), "iterateResponseStream"):
 		e.Code = ProviderInvalidResponse
 	case errors.As(err, &urlErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),

@@ -46,7 +46,7 @@ type geminiStream struct {
 func (s *geminiStream) first() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	resp, err, ok := s.next()
+	resp, err, ok := s.pull()
 	s.timer.Stop()
 	switch {
 	case err != nil:
@@ -92,7 +92,7 @@ func (s *geminiStream) Next(ctx context.Context) (Event, error) {
 func (s *geminiStream) read(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
 	s.timer.Reset(s.timeout)
-	resp, err, ok := s.next()
+	resp, err, ok := s.pull()
 	s.timer.Stop()
 	if !stop() {
 		return ctx.Err()
@@ -104,6 +104,24 @@ func (s *geminiStream) read(ctx context.Context) error {
 		return s.end()
 	}
 	return s.take(resp)
+}
+
+// errUndecodable is a chunk genai could not convert: its converters
+// assert the JSON's types and panic on a mismatch (a "candidates" object
+// where a list belongs), which a broken or hostile upstream must not turn
+// into a crash.
+var errUndecodable = errors.New("genai could not decode a chunk")
+
+// pull is next, with genai's panic on an undecodable chunk made an error
+// (iter.Pull2 re-raises the iterator's panic in the caller; the iterator is
+// finished after it).
+func (s *geminiStream) pull() (resp *genai.GenerateContentResponse, err error, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			resp, err, ok = nil, fmt.Errorf("%w: %v", errUndecodable, v), false
+		}
+	}()
+	return s.next()
 }
 
 // take turns one chunk into events.
