@@ -211,3 +211,30 @@ func TestGeminiKeys(t *testing.T) {
 		t.Errorf("no key: got %d %s, want 403 PERMISSION_DENIED", resp.StatusCode, body)
 	}
 }
+
+// TestGeminiBlocked: a content_filter fault on generateContent is a 200
+// that genai reads as a blocked prompt, or, with after_chunks, an answer
+// stopped for safety.
+func TestGeminiBlocked(t *testing.T) {
+	t.Parallel()
+	s, url := newSim(t, sim.Config{})
+	c := simtest.NewGeminiClient(t, url)
+	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointGeminiGenerate, Kind: sim.FaultContentFilter}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Models.GenerateContent(t.Context(), "gemini-3.8-flash", genai.Text("hi"), nil)
+	if err != nil || resp.PromptFeedback == nil || resp.PromptFeedback.BlockReason != genai.BlockedReasonSafety || len(resp.Candidates) != 0 {
+		t.Errorf("blocked prompt: got %+v, %v, want promptFeedback.blockReason SAFETY and no candidates", resp, err)
+	}
+	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointGeminiGenerate, Kind: sim.FaultContentFilter, AfterChunks: 1}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = c.Models.GenerateContent(t.Context(), "gemini-3.8-flash", genai.Text("hi"), nil)
+	if err != nil || len(resp.Candidates) != 1 || resp.Candidates[0].FinishReason != genai.FinishReasonSafety || resp.Candidates[0].Content != nil {
+		t.Errorf("stopped answer: got %+v, %v, want finishReason SAFETY without content", resp, err)
+	}
+	_, body := postGeminiTo(t, url+"/v1beta/models/gemini-3.8-flash:countTokens", simtest.TestKey, `{}`)
+	if !strings.Contains(string(body), "NOT_FOUND") {
+		t.Errorf("unknown method: got %s, want 404 NOT_FOUND", body)
+	}
+}

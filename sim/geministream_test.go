@@ -17,7 +17,12 @@ import (
 // postGemini sends a raw generateContent body and returns the answer.
 func postGemini(t *testing.T, url, key, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/v1beta/models/gemini-3.8-flash:generateContent", strings.NewReader(body))
+	return postGeminiTo(t, url+"/v1beta/models/gemini-3.8-flash:generateContent", key, body)
+}
+
+func postGeminiTo(t *testing.T, url, key, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
