@@ -164,3 +164,30 @@ func TestGeminiCancelAndClose(t *testing.T) {
 		t.Errorf("Next after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestGeminiCloseEndsAWaitingNext: Close beside a Next that waits on a
+// stalled stream ends that wait with ErrClosed.
+func TestGeminiCloseEndsAWaitingNext(t *testing.T) {
+	t.Parallel()
+	cfg := sim.Config{Script: sim.Script{Text: "one two three"},
+		Faults: []sim.Fault{{Endpoint: sim.EndpointGeminiStream, Kind: sim.FaultTimeout, AfterChunks: 1}}}
+	_, url := newGeminiSim(t, cfg)
+	st, err := newGemini(t, url, time.Minute, nil).Stream(t.Context(), userRequest(geminiModel, "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Next(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Next(t.Context())
+		done <- err
+	}()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("Next beside Close: %v, want ErrClosed", err)
+	}
+}
