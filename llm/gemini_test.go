@@ -228,3 +228,25 @@ func TestGeminiRefusesBadRequests(t *testing.T) {
 		t.Errorf("%d requests sent, want none", len(rec.bodies))
 	}
 }
+
+// TestGeminiBaseURLFromEnvironment: with no base URL configured, genai's
+// own GOOGLE_GEMINI_BASE_URL decides, which is how `voxgate dev` points
+// the provider at the simulator. (Not parallel: it sets the environment.)
+func TestGeminiBaseURLFromEnvironment(t *testing.T) {
+	_, url := newGeminiSim(t, sim.Config{Script: sim.Script{Text: "from the environment"}})
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", url)
+	g, err := llm.NewGemini(t.Context(), llm.GeminiParams{APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Name() != "gemini" {
+		t.Errorf("default name %q, want gemini", g.Name())
+	}
+	st, err := g.Stream(t.Context(), userRequest(geminiModel, "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := drainGemini(t, st); r.err != nil || r.text != "from the environment" {
+		t.Errorf("got %q, %v, want the simulator's answer", r.text, r.err)
+	}
+}
