@@ -166,12 +166,13 @@ func TestGeminiCancelAndClose(t *testing.T) {
 }
 
 // TestGeminiCloseEndsAWaitingNext: Close beside a Next that waits on a
-// stalled stream ends that wait with ErrClosed.
+// stalled stream ends that wait with ErrClosed, and the upstream request:
+// the simulator sees its client leave.
 func TestGeminiCloseEndsAWaitingNext(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Script: sim.Script{Text: "one two three"},
 		Faults: []sim.Fault{{Endpoint: sim.EndpointGeminiStream, Kind: sim.FaultTimeout, AfterChunks: 1}}}
-	_, url := newGeminiSim(t, cfg)
+	s, url := newGeminiSim(t, cfg)
 	st, err := newGemini(t, url, time.Minute, nil).Stream(t.Context(), userRequest(geminiModel, "hello"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,5 +190,18 @@ func TestGeminiCloseEndsAWaitingNext(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, llm.ErrClosed) {
 		t.Errorf("Next beside Close: %v, want ErrClosed", err)
+	}
+	// The simulator counts the cancellation when its handler returns; poll
+	// that condition, bounded, rather than guess a delay.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		st := s.Stats().Endpoints[sim.EndpointGeminiStream]
+		if st.CancelledByClient == 1 && st.InFlight == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sim stats %+v: want the request cancelled by its client", st)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
