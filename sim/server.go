@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	kinds := realtimeFaultKinds()
 	kinds[EndpointChatCompletions] = chatFaultKinds()
+	maps.Copy(kinds, geminiFaultKinds())
 	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
@@ -103,6 +105,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST "+EndpointRealtimeHangup, s.endpoint(EndpointRealtimeHangup, s.hangup))
 	mux.Handle("GET "+EndpointRealtime, s.endpoint(EndpointRealtime, s.realtimeSocket))
 	mux.Handle("GET "+EndpointModels, s.endpoint(EndpointModels, s.listModels))
+	mux.Handle(geminiRoute, s.gemini())
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
 
 	mux.HandleFunc("POST /sim/faults", s.postFaults)

@@ -1,0 +1,148 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/voxgate/voxgate/internal/modelname"
+)
+
+// SignedByGemini is ToolCall.SignedBy for calls a Gemini model signed.
+const SignedByGemini = "gemini"
+
+// GeminiParams configures a Gemini provider.
+type GeminiParams struct {
+	// Name is the provider's configured name, as traces and records show
+	// it. Empty means "gemini".
+	Name string
+	// BaseURL replaces the Gemini API's host; empty leaves genai's own
+	// choice (GOOGLE_GEMINI_BASE_URL, else Google's endpoint).
+	BaseURL string
+	APIKey  string
+	// HTTPClient sends the calls; nil means one on NewTransport.
+	HTTPClient *http.Client
+	// Timeout bounds the wait for the first chunk and for each next one
+	// while the caller waits in Next. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// FirstChunk replaces Timeout for the first chunk of the models it
+	// names (a family covers its snapshots).
+	FirstChunk map[string]time.Duration
+}
+
+// Gemini streams generateContent through google.golang.org/genai with the
+// Gemini API backend. The SDK's HTTP retries and its automatic stream
+// continuation are off: retrying is the router's job.
+type Gemini struct {
+	name       string
+	client     *genai.Client
+	timeout    time.Duration
+	firstChunk map[string]time.Duration
+}
+
+var _ Provider = (*Gemini)(nil)
+
+// NewGemini checks p and builds the provider.
+func NewGemini(ctx context.Context, p GeminiParams) (*Gemini, error) {
+	if p.APIKey == "" {
+		return nil, errors.New("llm: gemini: APIKey is required")
+	}
+	if p.Timeout < 0 {
+		return nil, fmt.Errorf("llm: gemini: timeout must not be negative, got %s", p.Timeout)
+	}
+	for m, d := range p.FirstChunk {
+		if m == "" || d <= 0 {
+			return nil, fmt.Errorf("llm: gemini: first-chunk timeout of %q must be positive, got %s", m, d)
+		}
+	}
+	hc := &http.Client{Transport: NewTransport()}
+	if p.HTTPClient != nil {
+		c := *p.HTTPClient
+		hc = &c
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = wireRecorder{base: base}
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:     p.APIKey,
+		Backend:    genai.BackendGeminiAPI,
+		HTTPClient: hc,
+		HTTPOptions: genai.HTTPOptions{
+			BaseURL: p.BaseURL,
+			// One attempt: the SDK retries only when RetryOptions is set,
+			// and saying so keeps it off should that default change.
+			RetryOptions: &genai.HTTPRetryOptions{Attempts: genai.Ptr[int32](1)},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("llm: gemini: %w", err)
+	}
+	g := &Gemini{name: p.Name, client: client, timeout: p.Timeout, firstChunk: p.FirstChunk}
+	if g.name == "" {
+		g.name = "gemini"
+	}
+	if g.timeout == 0 {
+		g.timeout = DefaultTimeout
+	}
+	return g, nil
+}
+
+// Name is the provider's configured name.
+func (g *Gemini) Name() string { return g.name }
+
+// FirstChunkTimeout is how long a call to model waits for its first chunk.
+func (g *Gemini) FirstChunkTimeout(model string) time.Duration {
+	if d, ok := modelname.Lookup(g.firstChunk, model); ok {
+		return d
+	}
+	return g.timeout
+}
+
+// Stream starts a streamed generateContent call and waits for its first
+// chunk, so a refusal or a silent upstream is an error here, where the
+// router may still fail over.
+func (g *Gemini) Stream(ctx context.Context, req Request) (Stream, error) {
+	contents, cfg, err := geminiRequest(req)
+	if err != nil {
+		return nil, &Error{Provider: g.name, Code: UnknownProviderError, Err: fmt.Errorf("request: %w", err)}
+	}
+	upstream, cancel := context.WithCancelCause(ctx)
+	s := &geminiStream{provider: g.name, caller: ctx, upstream: upstream, cancel: cancel, timeout: g.timeout,
+		wire: &wireSeen{}}
+	s.timer = time.AfterFunc(g.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
+	callCtx := context.WithValue(upstream, wireKey{}, s.wire)
+	s.next, s.stop = iter.Pull2(g.client.Models.GenerateContentStream(callCtx, req.Model, contents, cfg))
+	if err := s.first(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// wireSeen is what the transport saw of a call's HTTP answer: the status
+// tells an HTTP refusal from an error event inside a 200 stream, which
+// genai reports alike.
+type wireSeen struct {
+	status int
+	header http.Header
+}
+
+type wireKey struct{}
+
+// wireRecorder notes each answer's status in the request's wireSeen.
+type wireRecorder struct{ base http.RoundTripper }
+
+func (t wireRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if seen, ok := r.Context().Value(wireKey{}).(*wireSeen); ok && resp != nil {
+		seen.status, seen.header = resp.StatusCode, resp.Header
+	}
+	return resp, err
+}

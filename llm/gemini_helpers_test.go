@@ -1,0 +1,126 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+const geminiModel = "gemini-3.8-flash"
+
+// newGeminiSim starts a simulator and returns it with its host URL, which
+// is what genai takes as its base URL.
+func newGeminiSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	s, url := newSim(t, cfg)
+	return s, strings.TrimSuffix(url, "/v1")
+}
+
+func newGemini(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *llm.Gemini {
+	t.Helper()
+	p := llm.GeminiParams{Name: "gemini-main", BaseURL: baseURL, APIKey: simtest.TestKey, Timeout: timeout}
+	if rt != nil {
+		p.HTTPClient = &http.Client{Transport: rt}
+	}
+	g, err := llm.NewGemini(t.Context(), p)
+	if err != nil {
+		t.Fatalf("NewGemini: %v", err)
+	}
+	return g
+}
+
+// geminiResult is a whole stream, read to its end or its first error.
+type geminiResult struct {
+	text   string
+	deltas []llm.Event // EventToolCallDelta
+	calls  []llm.ToolCall
+	done   *llm.Event
+	err    error
+}
+
+// drainGemini reads s until io.EOF or an error, checking the stream's
+// promises: EventDone comes last, then io.EOF again.
+func drainGemini(t *testing.T, s llm.Stream) geminiResult {
+	t.Helper()
+	defer s.Close()
+	var r geminiResult
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		ev, err := s.Next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if r.done == nil {
+					t.Error("io.EOF before EventDone")
+				}
+				if _, again := s.Next(ctx); !errors.Is(again, io.EOF) {
+					t.Errorf("Next after io.EOF: got %v, want io.EOF", again)
+				}
+				return r
+			}
+			r.err = err
+			return r
+		}
+		if r.done != nil {
+			t.Fatalf("event %+v after EventDone", ev)
+		}
+		switch ev.Kind {
+		case llm.EventText:
+			r.text += ev.Text
+		case llm.EventToolCallDelta:
+			r.deltas = append(r.deltas, ev)
+		case llm.EventToolCall:
+			r.calls = append(r.calls, *ev.ToolCall)
+		case llm.EventDone:
+			r.done = &ev
+		default:
+			t.Fatalf("unknown event kind %d", ev.Kind)
+		}
+	}
+}
+
+// geminiError unwraps an *llm.Error from the configured provider.
+func geminiError(t *testing.T, err error) *llm.Error {
+	t.Helper()
+	var e *llm.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v (%T), want an *llm.Error", err, err)
+	}
+	if e.Provider != "gemini-main" {
+		t.Errorf("provider: got %q, want the configured name gemini-main", e.Provider)
+	}
+	return e
+}
+
+// geminiRecipeScript calls find_recipe on "recipe" and answers tool results with
+// the tools' names.
+func geminiRecipeScript() sim.Script {
+	yes := true
+	return sim.Script{Rules: []sim.Rule{
+		{Name: "results", When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: "Found with {{tool_names}}."}},
+		{Name: "call", When: sim.When{Contains: []string{"recipe"}, ToolsOffered: []string{"find_recipe"}},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "find_recipe", Arguments: map[string]any{"q": "soup"}}}}},
+	}}
+}
+
+var geminiRecipeTool = llm.ToolSpec{Name: "find_recipe", Description: "Find a recipe",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}
+
+// bodyOf decodes a recorded request body.
+func bodyOf(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("request body %s: %v", b, err)
+	}
+	return m
+}

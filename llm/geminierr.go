@@ -1,0 +1,150 @@
+package llm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/voxgate/voxgate/internal/aierr"
+)
+
+// classify turns a failure of the call into what Stream and Next return:
+// the caller's own context error when the caller ended it, ErrClosed after
+// Close, and otherwise an *Error (see classifyGemini).
+func (s *geminiStream) classify(caller context.Context, err error) error {
+	if caller.Err() != nil {
+		return caller.Err()
+	}
+	switch cause := context.Cause(s.upstream); {
+	case errors.Is(cause, errTimedOut):
+		return &Error{Provider: s.provider, Code: ProviderTimeout, Retryable: true, Err: cause}
+	case errors.Is(cause, errClosing):
+		return ErrClosed
+	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
+		return cause // a context given to Next ended
+	}
+	return classifyGemini(s.provider, err, s.wire)
+}
+
+// classifyGemini maps a genai failure (the table is in docs/llm.md). genai
+// reports an HTTP refusal and an error event inside a 200 stream alike, as
+// an APIError with the google.rpc.Status's code; the status the transport
+// saw tells them apart, so Status is the HTTP status only for a refusal.
+func classifyGemini(provider string, err error, wire *wireSeen) *Error {
+	e := &Error{Provider: provider, Err: err}
+	var apiErr genai.APIError
+	var apiErrPtr *genai.APIError
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	var netErr net.Error
+	var opErr *net.OpError
+	var urlErr *url.Error
+	switch {
+	case errors.As(err, &apiErr), errors.As(err, &apiErrPtr):
+		if apiErrPtr != nil {
+			apiErr = *apiErrPtr
+		}
+		if wire.status != http.StatusOK {
+			e.Status = wire.status
+		}
+		e.Code, e.Retryable = geminiRefusal(apiErr)
+		if e.Retryable {
+			e.RetryAfter = geminiRetryAfter(apiErr, wire.header)
+		}
+	case errors.As(err, &urlErr) && urlErr.Timeout(), errors.As(err, &netErr) && netErr.Timeout():
+		e.Code, e.Retryable = ProviderTimeout, true
+	case errors.Is(err, errUndecodable), errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong),
+		strings.Contains(err.Error(), "iterateResponseStream"):
+		e.Code = ProviderInvalidResponse
+	case errors.As(err, &urlErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
+		errors.As(err, &opErr), errors.As(err, &netErr):
+		e.Code, e.Retryable = ProviderNetwork, true
+	default:
+		e.Code = UnknownProviderError
+	}
+	return e
+}
+
+// geminiRefusal maps a google.rpc.Status by its code (the HTTP status) and
+// status name:
+//   - 429 RESOURCE_EXHAUSTED is a rate or quota limit, retryable;
+//   - 400 INVALID_ARGUMENT for an invalid key (ErrorInfo reason
+//     API_KEY_INVALID) is an auth failure, for a prompt over the model's
+//     window a context-length one, anything else a request Gemini will
+//     never take;
+//   - 401, 403 are auth failures;
+//   - 408 and 504 DEADLINE_EXCEEDED are the provider timing out;
+//   - 500 INTERNAL, 503 UNAVAILABLE and other 5xx are outages.
+func geminiRefusal(e genai.APIError) (Code, bool) {
+	switch {
+	case e.Code == http.StatusTooManyRequests || e.Status == "RESOURCE_EXHAUSTED":
+		return ProviderRateLimit, true
+	case e.Code == http.StatusUnauthorized || e.Code == http.StatusForbidden ||
+		e.Status == "UNAUTHENTICATED" || e.Status == "PERMISSION_DENIED" || hasReason(e, "API_KEY_INVALID"):
+		return ProviderAuth, false
+	case e.Code == http.StatusRequestTimeout || e.Code == http.StatusGatewayTimeout || e.Status == "DEADLINE_EXCEEDED":
+		return ProviderTimeout, true
+	case e.Code >= 500:
+		return ProviderUnavailable, true
+	case tooManyInputTokens(e.Message):
+		return ProviderContextLength, false
+	}
+	return UnknownProviderError, false
+}
+
+func hasReason(e genai.APIError, reason string) bool {
+	for _, d := range e.Details {
+		if d["@type"] == "type.googleapis.com/google.rpc.ErrorInfo" && d["reason"] == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// tooManyInputTokens recognizes Gemini's refusal of a prompt over the
+// model's window: "The input token count (N) exceeds the maximum number of
+// tokens allowed (M)." Gemini gives it no code of its own.
+func tooManyInputTokens(message string) bool {
+	m := strings.ToLower(message)
+	return strings.Contains(m, "input token count") && strings.Contains(m, "exceeds the maximum number of tokens")
+}
+
+// geminiRetryAfter is Gemini's advice in whole seconds, rounded up: the
+// RetryInfo detail's retryDelay ("2s", "1.5s"), else a Retry-After header
+// of seconds (a proxy's). 0 when there is none.
+func geminiRetryAfter(e genai.APIError, h http.Header) int {
+	secs := 0.0
+	for _, d := range e.Details {
+		if d["@type"] != "type.googleapis.com/google.rpc.RetryInfo" {
+			continue
+		}
+		if s, ok := d["retryDelay"].(string); ok {
+			if dur, err := time.ParseDuration(s); err == nil {
+				secs = dur.Seconds()
+			}
+		}
+	}
+	if secs == 0 && h != nil {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After")), 64); err == nil {
+			secs = n
+		}
+	}
+	if !(secs > 0) {
+		return 0
+	}
+	return int(math.Min(math.Ceil(secs), aierr.MaxRetryAfter))
+}

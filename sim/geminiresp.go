@@ -1,0 +1,326 @@
+package sim
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// gemResponse is a GenerateContentResponse: the whole answer, or one chunk
+// of a stream (each chunk is a whole response object with part of the
+// content).
+type gemResponse struct {
+	Candidates     []gemCandidate     `json:"candidates,omitempty"`
+	PromptFeedback *gemPromptFeedback `json:"promptFeedback,omitempty"`
+	UsageMetadata  *gemUsage          `json:"usageMetadata,omitempty"`
+	ModelVersion   string             `json:"modelVersion"`
+	ResponseID     string             `json:"responseId"`
+}
+
+type gemCandidate struct {
+	Content       *gemContent       `json:"content,omitempty"`
+	FinishReason  string            `json:"finishReason,omitempty"`
+	SafetyRatings []gemSafetyRating `json:"safetyRatings,omitempty"`
+	Index         int               `json:"index"`
+}
+
+type gemPromptFeedback struct {
+	BlockReason   string            `json:"blockReason"`
+	SafetyRatings []gemSafetyRating `json:"safetyRatings,omitempty"`
+}
+
+type gemSafetyRating struct {
+	Category    string `json:"category"`
+	Probability string `json:"probability"`
+	Blocked     bool   `json:"blocked,omitempty"`
+}
+
+// gemUsage is usageMetadata. promptTokenCount includes
+// cachedContentTokenCount; thoughtsTokenCount is apart from
+// candidatesTokenCount; totalTokenCount is the sum of prompt, candidates
+// and thoughts.
+type gemUsage struct {
+	PromptTokenCount        int             `json:"promptTokenCount"`
+	CandidatesTokenCount    int             `json:"candidatesTokenCount,omitempty"`
+	CachedContentTokenCount int             `json:"cachedContentTokenCount,omitempty"`
+	ThoughtsTokenCount      int             `json:"thoughtsTokenCount,omitempty"`
+	TotalTokenCount         int             `json:"totalTokenCount"`
+	PromptTokensDetails     []gemModalities `json:"promptTokensDetails,omitempty"`
+	CacheTokensDetails      []gemModalities `json:"cacheTokensDetails,omitempty"`
+}
+
+type gemModalities struct {
+	Modality   string `json:"modality"`
+	TokenCount int    `json:"tokenCount"`
+}
+
+// geminiThoughtTokens is what a thinking model reports as thoughtsTokenCount
+// for every answer: fixed, so billing tests can predict it.
+const geminiThoughtTokens = 32
+
+// geminiAnswer is a completion rendered the Gemini way.
+type geminiAnswer struct {
+	c         *completion // text, calls, finish and counts, as Chat Completions has them
+	model     string
+	id        string
+	thoughts  int
+	signature string // base64; on the first call part, else on the last text part
+}
+
+// newGeminiAnswer renders rep as model's answer. Gemini's args are an
+// object (a protobuf Struct), so a scripted argument text that is not one
+// is sent as {}; a call cut by maxOutputTokens is dropped, not sent broken.
+func newGeminiAnswer(req *chatRequest, rep reply, model string, p promptTokens) *geminiAnswer {
+	for i := range rep.calls {
+		rep.calls[i].Arguments = objectOrEmpty(rep.calls[i].Arguments)
+	}
+	c := newCompletion(req, rep, model, p)
+	if c.finish == "length" {
+		kept := c.calls[:0]
+		for _, tc := range c.calls {
+			if json.Valid([]byte(tc.Arguments)) {
+				kept = append(kept, tc)
+			}
+		}
+		c.calls = kept
+	}
+	g := &geminiAnswer{c: c, model: model, id: randomID()[:22]}
+	if geminiThinks(model) {
+		g.thoughts = geminiThoughtTokens
+		g.signature = base64.StdEncoding.EncodeToString([]byte(gemSignaturePrefix + randomID()))
+	}
+	return g
+}
+
+func objectOrEmpty(args string) string {
+	var v map[string]any
+	if json.Unmarshal([]byte(args), &v) != nil || v == nil {
+		return "{}"
+	}
+	return compactJSON(json.RawMessage(args))
+}
+
+func (g *geminiAnswer) finishReason() string {
+	if g.c.finish == "length" {
+		return "MAX_TOKENS"
+	}
+	return "STOP" // Gemini ends a turn of function calls with STOP too
+}
+
+// usage reports the prompt, and candidates tokens so far.
+func (g *geminiAnswer) usage(candidates int) *gemUsage {
+	prompt, cached := g.c.usage.PromptTokens, g.c.usage.PromptTokensDetails.CachedTokens
+	u := &gemUsage{PromptTokenCount: prompt, CandidatesTokenCount: candidates, CachedContentTokenCount: cached,
+		ThoughtsTokenCount: g.thoughts, TotalTokenCount: prompt + candidates + g.thoughts,
+		PromptTokensDetails: []gemModalities{{Modality: "TEXT", TokenCount: prompt}}}
+	if cached > 0 {
+		u.CacheTokensDetails = []gemModalities{{Modality: "TEXT", TokenCount: cached}}
+	}
+	return u
+}
+
+func (g *geminiAnswer) response(cand *gemCandidate, candidates int) gemResponse {
+	r := gemResponse{UsageMetadata: g.usage(candidates), ModelVersion: g.model, ResponseID: g.id}
+	if cand != nil {
+		r.Candidates = []gemCandidate{*cand}
+	}
+	return r
+}
+
+func (g *geminiAnswer) textPart(text string, last bool) gemPart {
+	p := gemPart{Text: &text}
+	if last && len(g.c.calls) == 0 {
+		p.ThoughtSignature = g.signature
+	}
+	return p
+}
+
+func (g *geminiAnswer) callPart(i int) gemPart {
+	tc := g.c.calls[i]
+	p := gemPart{FunctionCall: &gemFunctionCall{Name: tc.Name, Args: json.RawMessage(tc.Arguments)}}
+	if i == 0 {
+		p.ThoughtSignature = g.signature
+	}
+	return p
+}
+
+// whole is the non-streaming answer.
+func (g *geminiAnswer) whole() gemResponse {
+	var parts []gemPart
+	if g.c.text != "" {
+		parts = append(parts, g.textPart(g.c.text, true))
+	}
+	for i := range g.c.calls {
+		parts = append(parts, g.callPart(i))
+	}
+	return g.response(&gemCandidate{Content: &gemContent{Role: "model", Parts: parts}, FinishReason: g.finishReason()},
+		g.c.usage.CompletionTokens)
+}
+
+// steps are the chunks of a streamed answer: the text in pieces, then each
+// call whole (Gemini never splits a call's arguments), the last chunk with
+// the finish reason. Each chunk reports the usage so far.
+func (g *geminiAnswer) steps(pieceBytes int) []gemStep {
+	var out []gemStep
+	sent := 0
+	add := func(p gemPart, tokens int) {
+		sent += tokens
+		cand := &gemCandidate{Content: &gemContent{Role: "model", Parts: []gemPart{p}}}
+		out = append(out, gemStep{resp: g.response(cand, sent), tokens: tokens})
+	}
+	var textPieces []string
+	for piece := range pieces(g.c.text, pieceBytes) {
+		textPieces = append(textPieces, piece)
+	}
+	for i, piece := range textPieces {
+		add(g.textPart(piece, i == len(textPieces)-1), tokensFor(len(piece)))
+	}
+	for i, tc := range g.c.calls {
+		add(g.callPart(i), tokensFor(len(tc.Name)+len(tc.Arguments)))
+	}
+	if len(out) == 0 {
+		out = append(out, gemStep{resp: g.response(&gemCandidate{Content: &gemContent{Role: "model"}}, 0)})
+	}
+	last := &out[len(out)-1].resp
+	last.Candidates[0].FinishReason = g.finishReason()
+	last.UsageMetadata = g.usage(g.c.usage.CompletionTokens)
+	return out
+}
+
+type gemStep struct {
+	resp   gemResponse
+	tokens int
+}
+
+var gemUnsafe = []gemSafetyRating{{Category: "HARM_CATEGORY_DANGEROUS_CONTENT", Probability: "HIGH", Blocked: true}}
+
+// blockedPrompt is the answer to a prompt the safety filters block: no
+// candidates, the reason in promptFeedback.
+func (g *geminiAnswer) blockedPrompt() gemResponse {
+	r := g.response(nil, 0)
+	r.UsageMetadata.ThoughtsTokenCount, r.UsageMetadata.TotalTokenCount = 0, r.UsageMetadata.PromptTokenCount
+	r.PromptFeedback = &gemPromptFeedback{BlockReason: "SAFETY", SafetyRatings: gemUnsafe}
+	return r
+}
+
+// blockedAnswer ends an answer on the safety filters: finishReason SAFETY,
+// no content.
+func (g *geminiAnswer) blockedAnswer(candidates int) gemResponse {
+	return g.response(&gemCandidate{FinishReason: "SAFETY", SafetyRatings: gemUnsafe}, candidates)
+}
+
+// writeGemini sends a non-streaming answer after the time the model would
+// take to generate it, shaped by a body fault when one was drawn.
+func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *Fault) error {
+	resp := g.whole()
+	kind := FaultKind("")
+	if f != nil {
+		kind = f.Kind
+	}
+	if kind == FaultContentFilter {
+		resp = g.blockedPrompt()
+		if f.AfterChunks > 0 {
+			resp = g.blockedAnswer(g.c.usage.CompletionTokens)
+		}
+	}
+	body, _ := json.Marshal(resp) // plain structs: cannot fail
+	if kind != FaultSlowDrip {
+		if err := s.wait(ctx, s.ttft(g.model)+s.tokenDelay(g.c.usage.CompletionTokens)); err != nil {
+			return err
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=UTF-8")
+	switch kind {
+	case FaultMalformedJSON:
+		body = malformed(body)
+	case FaultCutStream:
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body[:len(body)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	case FaultSlowDrip:
+		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(body); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+// streamGemini sends g as server-sent events, paced by the latency config,
+// applying a stream fault when one was drawn. Gemini's stream has no end
+// marker: it ends after the chunk with the finish reason.
+func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *Fault) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	steps := g.steps(max(s.latency.ChunkTokens, 1) * 4)
+	strikeAt, drip := -1, time.Duration(0)
+	if f != nil {
+		switch f.Kind {
+		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError, FaultContentFilter:
+			strikeAt = f.AfterChunks
+		case FaultSlowDrip:
+			drip = time.Duration(f.IntervalMS) * time.Millisecond
+		case FaultNoDone:
+			steps[len(steps)-1].resp.Candidates[0].FinishReason = ""
+		}
+	}
+	sent, candidates := 0, 0
+	for _, st := range steps {
+		if sent == strikeAt {
+			return s.strikeGemini(ctx, sw, f, g, candidates)
+		}
+		delay := s.tokenDelay(st.tokens)
+		switch {
+		case drip > 0:
+			delay = drip
+		case sent == 0:
+			delay = s.ttft(g.model)
+		}
+		if err := s.wait(ctx, delay); err != nil {
+			return err
+		}
+		b, _ := json.Marshal(st.resp) // plain structs: cannot fail
+		if err := sw.raw(string(b)); err != nil {
+			return err
+		}
+		sent++
+		candidates += st.tokens
+	}
+	if strikeAt >= sent {
+		return s.strikeGemini(ctx, sw, f, g, candidates)
+	}
+	return nil
+}
+
+// strikeGemini applies a stream fault at the current position.
+func (s *Server) strikeGemini(ctx context.Context, sw *sseWriter, f *Fault, g *geminiAnswer, candidates int) error {
+	switch f.Kind {
+	case FaultCutStream:
+		sw.flush()
+		panic(http.ErrAbortHandler) // no closing chunk: the client sees an unexpected EOF
+	case FaultTimeout:
+		sw.flush()
+		return s.hang(ctx)
+	case FaultStreamError:
+		return sw.raw(string(gemInternal().marshal()))
+	case FaultContentFilter:
+		resp := g.blockedAnswer(candidates)
+		if f.AfterChunks == 0 {
+			resp = g.blockedPrompt()
+		}
+		b, _ := json.Marshal(resp)
+		return sw.raw(string(b))
+	default: // FaultMalformedJSON
+		b, _ := json.Marshal(g.response(&gemCandidate{Content: &gemContent{Role: "model", Parts: []gemPart{g.textPart("?", false)}}}, candidates))
+		return sw.raw(string(malformed(b)))
+	}
+}
