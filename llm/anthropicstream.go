@@ -123,7 +123,9 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 		s.started = true
 		u := ev.Message.Usage
 		s.usage = Usage{Model: ev.Message.Model, OutputTokens: u.OutputTokens}
-		s.input(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+		if err := s.input(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens); err != nil {
+			return err
+		}
 	case "content_block_start":
 		b := ev.ContentBlock
 		switch b.Type {
@@ -166,12 +168,17 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 		}
 	case "message_delta":
 		u := ev.Usage
-		s.usage.OutputTokens = u.OutputTokens
 		// message_delta's counts are cumulative; older API versions send
 		// only output_tokens there.
+		in, read, write := s.usage.InputTokens-s.usage.CachedInputTokens-s.usage.CacheWriteInputTokens,
+			s.usage.CachedInputTokens, s.usage.CacheWriteInputTokens
 		if u.JSON.InputTokens.Valid() {
-			s.input(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+			in, read, write = u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens
 		}
+		if err := s.input(in, read, write, u.OutputTokens); err != nil {
+			return err
+		}
+		s.usage.OutputTokens = u.OutputTokens
 		return s.stopped(ev.Delta.StopReason)
 	case "message_stop":
 		return s.end(true)
@@ -179,12 +186,22 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 	return nil
 }
 
+// maxUsage bounds each count a provider reports: beyond it a count is no
+// usage but garbage, which must not reach the ledger (or wrap its sums).
+const maxUsage = 1 << 40
+
 // input sets the input classes: Anthropic reports cache reads and writes
 // apart from input_tokens, DESIGN §10 counts them inside it.
-func (s *anthStream) input(uncached, read, write int64) {
+func (s *anthStream) input(uncached, read, write, output int64) error {
+	for _, n := range []int64{uncached, read, write, output} {
+		if n < 0 || n >= maxUsage {
+			return s.invalid(fmt.Errorf("usage count %d out of range", n))
+		}
+	}
 	s.usage.InputTokens = uncached + read + write
 	s.usage.CachedInputTokens = read
 	s.usage.CacheWriteInputTokens = write
+	return nil
 }
 
 func (s *anthStream) text(t string) {
