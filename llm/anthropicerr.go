@@ -54,10 +54,19 @@ func classifyAnthropic(provider string, err error, now time.Time) *Error {
 	if apiErr.Response != nil {
 		h = apiErr.Response.Header
 	}
-	c := aierr.Refusal(apiErr.StatusCode, "", "", "", h, now)
-	c = anthropicType(typ, message, c)
-	if !c.Retryable {
-		c.RetryAfter = 0
+	c := anthropicType(typ, message, aierr.Refusal(apiErr.StatusCode, "", "", "", h, now))
+	// x-should-retry has the last word either way, as the SDK's own retry
+	// gives it; the wait is read by the one Retry-After parser, asked as
+	// for a status that is retried.
+	switch h.Get("X-Should-Retry") {
+	case "true":
+		c.Retryable = true
+	case "false":
+		c.Retryable = false
+	}
+	c.RetryAfter = 0
+	if c.Retryable {
+		c.RetryAfter = aierr.Refusal(http.StatusTooManyRequests, "", "", "", h, now).RetryAfter
 	}
 	return &Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter,
 		Status: apiErr.StatusCode, Err: err}
