@@ -59,7 +59,9 @@ func (s *anthStream) first() error {
 	return s.take(s.sse.Current())
 }
 
-// Next returns the next event; see openaiStream.Next, which it mirrors.
+// Next returns the next event, as openaiStream.Next does; a ctx that ended
+// before the call ends the stream as one ending during it does (the
+// upstream call is cancelled, the error sticks).
 func (s *anthStream) Next(ctx context.Context) (Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,6 +80,10 @@ func (s *anthStream) Next(ctx context.Context) (Event, error) {
 			return Event{}, io.EOF
 		}
 		if err := ctx.Err(); err != nil {
+			// Ended before Next began: the same end as during the wait,
+			// whichever came first.
+			s.err = err
+			s.cancel(errClosing)
 			return Event{}, err
 		}
 		if err := s.read(ctx); err != nil {
