@@ -174,6 +174,12 @@ func TestAnthropicRefusalAndNoStop(t *testing.T) {
 	if err != nil || msg.StopReason != anthropic.StopReasonRefusal || types[len(types)-1] != "message_stop" {
 		t.Fatalf("refusal: %v %v %+v", err, types, msg)
 	}
+	mustFault(t, s, sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultContentFilter, AfterChunks: 1000})
+	msg, types, err = stream(t, c, p)
+	if err != nil || msg.StopReason != anthropic.StopReasonRefusal || types[len(types)-1] != "message_stop" ||
+		types[len(types)-2] != "message_delta" || msg.Content[0].Text != "A long enough answer to span chunks." {
+		t.Fatalf("refusal past the end: %v %v %+v", err, types, msg)
+	}
 	mustFault(t, s, sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultContentFilter})
 	if msg, err := c.Messages.New(t.Context(), p); err != nil || msg.StopReason != anthropic.StopReasonRefusal || len(msg.Content) != 0 {
 		t.Fatalf("refusal: %v %+v", err, msg)

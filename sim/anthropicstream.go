@@ -147,7 +147,9 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 	}
 	sent, output, open := 0, 0, -1
 	for st := range a.steps(s.latency.ChunkTokens * 4) {
-		if sent == strikeAt {
+		// A refusal set past the answer's end still comes in place of its
+		// message_delta.
+		if sent == strikeAt || (st.name == "message_delta" && f != nil && f.Kind == FaultContentFilter) {
 			return s.anthStrike(ctx, sw, f, a, open, output)
 		}
 		if st.name == "message_stop" && f != nil && f.Kind == FaultNoDone {
