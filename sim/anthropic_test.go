@@ -288,3 +288,27 @@ func TestAnthropicHeaders(t *testing.T) {
 		}
 	}
 }
+
+// The faults that shape a non-streamed body: slow but whole, cut, or
+// unreadable.
+func TestAnthropicBodyFaults(t *testing.T) {
+	s, c, _ := anthClient(t, sim.Config{Script: sim.Script{Text: "Whole."}})
+	p := anthropic.MessageNewParams{Model: "claude-haiku-5-5", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}}
+	mustFault(t, s, sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultSlowDrip, IntervalMS: 1})
+	if msg, err := c.Messages.New(t.Context(), p); err != nil || msg.Content[0].Text != "Whole." {
+		t.Fatalf("slow drip: %+v, %v", msg, err)
+	}
+	var apiErr *anthropic.Error
+	mustFault(t, s, sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultCutStream})
+	if _, err := c.Messages.New(t.Context(), p); err == nil || errors.As(err, &apiErr) {
+		t.Fatalf("cut body: got %v, want a transport error", err)
+	}
+	mustFault(t, s, sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultMalformedJSON})
+	if _, err := c.Messages.New(t.Context(), p); err == nil || errors.As(err, &apiErr) {
+		t.Fatalf("malformed body: got %v, want a decoding error", err)
+	}
+	if st := s.Stats().Endpoints[sim.EndpointAnthropicMessages]; st.Requests != 3 || st.FaultsServed != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
