@@ -312,3 +312,35 @@ func TestAnthropicBodyFaults(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// Bodies the real API refuses, refused with its type and a message naming
+// the problem.
+func TestAnthropicBadRequests(t *testing.T) {
+	_, url := newSim(t, sim.Config{})
+	const user = `{"role":"user","content":"hi"}`
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"m","messages":[` + user + `]}`, "max_tokens: Field required"},
+		{`{"max_tokens":5,"messages":[` + user + `]}`, "model: Field required"},
+		{`{"model":"m","max_tokens":5,"messages":[` + user + `],"user":"u1"}`, "user: Extra inputs are not permitted"},
+		{`{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, "messages.0.role"},
+		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, "text content blocks must be non-empty"},
+		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"r"}]}]}`, "unexpected `tool_use_id`"},
+		{`{"model":"m","max_tokens":5,"messages":[` + user + `,{"role":"assistant","content":[{"type":"tool_use","id":"a.b","name":"f","input":{}}]}]}`, "messages.1.content.0.id"},
+		{`{"model":"m","max_tokens":5,"tool_choice":{"type":"any"},"messages":[` + user + `]}`, "tool_choice: may only be specified while providing tools"},
+		{`{"model":"m","max_tokens":5,"messages":[` + user + `]`, "valid JSON"},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/v1/messages", strings.NewReader(tc.body))
+		req.Header.Set("X-Api-Key", simtest.TestKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error struct{ Type, Message string } }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, tc.want) {
+			t.Errorf("%s: %d %+v, want 400 naming %q", tc.body, resp.StatusCode, e.Error, tc.want)
+		}
+	}
+}
