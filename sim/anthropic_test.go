@@ -336,7 +336,9 @@ func TestAnthropicBadRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e struct{ Error struct{ Type, Message string } }
+		var e struct {
+			Error struct{ Type, Message string }
+		}
 		_ = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
 		if resp.StatusCode != 400 || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, tc.want) {
