@@ -258,3 +258,42 @@ func TestAnthropicMaxTokens(t *testing.T) {
 		t.Errorf("request %s", rec.last(t))
 	}
 }
+
+// A tool loop that changes provider between iterations: OpenAI calls the
+// tool, Anthropic continues with its result, and neither refuses the
+// history.
+func TestAnthropicContinuesOpenAILoop(t *testing.T) {
+	_, root := anthSim(t, sim.Config{Script: weatherScript()})
+	o := newOpenAI(t, root+"/v1", 0, nil)
+	a := newAnthropic(t, root, llm.AnthropicParams{}, nil)
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "weather in Paris?"}}
+	req := llm.Request{Model: "gpt-4o", Messages: msgs, Tools: []llm.ToolSpec{weatherTool}}
+	st, err := o.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []llm.ToolCall
+	for {
+		ev, err := st.Next(t.Context())
+		if err != nil {
+			t.Fatalf("openai: %v", err)
+		}
+		if ev.Kind == llm.EventToolCall {
+			calls = append(calls, *ev.ToolCall)
+		}
+		if ev.Kind == llm.EventDone {
+			break
+		}
+	}
+	_ = st.Close()
+	if len(calls) != 1 {
+		t.Fatalf("openai calls %+v", calls)
+	}
+	req.Model = "claude-haiku-5-5"
+	req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls},
+		llm.Message{Role: llm.RoleTool, ToolCallID: calls[0].ID, Content: "sunny"})
+	r := anthDrain(t, mustStream(t, a, req))
+	if r.err != nil || r.text != "Sunny, per get_weather." || r.done.FinishReason != llm.FinishStop {
+		t.Fatalf("anthropic %+v", r)
+	}
+}
