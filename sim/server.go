@@ -57,6 +57,7 @@ func New(cfg Config) (*Server, error) {
 	kinds := realtimeFaultKinds()
 	kinds[EndpointChatCompletions] = chatFaultKinds()
 	maps.Copy(kinds, geminiFaultKinds())
+	kinds[EndpointAnthropicMessages] = anthropicFaultKinds()
 	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
@@ -100,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST "+EndpointChatCompletions, s.endpoint(EndpointChatCompletions, s.chatCompletions))
+	mux.Handle("POST "+EndpointAnthropicMessages, s.endpoint(EndpointAnthropicMessages, s.anthropicMessages))
 	mux.Handle("POST "+EndpointRealtimeClientSecrets, s.endpoint(EndpointRealtimeClientSecrets, s.mintSecret))
 	mux.Handle("POST "+EndpointRealtimeCalls, s.endpoint(EndpointRealtimeCalls, s.createCall))
 	mux.Handle("POST "+EndpointRealtimeHangup, s.endpoint(EndpointRealtimeHangup, s.hangup))

@@ -1,0 +1,154 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+
+	"github.com/voxgate/voxgate/internal/modelname"
+)
+
+// DefaultAnthropicMaxTokens is max_tokens when neither the request nor the
+// provider's config sets it: the Messages API requires one.
+const DefaultAnthropicMaxTokens = 4096
+
+// AnthropicParams configure an Anthropic provider.
+type AnthropicParams struct {
+	// Name is the provider's name in config, traces and records.
+	Name string
+	// BaseURL is the API root (ANTHROPIC_BASE_URL), e.g.
+	// https://api.anthropic.com or the simulator's http://127.0.0.1:PORT:
+	// the SDK appends v1/messages itself.
+	BaseURL string
+	// APIKey is the server's key (ANTHROPIC_API_KEY), sent as x-api-key.
+	APIKey string
+	// HTTPClient, when set, carries the requests; the default is a client
+	// on NewTransport.
+	HTTPClient *http.Client
+	// Timeout and FirstChunk bound the waits as OpenAIParams' do.
+	Timeout    time.Duration
+	FirstChunk map[string]time.Duration
+	// MaxTokens is max_tokens for requests that set no MaxOutputTokens;
+	// zero means DefaultAnthropicMaxTokens.
+	MaxTokens int
+	// NoPromptCache leaves out the request's cache_control breakpoint, so
+	// Anthropic neither writes nor reads its prompt cache (docs/llm.md).
+	NoPromptCache bool
+}
+
+// Anthropic streams Messages through anthropic-sdk-go, one request per
+// call: retries and failover belong to the router behind Provider.
+type Anthropic struct {
+	name       string
+	client     anthropic.Client
+	timeout    time.Duration
+	firstChunk map[string]time.Duration
+	maxTokens  int
+	cache      bool
+}
+
+var _ Provider = (*Anthropic)(nil)
+
+// NewAnthropic checks p and builds the provider.
+func NewAnthropic(p AnthropicParams) (*Anthropic, error) {
+	switch {
+	case p.Name == "":
+		return nil, errors.New("llm: anthropic: a provider name is required")
+	case p.BaseURL == "" || p.APIKey == "":
+		return nil, fmt.Errorf("llm: %s: BaseURL and APIKey are required", p.Name)
+	case !strings.HasPrefix(p.BaseURL, "https://") && !strings.HasPrefix(p.BaseURL, "http://"):
+		return nil, fmt.Errorf("llm: %s: base URL %q is not http(s)", p.Name, p.BaseURL)
+	case p.Timeout < 0 || p.MaxTokens < 0:
+		return nil, fmt.Errorf("llm: %s: timeout and max tokens must not be negative", p.Name)
+	}
+	for m, d := range p.FirstChunk {
+		if m == "" || d <= 0 {
+			return nil, fmt.Errorf("llm: %s: first-chunk timeout of %q must be positive, got %s", p.Name, m, d)
+		}
+	}
+	client := p.HTTPClient
+	if client == nil {
+		client = &http.Client{Transport: NewTransport()}
+	}
+	a := &Anthropic{name: p.Name, timeout: p.Timeout, firstChunk: p.FirstChunk, maxTokens: p.MaxTokens, cache: !p.NoPromptCache}
+	if a.timeout == 0 {
+		a.timeout = DefaultTimeout
+	}
+	if a.maxTokens == 0 {
+		a.maxTokens = DefaultAnthropicMaxTokens
+	}
+	// WithoutEnvironmentDefaults keeps the SDK from reading ANTHROPIC_*
+	// variables or credential profiles itself: config decides both.
+	a.client = anthropic.NewClient(
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(strings.TrimRight(p.BaseURL, "/")+"/"),
+		option.WithAPIKey(p.APIKey),
+		option.WithMaxRetries(0),
+		option.WithHTTPClient(client),
+	)
+	return a, nil
+}
+
+// Name is the provider's configured name.
+func (a *Anthropic) Name() string { return a.name }
+
+// FirstChunkTimeout is how long a call to model waits for its first event.
+func (a *Anthropic) FirstChunkTimeout(model string) time.Duration {
+	if d, ok := modelname.Lookup(a.firstChunk, model); ok {
+		return d
+	}
+	return a.timeout
+}
+
+// Stream starts a streamed Message and waits for its first event, so that
+// every failure before it is returned here, where the router may still
+// fail over. The call runs under ctx until the stream is closed.
+func (a *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
+	params, err := a.messageParams(req)
+	if err != nil {
+		return nil, &Error{Provider: a.name, Code: UnknownProviderError, Err: err}
+	}
+	body, err := encodeWith(params.MarshalJSON)
+	if err != nil {
+		return nil, &Error{Provider: a.name, Code: UnknownProviderError, Err: err}
+	}
+	upstream, cancel := context.WithCancelCause(ctx)
+	s := &anthStream{provider: a.name, caller: ctx, upstream: upstream, cancel: cancel, timeout: a.timeout,
+		calls: map[int64]*anthCall{}}
+	s.timer = time.AfterFunc(a.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
+	// NewStreaming's request with the body encoded on its own goroutine
+	// (see encode): the same path, headers and "stream": true.
+	var raw *http.Response
+	err = a.client.Post(upstream, "v1/messages", nil, &raw,
+		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
+	s.sse = ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)
+	if err := s.first(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// encodeWith runs an SDK encoder on a goroutine of its own, for the reason
+// encode gives.
+func encodeWith(marshal func() ([]byte, error)) (body []byte, err error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("request: encoding panicked: %v", v)
+			}
+		}()
+		body, err = marshal()
+	}()
+	<-done
+	return body, err
+}

@@ -1,0 +1,299 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// anthSim starts a simulator and returns it with its root URL, which is
+// what ANTHROPIC_BASE_URL names.
+func anthSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	if cfg.Latency == nil {
+		cfg.Latency = simtest.ZeroLatency()
+	}
+	s, ts := simtest.NewServer(t, cfg)
+	return s, ts.URL
+}
+
+func newAnthropic(t *testing.T, url string, p llm.AnthropicParams, rt http.RoundTripper) *llm.Anthropic {
+	t.Helper()
+	p.Name, p.BaseURL = "claude", url
+	if p.APIKey == "" {
+		p.APIKey = simtest.TestKey
+	}
+	if rt != nil {
+		p.HTTPClient = &http.Client{Transport: rt}
+	}
+	a, err := llm.NewAnthropic(p)
+	if err != nil {
+		t.Fatalf("NewAnthropic: %v", err)
+	}
+	return a
+}
+
+// anthResult is a whole stream, read to its end or its first error.
+type anthResult struct {
+	text   string
+	deltas []llm.Event // EventToolCallDelta, in order
+	calls  []llm.ToolCall
+	done   *llm.Event
+	err    error
+}
+
+func anthDrain(t *testing.T, s llm.Stream) anthResult {
+	t.Helper()
+	defer s.Close()
+	var r anthResult
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		ev, err := s.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			if r.done == nil {
+				t.Error("io.EOF before EventDone")
+			}
+			return r
+		}
+		if err != nil {
+			r.err = err
+			return r
+		}
+		if r.done != nil {
+			t.Fatalf("event %+v after EventDone", ev)
+		}
+		switch ev.Kind {
+		case llm.EventText:
+			r.text += ev.Text
+		case llm.EventToolCallDelta:
+			r.deltas = append(r.deltas, ev)
+		case llm.EventToolCall:
+			r.calls = append(r.calls, *ev.ToolCall)
+		case llm.EventDone:
+			r.done = &ev
+		}
+	}
+}
+
+func anthErr(t *testing.T, err error) *llm.Error {
+	t.Helper()
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Provider != "claude" {
+		t.Fatalf("got %v (%T), want an *llm.Error from claude", err, err)
+	}
+	return e
+}
+
+func weatherScript() sim.Script {
+	yes, no := true, false
+	return sim.Script{Rules: []sim.Rule{
+		{When: sim.When{Contains: []string{"weather"}, ToolResults: &no},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "get_weather", Arguments: map[string]any{"city": "Paris"}}}}},
+		{When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: "Sunny, per {{tool_names}}."}},
+	}}
+}
+
+var weatherTool = llm.ToolSpec{Name: "get_weather", Description: "Weather in a city.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)}
+
+func tok(s string) int64 { return int64((len(s) + 3) / 4) }
+
+func TestAnthropicToolTurn(t *testing.T) {
+	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	rec := &recorder{}
+	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
+	if a.Name() != "claude" {
+		t.Fatalf("name %q", a.Name())
+	}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: "Be brief."}, {Role: llm.RoleUser, Content: "weather in Paris?"}}
+	req := llm.Request{Model: "claude-haiku-5-5", Messages: msgs, Tools: []llm.ToolSpec{weatherTool}, SafetyIdentifier: "salted-hash"}
+	s, err := a.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := anthDrain(t, s)
+	if r.err != nil || r.done == nil || r.done.FinishReason != llm.FinishToolCalls || len(r.calls) != 1 {
+		t.Fatalf("result %+v", r)
+	}
+	call := r.calls[0]
+	if !strings.HasPrefix(call.ID, "call_") || len(call.ID) > 40 || call.Name != "get_weather" || call.Arguments != `{"city":"Paris"}` {
+		t.Fatalf("call %+v", call)
+	}
+	first := r.deltas[0].ToolCall
+	var args string
+	for _, d := range r.deltas {
+		args += d.ToolCall.Arguments
+	}
+	if first.ID != call.ID || first.Name != call.Name || args != call.Arguments || r.deltas[len(r.deltas)-1].ToolCall.ID != "" {
+		t.Fatalf("deltas %+v", r.deltas)
+	}
+	u := r.done.Usage
+	// The sim counts tools (name, description, schema) and then messages;
+	// the schema's members move, its length does not.
+	if want := tok("get_weather" + "Weather in a city." + string(weatherTool.Parameters) + "Be brief." + "weather in Paris?"); u.InputTokens != want {
+		t.Errorf("input tokens %d, want %d", u.InputTokens, want)
+	}
+	if u.OutputTokens != tok("get_weather"+`{"city":"Paris"}`) || u.Model != "claude-haiku-5-5" {
+		t.Errorf("usage %+v", u)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(rec.last(t), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sent["metadata"]; ok || string(sent["max_tokens"]) != "4096" || !strings.Contains(string(sent["system"]), "Be brief.") {
+		t.Errorf("request %s", rec.last(t))
+	}
+	if strings.Contains(string(rec.last(t)), "salted-hash") {
+		t.Error("the safety identifier went to Anthropic")
+	}
+
+	// The result goes back under the gateway's id, and the loop ends.
+	req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: r.calls},
+		llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: `{"sky":"clear"}`})
+	req.MaxOutputTokens = 300
+	s, err = a.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = anthDrain(t, s)
+	if r.err != nil || r.text != "Sunny, per get_weather." || r.done.FinishReason != llm.FinishStop {
+		t.Fatalf("second turn %+v", r)
+	}
+	body := string(rec.last(t))
+	if !strings.Contains(body, `"tool_use_id":"`+call.ID+`"`) || !strings.Contains(body, `"max_tokens":300`) {
+		t.Errorf("second request %s", body)
+	}
+}
+
+// A history made by another provider (OpenAI calls two tools at once, with
+// gateway ids; a system message mid-conversation) is taken as is: the
+// results merge into one user message, as the API requires.
+func TestAnthropicForeignHistory(t *testing.T) {
+	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	rec := &recorder{}
+	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
+	id1, id2 := llm.NewCallID(), llm.NewCallID()
+	req := llm.Request{Model: "claude-sonnet-5-5", Tools: []llm.ToolSpec{weatherTool}, Messages: []llm.Message{
+		{Role: llm.RoleUser, Content: "weather in Paris and Oslo?"},
+		{Role: llm.RoleAssistant, Content: "Checking both.", ToolCalls: []llm.ToolCall{
+			{ID: id1, Name: "get_weather", Arguments: `{"city":"Paris"}`},
+			{ID: id2, Name: "get_weather", Arguments: `{"city":"Os`}}}, // cut mid-call
+		{Role: llm.RoleTool, ToolCallID: id1, Content: "sunny"},
+		{Role: llm.RoleSystem, Content: "Mind the user's plans."},
+		{Role: llm.RoleTool, ToolCallID: id2, Content: ""},
+	}}
+	s, err := a.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := anthDrain(t, s); r.err != nil || r.text != "Sunny, per get_weather." {
+		t.Fatalf("result %+v", r)
+	}
+	var sent struct {
+		System   []struct{ Text string }
+		Messages []struct {
+			Role    string
+			Content []map[string]any
+		}
+	}
+	if err := json.Unmarshal(rec.last(t), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent.Messages) != 3 || sent.Messages[2].Role != "user" || len(sent.Messages[2].Content) != 2 ||
+		len(sent.System) != 1 || sent.System[0].Text != "Mind the user's plans." {
+		t.Fatalf("request %s", rec.last(t))
+	}
+}
+
+func TestAnthropicCacheUsage(t *testing.T) {
+	_, url := anthSim(t, sim.Config{Script: sim.Script{Text: "ok"}})
+	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
+	long := strings.Repeat("abcd", 1100) // 1,100 tokens
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: long}}
+	r := anthDrain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
+	if u := r.done.Usage; u.InputTokens != 1100 || u.CacheWriteInputTokens != 1024 || u.CachedInputTokens != 0 || u.OutputTokens != 1 {
+		t.Fatalf("first usage %+v", u)
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: long})
+	r = anthDrain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
+	u := r.done.Usage
+	if u.InputTokens != 2201 || u.CachedInputTokens != 1024 || u.CacheWriteInputTokens != 2176-1024 {
+		t.Fatalf("second usage %+v: want 2201 in, 1024 read, 1152 written", u)
+	}
+	off := newAnthropic(t, url, llm.AnthropicParams{NoPromptCache: true}, nil)
+	r = anthDrain(t, mustStream(t, off, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
+	if u := r.done.Usage; u.InputTokens != 2201 || u.CachedInputTokens != 0 || u.CacheWriteInputTokens != 0 {
+		t.Fatalf("uncached usage %+v", u)
+	}
+}
+
+func mustStream(t *testing.T, p llm.Provider, req llm.Request) llm.Stream {
+	t.Helper()
+	s, err := p.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestAnthropicMaxTokens(t *testing.T) {
+	_, url := anthSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{TextTokens: 50}}}}})
+	rec := &recorder{}
+	a := newAnthropic(t, url, llm.AnthropicParams{MaxTokens: 10}, rec)
+	r := anthDrain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
+	if r.err != nil || r.done.FinishReason != llm.FinishLength || r.done.Usage.OutputTokens != 10 {
+		t.Fatalf("result %+v", r)
+	}
+	if !strings.Contains(string(rec.last(t)), `"max_tokens":10`) {
+		t.Errorf("request %s", rec.last(t))
+	}
+}
+
+// A tool loop that changes provider between iterations: OpenAI calls the
+// tool, Anthropic continues with its result, and neither refuses the
+// history.
+func TestAnthropicContinuesOpenAILoop(t *testing.T) {
+	_, root := anthSim(t, sim.Config{Script: weatherScript()})
+	o := newOpenAI(t, root+"/v1", 0, nil)
+	a := newAnthropic(t, root, llm.AnthropicParams{}, nil)
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "weather in Paris?"}}
+	req := llm.Request{Model: "gpt-4o", Messages: msgs, Tools: []llm.ToolSpec{weatherTool}}
+	st, err := o.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []llm.ToolCall
+	for {
+		ev, err := st.Next(t.Context())
+		if err != nil {
+			t.Fatalf("openai: %v", err)
+		}
+		if ev.Kind == llm.EventToolCall {
+			calls = append(calls, *ev.ToolCall)
+		}
+		if ev.Kind == llm.EventDone {
+			break
+		}
+	}
+	_ = st.Close()
+	if len(calls) != 1 {
+		t.Fatalf("openai calls %+v", calls)
+	}
+	req.Model = "claude-haiku-5-5"
+	req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls},
+		llm.Message{Role: llm.RoleTool, ToolCallID: calls[0].ID, Content: "sunny"})
+	r := anthDrain(t, mustStream(t, a, req))
+	if r.err != nil || r.text != "Sunny, per get_weather." || r.done.FinishReason != llm.FinishStop {
+		t.Fatalf("anthropic %+v", r)
+	}
+}

@@ -1,0 +1,200 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/anthropics/anthropic-sdk-go"
+)
+
+// messageParams turns a Request into a Messages request. It refuses a
+// request the API would refuse for our own mistake, so that such a bug is
+// not mistaken for a provider failure.
+//   - System messages, wherever they stand, become the system parameter,
+//     in order: the API has no system role in messages.
+//   - Tool messages become tool_result blocks of a user message, and
+//     consecutive messages of one role are merged into one message: the API
+//     wants user and assistant to alternate, with every tool_use answered
+//     by the next message.
+//   - Nothing about the user goes out: no metadata.user_id, not even the
+//     salted SafetyIdentifier (DESIGN §11 gives that to OpenAI only).
+//   - ReasoningEffort is not sent: extended thinking stays off, so tool
+//     use needs no thinking blocks carried back.
+func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, error) {
+	switch {
+	case req.Model == "":
+		return nil, errors.New("request: model is required")
+	case len(req.Messages) == 0:
+		return nil, errors.New("request: at least one message is required")
+	case req.MaxOutputTokens < 0:
+		return nil, fmt.Errorf("request: max output tokens must not be negative, got %d", req.MaxOutputTokens)
+	}
+	p := &anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: int64(a.maxTokens)}
+	if req.MaxOutputTokens > 0 {
+		p.MaxTokens = int64(req.MaxOutputTokens)
+	}
+	if a.cache {
+		// One breakpoint on the last cacheable block: each turn reads what
+		// the turn before wrote, as the whole conversation is resent.
+		p.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	for i, m := range req.Messages {
+		if err := addMessage(p, m); err != nil {
+			return nil, fmt.Errorf("request: messages[%d]: %w", i, err)
+		}
+	}
+	if len(p.Messages) == 0 {
+		return nil, errors.New("request: only system messages")
+	}
+	for i, t := range req.Tools {
+		tool, err := anthTool(t)
+		if err != nil {
+			return nil, fmt.Errorf("request: tools[%d] %q: %w", i, t.Name, err)
+		}
+		p.Tools = append(p.Tools, tool)
+	}
+	choice, err := anthToolChoice(req.ToolChoice, req.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("request: %w", err)
+	}
+	p.ToolChoice = choice
+	return p, nil
+}
+
+// addMessage appends m to p, merging it into the last message when both
+// have the same role.
+func addMessage(p *anthropic.MessageNewParams, m Message) error {
+	var role anthropic.MessageParamRole
+	var blocks []anthropic.ContentBlockParamUnion
+	switch m.Role {
+	case RoleSystem:
+		if m.Content != "" {
+			p.System = append(p.System, anthropic.TextBlockParam{Text: m.Content})
+		}
+		return nil
+	case RoleUser:
+		if m.Content == "" {
+			return errors.New("a user message needs content")
+		}
+		role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}
+	case RoleTool:
+		if m.ToolCallID == "" {
+			return errors.New("a tool message needs the id of the call it answers")
+		}
+		// An empty text block is refused; an empty result has no content.
+		r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+		if m.Content != "" {
+			r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
+		}
+		role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{{OfToolResult: &r}}
+	case RoleAssistant:
+		role = anthropic.MessageParamRoleAssistant
+		if m.Content != "" {
+			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+		}
+		for _, tc := range m.ToolCalls {
+			if tc.ID == "" || tc.Name == "" {
+				return errors.New("a tool call needs its id and name")
+			}
+			blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
+		}
+		if len(blocks) == 0 {
+			return nil // an empty assistant turn says nothing
+		}
+	default:
+		return fmt.Errorf("unknown role %q", m.Role)
+	}
+	if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
+		last := &p.Messages[n-1]
+		if m.Role == RoleTool {
+			// tool_result blocks come first in their user message.
+			at := 0
+			for at < len(last.Content) && last.Content[at].OfToolResult != nil {
+				at++
+			}
+			last.Content = append(last.Content[:at], append(blocks, last.Content[at:]...)...)
+			return nil
+		}
+		last.Content = append(last.Content, blocks...)
+		return nil
+	}
+	p.Messages = append(p.Messages, anthropic.MessageParam{Role: role, Content: blocks})
+	return nil
+}
+
+// toolInput is a call's arguments as the input object the API takes: a
+// model cut off mid-call leaves arguments that are no JSON object, which
+// go back as {} (the call never ran; its tool_result says so).
+func toolInput(args string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &obj) != nil || obj == nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(args)
+}
+
+// anthTool maps a tool: the schema's properties and required list have
+// their own fields, the rest of it rides along as extra fields.
+func anthTool(t ToolSpec) (anthropic.ToolUnionParam, error) {
+	if t.Name == "" {
+		return anthropic.ToolUnionParam{}, errors.New("name is required")
+	}
+	var schema anthropic.ToolInputSchemaParam
+	if len(t.Parameters) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.Parameters, &obj); err != nil || obj == nil {
+			return anthropic.ToolUnionParam{}, errors.New("parameters must be a JSON Schema object")
+		}
+		for k, v := range obj {
+			switch k {
+			case "type":
+			case "properties":
+				schema.Properties = v
+			case "required":
+				if err := json.Unmarshal(v, &schema.Required); err != nil {
+					return anthropic.ToolUnionParam{}, errors.New("parameters: required must be a list of names")
+				}
+			default:
+				if schema.ExtraFields == nil {
+					schema.ExtraFields = map[string]any{}
+				}
+				schema.ExtraFields[k] = v
+			}
+		}
+	}
+	tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
+	if t.Description != "" {
+		tool.Description = anthropic.String(t.Description)
+	}
+	return anthropic.ToolUnionParam{OfTool: &tool}, nil
+}
+
+// anthToolChoice maps Request.ToolChoice as toolChoice does for OpenAI:
+// "required" is Anthropic's "any".
+func anthToolChoice(choice string, tools []ToolSpec) (anthropic.ToolChoiceUnionParam, error) {
+	var c anthropic.ToolChoiceUnionParam
+	if len(tools) == 0 {
+		if choice != "" && choice != "none" {
+			return c, fmt.Errorf("tool choice %q without tools", choice)
+		}
+		return c, nil
+	}
+	switch choice {
+	case "", "auto":
+		c.OfAuto = &anthropic.ToolChoiceAutoParam{}
+	case "none":
+		c.OfNone = &anthropic.ToolChoiceNoneParam{}
+	case "required":
+		c.OfAny = &anthropic.ToolChoiceAnyParam{}
+	default:
+		for _, t := range tools {
+			if t.Name == choice {
+				c.OfTool = &anthropic.ToolChoiceToolParam{Name: choice}
+				return c, nil
+			}
+		}
+		return c, fmt.Errorf("tool choice %q is not among the tools", choice)
+	}
+	return c, nil
+}

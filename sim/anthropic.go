@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// EndpointAnthropicMessages is Anthropic's Messages API. The path is the
+// one anthropic-sdk-go appends to its base URL, so ANTHROPIC_BASE_URL is
+// the simulator's root (no /v1).
+const EndpointAnthropicMessages = "/v1/messages"
+
+// anthVersions are the anthropic-version values the API takes.
+var anthVersions = []string{"2023-06-01", "2023-01-01"}
+
+// anthropicFaultKinds are the faults /v1/messages can serve (docs/sim.md).
+func anthropicFaultKinds() []FaultKind {
+	return []FaultKind{FaultRateLimit, FaultQuota, FaultServerError, FaultUnavailable, FaultTimeout,
+		FaultMalformedJSON, FaultCutStream, FaultSlowDrip, FaultStreamError,
+		FaultContextLength, FaultContentFilter, FaultReset, FaultNoDone}
+}
+
+// anthropicMessages serves POST /v1/messages, answering every refusal in
+// Anthropic's error shape.
+func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Request-Id", "req_"+randomID())
+	err := s.serveMessages(w, r)
+	var ae *anthError
+	var oe *APIError
+	switch {
+	case err == nil, errors.Is(err, errClientGone), errors.Is(err, errServerClosed):
+		return err
+	case errors.As(err, &ae):
+	case errors.As(err, &oe):
+		ae = asAnthError(oe)
+	default:
+		s.log.ErrorContext(r.Context(), "sim: request failed", "endpoint", EndpointAnthropicMessages, "err", err)
+		ae = anthServerError()
+	}
+	writeAnthError(w, ae)
+	return nil
+}
+
+// serveMessages follows the real API's order: key, version, body, model;
+// then any injected fault; then the scripted answer.
+func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
+	start := time.Now()
+	key := r.Header.Get("X-Api-Key")
+	switch {
+	case key == "":
+		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "x-api-key header is required"}
+	case len(s.keys) > 0 && !s.keys[key]:
+		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "invalid x-api-key"}
+	}
+	switch v := r.Header.Get("Anthropic-Version"); {
+	case v == "":
+		return anthInvalid("anthropic-version: header is required")
+	case !slices.Contains(anthVersions, v):
+		return anthInvalid("anthropic-version: invalid version " + strconv.Quote(v))
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	req, err := decodeMessagesRequest(body)
+	if err != nil {
+		return err
+	}
+	if s.models != nil && !s.models[req.Model] || s.life.retired(req.Model, s.now()) {
+		return &anthError{Status: http.StatusNotFound, Type: "not_found_error", Message: "model: " + req.Model}
+	}
+	ctx := r.Context()
+	chat := req.chat()
+	prompt := promptTokens{bytes: promptBytes(chat)}
+	f := s.faults.take(EndpointAnthropicMessages, req.Model)
+	if f != nil {
+		s.stats.fault(EndpointAnthropicMessages, f.Kind)
+		if handled, err := s.anthResponseFault(ctx, f, req.Stream, tokensFor(prompt.bytes)); handled {
+			return err
+		}
+	}
+	// Caching is explicit on this API: only a request that marks a
+	// breakpoint (cache_control, top-level or on a block) reads or writes
+	// the cache.
+	if req.cacheMarks > 0 {
+		prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.now(), key, req.Model, chat, prompt.bytes)
+	}
+	c := newCompletion(chat, s.script.plan(chat), req.Model, prompt)
+	a := newAnthAnswer(c, prompt)
+	setAnthHeaders(w, start)
+	if req.Stream {
+		return s.streamMessage(ctx, w, a, f)
+	}
+	return s.writeMessage(ctx, w, a, f)
+}
+
+// anthResponseFault serves the faults that replace the whole response and
+// reports false for those that shape the body instead.
+func (s *Server) anthResponseFault(ctx context.Context, f *Fault, stream bool, promptTokens int) (bool, error) {
+	switch f.Kind {
+	case FaultRateLimit:
+		return true, anthRateLimited(f.RetryAfter)
+	case FaultQuota:
+		return true, anthCreditTooLow()
+	case FaultServerError:
+		return true, anthServerError()
+	case FaultUnavailable:
+		return true, anthOverloaded(f.RetryAfter)
+	case FaultContextLength:
+		return true, anthPromptTooLong(promptTokens)
+	case FaultReset:
+		// Nothing written yet: aborting closes the connection before any
+		// header, as a load balancer dropping the request does.
+		panic(http.ErrAbortHandler)
+	case FaultTimeout:
+		if !stream || f.AfterChunks == 0 {
+			return true, s.hang(ctx)
+		}
+	case FaultStreamError:
+		// A request that does not stream has no 200 to fail inside.
+		if !stream {
+			return true, anthOverloaded(0)
+		}
+	}
+	return false, nil
+}
+
+// writeMessage sends a non-streamed Message after the time the model would
+// take to generate it.
+func (s *Server) writeMessage(ctx context.Context, w http.ResponseWriter, a *anthAnswer, f *Fault) error {
+	kind := FaultKind("")
+	if f != nil {
+		kind = f.Kind
+	}
+	body := a.message(kind == FaultContentFilter)
+	if kind != FaultSlowDrip {
+		if err := s.wait(ctx, s.ttft(a.model)+s.tokenDelay(a.output)); err != nil {
+			return err
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	switch kind {
+	case FaultMalformedJSON:
+		body = malformed(body)
+	case FaultCutStream:
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body[:len(body)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	case FaultSlowDrip:
+		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(body); err != nil {
+		return errClientGone
+	}
+	return nil
+}
