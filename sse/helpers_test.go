@@ -229,6 +229,13 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
+	// The service calls the router, as cmd/voxgate wires it: chat.route
+	// with one target, chat.model on the simulator.
+	router, err := llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"openai": provider},
+		Routes: []llm.Route{{Name: cfg.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model, Timeout: o.timeout}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	contextTool := "profile"
 	if o.noContextTool {
 		contextTool = ""
@@ -237,7 +244,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
-	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
+	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: router, RouteModels: []string{cfg.Model}, Ledger: ledger,
 		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
