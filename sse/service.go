@@ -86,9 +86,9 @@ func checkConfig(c config.Chat, models []string, contextTool string, reg *tools.
 
 // Params are what a Service needs. New checks them.
 type Params struct {
-	Pool     *pgxpool.Pool
-	Quota    *quota.Service
-	Tools    *tools.Executor
+	Pool  *pgxpool.Pool
+	Quota *quota.Service
+	Tools *tools.Executor
 	// Provider is the router: every model call asks it for chat.route
 	// (Config.Route).
 	Provider llm.Provider
