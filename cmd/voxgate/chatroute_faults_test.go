@@ -106,6 +106,9 @@ func TestChatRouteFaults(t *testing.T) {
 			if len(recs) != 1 || recs[0].Kind != "chat" || recs[0].Provider != tc.answeredBy {
 				t.Errorf("records %+v, want one chat record by %s (no failed attempt reported usage)", recs, tc.answeredBy)
 			}
+			if tc.errCode == "" && len(recs) == 1 && (recs[0].TextOut == 0 || recs[0].CostMicros == nil || *recs[0].CostMicros == 0) {
+				t.Errorf("record %+v, want the answer's reported usage, priced", recs[0])
+			}
 			if strings.Contains(r.Raw, "failover_trace") || strings.Contains(r.Raw, "PROVIDER_") || strings.Contains(r.Raw, pri) {
 				t.Errorf("the client was sent the trace: %s", r.Raw)
 			}
