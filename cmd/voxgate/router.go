@@ -46,7 +46,12 @@ func newRouter(m *Main) (*llm.Router, error) {
 			return nil, fmt.Errorf("%s: %w", t.key, err)
 		}
 	}
-	return llm.NewRouterFromConfig(cfg, routerEnv(m), factories(m), llm.RouterParams{Registerer: m.Registry})
+	r, err := llm.NewRouterFromConfig(cfg, routerEnv(m), factories(m), llm.RouterParams{Registerer: m.Registry})
+	if err != nil {
+		// The adapters' own settings are chat's timeouts.
+		return nil, fmt.Errorf("providers, chat.chunk_timeout, chat.first_chunk_timeouts: %w", err)
+	}
+	return r, nil
 }
 
 // chatConfigured says whether any target of chat.route has a provider that
