@@ -21,12 +21,12 @@ func TestChatRouteOutcomes(t *testing.T) {
 	}
 	wrongKey := func(p, f *sim.Config) { p.Keys, f.Keys = []string{"sk-another"}, []string{"sk-another"} }
 	cases := []struct {
-		name   string
-		sims   func(p, f *sim.Config)
-		faults func(*testing.T, *gateway)
-		status int    // stream: false
-		code   string // "" for an answer
-		retry  string // Retry-After
+		name    string
+		sims    func(p, f *sim.Config)
+		faults  func(*testing.T, *gateway)
+		status  int    // stream: false
+		code    string // "" for an answer
+		retry   string // Retry-After
 		status_ string
 	}{
 		{name: "every target failed: degraded", faults: both(sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1}),
@@ -36,7 +36,9 @@ func TestChatRouteOutcomes(t *testing.T) {
 		{name: "every target rate-limited: 429", faults: both(sim.Fault{Kind: sim.FaultRateLimit, Fraction: 1, RetryAfter: 30}),
 			status: 429, code: "AI_RATE_LIMITED", retry: "30", status_: "AI_RATE_LIMITED"},
 		{name: "a content-filter refusal: 422, never failed over",
-			faults: func(t *testing.T, g *gateway) { g.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1}) },
+			faults: func(t *testing.T, g *gateway) {
+				g.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1})
+			},
 			status: 422, code: "AI_CONTENT_FILTERED", status_: "AI_CONTENT_FILTERED"},
 	}
 	const fallback = "Our assistant is resting. Try again soon."
