@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/voxgate/voxgate/internal/config"
@@ -39,6 +40,21 @@ func OpenAIFactory(params OpenAIParams) Factory {
 			p.BaseURL = DefaultOpenAIBaseURL
 		}
 		return NewOpenAI(p)
+	}
+}
+
+// GeminiFactory builds gemini adapters on params, each with its
+// provider's name, base URL and key. An empty base URL leaves genai's own
+// (GOOGLE_GEMINI_BASE_URL, else Google's endpoint).
+func GeminiFactory(params GeminiParams) Factory {
+	return func(s ProviderSpec) (Provider, error) {
+		p := params
+		p.Name, p.BaseURL, p.APIKey = s.Name, s.BaseURL, s.APIKey
+		if p.FirstChunk == nil {
+			p.FirstChunk = DefaultFirstChunkTimeouts()
+		}
+		// genai reads only its environment defaults from the context.
+		return NewGemini(context.Background(), p)
 	}
 }
 

@@ -44,12 +44,16 @@ func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*t
 }
 
 // reservation is what a turn reserves: chat.estimate_tokens, priced as
-// input at the model's rates (an upper bound for most turns; settlement
-// reconciles), and one request.
+// input at the dearest rates of chat.route's targets (any of them may
+// answer; an upper bound for most turns; settlement reconciles), and one
+// request.
 func (s *Service) reservation() quota.Estimate {
-	cost, err := s.ledger.Prices().Cost(billing.Line{Model: s.cfg.Model, Usage: billing.Usage{TextIn: s.cfg.EstimateTokens}})
-	if err != nil {
-		cost = 0
+	var cost int64
+	for _, m := range s.models {
+		c, err := s.ledger.Prices().Cost(billing.Line{Model: m, Usage: billing.Usage{TextIn: s.cfg.EstimateTokens}})
+		if err == nil {
+			cost = max(cost, c)
+		}
 	}
 	return quota.Estimate{Tokens: s.cfg.EstimateTokens, CostMicros: cost, Calls: 1}
 }

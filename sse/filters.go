@@ -15,7 +15,7 @@ func (t *turn) filter() *Response {
 	a := t.answer
 	resp := &Response{Version: "1.0", SessionID: t.sessionID, MessageID: newID("msg_"), Message: t.text,
 		Language: t.language, Cards: a.Cards, CardsOmitted: a.CardsOmitted, Actions: a.Actions, DBWrites: a.DBWrites,
-		SafetyFlags: a.SafetyFlags, Usage: UsageBlock{Plan: t.ticket.Plan}}
+		SafetyFlags: a.SafetyFlags, Suggestions: a.Suggestions, Degraded: t.degraded, Usage: UsageBlock{Plan: t.ticket.Plan}}
 	resp.nonNil()
 	return resp
 }

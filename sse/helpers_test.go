@@ -139,6 +139,9 @@ type options struct {
 	logs io.Writer
 	// spool, when set, is the service's durable path.
 	spool *spool.Spool
+	// moreModels are models of further route targets, beside chat.model
+	// (the reservation prices at the dearest).
+	moreModels []string
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -229,6 +232,13 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
+	// The service calls the router, as cmd/voxgate wires it: chat.route
+	// with one target, chat.model on the simulator.
+	router, err := llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"openai": provider},
+		Routes: []llm.Route{{Name: cfg.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model, Timeout: o.timeout}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	contextTool := "profile"
 	if o.noContextTool {
 		contextTool = ""
@@ -237,7 +247,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
-	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: provider, Ledger: ledger,
+	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: ledger,
 		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)

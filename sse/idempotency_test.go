@@ -79,12 +79,13 @@ func TestIdempotencyInProgress(t *testing.T) {
 		t.Errorf("%d usage records, want 1", n)
 	}
 
-	// A failed request leaves no key behind: its retry runs.
-	if _, err := f.sim.AddFault(sim.Fault{Endpoint: "/v1/chat/completions", Kind: sim.FaultServerError, Count: 1}); err != nil {
+	// A failed request leaves no key behind: its retry runs. (A refusal
+	// the router does not fail over; a 5xx it would retry.)
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: "/v1/chat/completions", Kind: sim.FaultContentFilter, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
 	r = f.post(t, call{user: "u1", key: "fails", body: map[string]any{"message": "hi", "stream": false}})
-	if r.Status < 500 {
+	if r.Status != 422 {
 		t.Fatalf("faulted request: %d %v", r.Status, r.Body)
 	}
 	r = f.post(t, call{user: "u1", key: "fails", body: map[string]any{"message": "hi", "stream": false}})

@@ -33,18 +33,23 @@ func TestRateLimitBeforeStream(t *testing.T) {
 // and the stream ends without done.
 func TestFailureAfterStreamStart(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{})
 	cases := []struct {
 		name  string
 		fault sim.Fault
 		code  string
 	}{
-		{"rate limited upstream", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7}, "AI_RATE_LIMITED"},
+		// Retry-After past the route's budget: no retry, and the one
+		// target's refusal is the route's.
+		{"rate limited upstream", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 30}, "AI_RATE_LIMITED"},
 		{"cut mid-stream", sim.Fault{Kind: sim.FaultStreamError, AfterChunks: 2}, "AI_UNAVAILABLE"},
 		{"connection cut mid-body", sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 2}, "AI_UNAVAILABLE"},
 		{"unreadable chunk", sim.Fault{Kind: sim.FaultMalformedJSON, AfterChunks: 2}, "AI_PARSE_ERROR"},
 	}
 	for _, tc := range cases {
+		// A fixture each: three failures in a row would open the one
+		// target's breaker (DESIGN §11), and the next case would be
+		// degraded instead.
+		f := newFixture(t, options{})
 		tc.fault.Endpoint, tc.fault.Count = "/v1/chat/completions", 1
 		if _, err := f.sim.AddFault(tc.fault); err != nil {
 			t.Fatal(err)

@@ -12,27 +12,54 @@ import (
 // the first call forced to the workflow's tool when one is named, the
 // tools through the turn's Call (tools.go), the text and progress out as
 // events (progress.go). What the calls used is the turn's, even when the
-// loop fails.
+// loop fails. Every call goes through the router on chat.route; each
+// routed call's trace is kept (the audit row, the attempts a provider
+// billed), and the record names the target that answered last. When every
+// target failed before answering, the turn answers in degraded mode.
 func (t *turn) model(ctx context.Context) error {
 	// The one place a turn picks its provider and names its model.
-	provider := t.s.provider
-	req := llm.Request{Model: t.s.cfg.Model, Messages: t.msgs, Tools: t.s.toolSpecs(t.ticket.Plan),
+	provider := traced{p: t.s.provider, ts: &t.traces}
+	req := llm.Request{Model: t.s.cfg.Route, Messages: t.msgs, Tools: t.s.toolSpecs(t.ticket.Plan),
 		MaxOutputTokens: t.s.cfg.MaxOutputTokens, ReasoningEffort: t.s.cfg.ReasoningEffort,
 		SafetyIdentifier: t.s.safetyID.For(t.p.UserID)}
 	if t.req.Workflow != "" && t.confirm == nil {
 		req.ToolChoice = t.req.Workflow
 	}
-	t.provider = provider.Name()
 	res, err := agent.Run(ctx, provider, req, t)
 	u := res.Usage
 	t.text, t.modelName, t.calls, t.estimated = res.Text, u.Model, u.Calls, u.Estimated
 	t.usage = billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens,
 		TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens}
 	t.pending = res.Stopped
-	if err != nil {
-		return loopError(ctx, err)
+	if a, ok := t.traces.answered(); ok {
+		t.provider, t.answerModel = a.Provider, a.Model
 	}
-	return nil
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil && degradedBy(err):
+		return t.degrade(ctx)
+	}
+	return loopError(ctx, err)
+}
+
+// degrade ends a turn whose route failed everywhere with the configured
+// fallback (DESIGN §11): the thinking phase closed, its message as one
+// content event (the answer is
+// every content delta, so it follows any text an earlier call sent), its
+// suggestions, degraded: true. The turn then ends as any answer does.
+func (t *turn) degrade(ctx context.Context) error {
+	d := t.s.cfg.Degraded
+	t.degraded = true
+	t.text += d.Message
+	for _, sg := range d.Suggestions {
+		t.answer.Suggestions = append(t.answer.Suggestions, Suggestion{Label: sg.Label, Message: sg.Message})
+	}
+	// The failed call's thinking phase began and never ended.
+	if err := t.Progress(ctx, agent.Thinking, true); err != nil {
+		return err
+	}
+	return t.Text(ctx, d.Message)
 }
 
 // toolSpecs are the tools plan may use, as the model sees them.

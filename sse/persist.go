@@ -41,20 +41,30 @@ func (t *turn) persist(ctx context.Context, resp *Response) (billing.Record, err
 	return rec, nil
 }
 
-// record is the turn's cost record, priced by the ledger.
+// record is the turn's cost record, priced by the ledger. It names the
+// target that answered (the last answered call's). A turn no target
+// answered (degraded, or refused by every one) used nothing billable
+// itself: it names provider "none" and the route's first model, whose
+// price keeps its zero cost a priced zero.
 func (t *turn) record() billing.Record {
-	model := t.modelName
+	model, provider := t.modelName, t.provider
 	if model == "" {
-		model = t.s.cfg.Model
+		model = t.answerModel
+	}
+	if provider == "" {
+		provider, model = noProvider, t.s.models[0]
 	}
 	source := billing.SourceProviderReported
 	if t.estimated {
 		source = billing.SourceServerObserved
 	}
 	return billing.Record{UserID: t.p.UserID, SessionID: t.sessionID, TurnID: t.turnID, Kind: billing.KindChat,
-		Provider: t.provider, Model: model, Usage: t.usage,
+		Provider: provider, Model: model, Usage: t.usage,
 		DurationMS: time.Since(t.started).Milliseconds(), UsageSource: source}
 }
+
+// noProvider names the provider of a turn no target answered.
+const noProvider = "none"
 
 // storedTurn is what a finished turn writes.
 type storedTurn struct {

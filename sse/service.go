@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,10 +44,14 @@ const (
 
 // checkConfig refuses a chat section that could not serve a turn, naming
 // the key.
-func checkConfig(c config.Chat, contextTool string, reg *tools.Registry, prices *billing.Prices) error {
+func checkConfig(c config.Chat, models []string, contextTool string, reg *tools.Registry, prices *billing.Prices) error {
 	switch {
-	case c.Model == "":
-		return errors.New("chat.model must be set")
+	case c.Route == "":
+		return errors.New("chat.route must be set")
+	case len(models) == 0:
+		return fmt.Errorf("chat.route %q has no targets", c.Route)
+	case strings.TrimSpace(c.Degraded.Message) == "" || len(c.Degraded.Message) > MaxMessageChars:
+		return fmt.Errorf("chat.degraded.message must be 1–%d characters", MaxMessageChars)
 	case c.MaxOutputTokens < 0:
 		return errors.New("chat.max_output_tokens must not be negative")
 	case c.EstimateTokens < 1:
@@ -58,11 +63,18 @@ func checkConfig(c config.Chat, contextTool string, reg *tools.Registry, prices 
 	case c.PurgeInterval < time.Second:
 		return errors.New("chat.purge_interval must be at least 1s")
 	}
-	if err := prices.Require(c.Model); err != nil {
-		return fmt.Errorf("chat.model: %w", err)
+	for i, sg := range c.Degraded.Suggestions {
+		if sg.Label == "" || sg.Message == "" {
+			return fmt.Errorf("chat.degraded.suggestions[%d] needs a label and a message", i)
+		}
 	}
-	if c.ReasoningEffort != "" && c.ReasoningEffort != "none" && llm.ToolsNeedNoReasoning(c.Model) {
-		return fmt.Errorf("chat.reasoning_effort: %s takes tools only at \"none\", not %q", c.Model, c.ReasoningEffort)
+	if err := prices.Require(models...); err != nil {
+		return fmt.Errorf("chat.route %q: %w", c.Route, err)
+	}
+	for _, m := range models {
+		if c.ReasoningEffort != "" && c.ReasoningEffort != "none" && llm.ToolsNeedNoReasoning(m) {
+			return fmt.Errorf("chat.reasoning_effort: %s takes tools only at \"none\", not %q", m, c.ReasoningEffort)
+		}
 	}
 	if contextTool != "" {
 		if err := reg.CheckContextTool(contextTool); err != nil {
@@ -74,11 +86,16 @@ func checkConfig(c config.Chat, contextTool string, reg *tools.Registry, prices 
 
 // Params are what a Service needs. New checks them.
 type Params struct {
-	Pool     *pgxpool.Pool
-	Quota    *quota.Service
-	Tools    *tools.Executor
+	Pool  *pgxpool.Pool
+	Quota *quota.Service
+	Tools *tools.Executor
+	// Provider is the router: every model call asks it for chat.route
+	// (Config.Route).
 	Provider llm.Provider
-	Ledger   *billing.Ledger
+	// RouteModels are the models of chat.route's targets: each needs a
+	// price, and a turn's reservation prices at the dearest.
+	RouteModels []string
+	Ledger      *billing.Ledger
 	// Spool is the durable path of turns' ends (records and settlements);
 	// nil keeps none, so an outage's ends are retried, then logged.
 	Spool *spool.Spool
@@ -107,6 +124,7 @@ type Service struct {
 	quota    *quota.Service
 	tools    *tools.Executor
 	provider llm.Provider
+	models   []string // Params.RouteModels
 	ledger   *billing.Ledger
 	spool    *spool.Spool
 	cfg      config.Chat
@@ -125,7 +143,7 @@ func New(p Params) (*Service, error) {
 	if p.Pool == nil || p.Quota == nil || p.Tools == nil || p.Provider == nil || p.Ledger == nil {
 		return nil, errors.New("sse: Pool, Quota, Tools, Provider and Ledger are required")
 	}
-	if err := checkConfig(p.Config, p.ContextTool, p.Tools.Registry(), p.Ledger.Prices()); err != nil {
+	if err := checkConfig(p.Config, p.RouteModels, p.ContextTool, p.Tools.Registry(), p.Ledger.Prices()); err != nil {
 		return nil, err
 	}
 	if p.Logger == nil {
@@ -147,7 +165,7 @@ func New(p Params) (*Service, error) {
 			return nil, err
 		}
 	}
-	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, models: p.RouteModels, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: p.Config, contextTool: p.ContextTool, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}
 	p.Spool.Register(turnEndKind, s.decodeTurnEnd)
 	return s, nil

@@ -15,7 +15,14 @@ import (
 // (the user's day after settlement) and is kept under the request's
 // Idempotency-Key. It returns the response as JSON.
 func (t *turn) settle(ctx context.Context, resp *Response, written billing.Record) ([]byte, error) {
-	rec, d := t.end(ctx, nil, &written)
+	outcome := "ok"
+	switch {
+	case t.pending:
+		outcome = "confirmation"
+	case t.degraded:
+		outcome = "degraded"
+	}
+	rec, d := t.end(ctx, nil, &written, outcome)
 	resp.Usage = t.usageBlock(rec, d)
 	raw, err := json.Marshal(resp)
 	if err != nil {
@@ -24,10 +31,6 @@ func (t *turn) settle(ctx context.Context, resp *Response, written billing.Recor
 	if t.key != "" {
 		t.s.finishKey(ctx, t.p.UserID, t.key, raw)
 	}
-	outcome := "ok"
-	if t.pending {
-		outcome = "confirmation"
-	}
 	t.observe(outcome)
 	return raw, nil
 }
@@ -35,15 +38,15 @@ func (t *turn) settle(ctx context.Context, resp *Response, written billing.Recor
 // fail ends a turn that will not answer: the usage so far is recorded and
 // settled (nothing used: the ticket is released). It returns err.
 func (t *turn) fail(ctx context.Context, err error) error {
-	if t.calls == 0 {
-		t.end(ctx, nil, nil)
-	} else {
-		rec := t.record()
-		t.end(ctx, &rec, nil)
-	}
 	outcome := string(apierr.From(err).Code)
 	if ctx.Err() != nil {
 		outcome = "cancelled"
+	}
+	if t.calls == 0 {
+		t.end(ctx, nil, nil, outcome)
+	} else {
+		rec := t.record()
+		t.end(ctx, &rec, nil, outcome)
 	}
 	t.observe(outcome)
 	return err
@@ -71,12 +74,13 @@ func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
 }
 
 // end hands the turn's end to the durable path: write (the record to
-// write) or written (the record its transaction wrote), then the
+// write) or written (the record its transaction wrote), the attempts a
+// provider billed and the audit row (its status is outcome), then the
 // settlement. It returns the record and the user's day after it; when the
 // database did not take them in time, the record as it will be written
 // and the day as admission saw it.
-func (t *turn) end(ctx context.Context, write, written *billing.Record) (billing.Record, quota.Daily) {
-	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, s: t.s}
+func (t *turn) end(ctx context.Context, write, written *billing.Record, outcome string) (billing.Record, quota.Daily) {
+	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: t.attempts(), Audit: t.audit(outcome), s: t.s}
 	var rec billing.Record
 	switch {
 	case written != nil:
@@ -105,6 +109,6 @@ func (t *turn) end(ctx context.Context, write, written *billing.Record) (billing
 // release ends a turn that used nothing: its ticket is freed. It
 // returns err.
 func (t *turn) release(ctx context.Context, err error) error {
-	t.end(ctx, nil, nil)
+	t.end(ctx, nil, nil, "")
 	return err
 }

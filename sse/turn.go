@@ -44,9 +44,14 @@ type turn struct {
 	// Metering: what the model calls used, as the agent loop counted it.
 	usage     billing.Usage
 	modelName string // the model the provider named last
-	provider  string // the provider the turn picked (model.go)
-	calls     int64
-	estimated bool
+	// provider and answerModel are the configured provider and the model
+	// of the target that answered the turn's last answered call (model.go).
+	provider    string
+	answerModel string
+	calls       int64
+	estimated   bool
+	traces      traces // every routed call's trace (route.go)
+	degraded    bool   // every target failed: the configured fallback answered
 
 	language string
 	answer   messageData

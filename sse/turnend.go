@@ -14,12 +14,13 @@ import (
 const turnEndKind = "chat_turn_end"
 
 // turnEnd is what ends an admitted turn in the database: its cost record
-// (unless the turn's own transaction wrote it) and then its ticket's
+// (unless the turn's own transaction wrote it), the records of failed
+// attempts a provider billed, its audit row, and then its ticket's
 // settlement, which frees the concurrency lease. It goes through the
 // durable path (package spool): a database outage at a turn's end loses
 // neither, and the lease is freed as soon as the database answers again.
-// Both steps are idempotent (the record's unique key, the ticket's
-// settlement row), so a replay changes nothing.
+// Every step is idempotent (the records' unique key, the audit row's,
+// the ticket's settlement row), so a replay changes nothing.
 type turnEnd struct {
 	UserID   string `json:"user_id"`
 	TicketID int64  `json:"ticket_id"`
@@ -30,6 +31,12 @@ type turnEnd struct {
 	Record     *billing.Record `json:"record,omitempty"`
 	Usage      billing.Usage   `json:"usage"` // the Record's, which its JSON leaves out
 	CostMicros *int64          `json:"cost_micros,omitempty"`
+	// Attempts are the failed attempts a provider billed (audit.go);
+	// they are the operator's cost, not the user's: the settlement counts
+	// only the turn's own record.
+	Attempts []attemptRecord `json:"attempts,omitempty"`
+	// Audit is the turn's audit row, nil when it made no routed call.
+	Audit *Audit `json:"audit,omitempty"`
 
 	s *Service
 	// What Complete wrote and the user's day after it.
@@ -49,6 +56,18 @@ func (j *turnEnd) Complete(ctx context.Context) error {
 			return err
 		}
 		j.rec, cost = rec, rec.CostMicros
+	}
+	for _, a := range j.Attempts {
+		r := a.Record
+		r.Usage = a.Usage
+		if _, err := j.s.ledger.Write(ctx, j.s.pool, r); err != nil {
+			return err
+		}
+	}
+	if j.Audit != nil {
+		if err := writeAudit(ctx, j.s.pool, j.Audit); err != nil {
+			return err
+		}
 	}
 	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}
 	if cost != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/lifecycle"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/tools"
 )
@@ -54,7 +55,11 @@ type Main struct {
 	// Voice is the voice control plane, or off when no provider is
 	// configured (no OPENAI_API_KEY).
 	Voice voiceService
-	// Chat is the chat service, or off when no provider is configured.
+	// Router is the text router over the configured providers and routes
+	// (DESIGN §11): chat's provider.
+	Router *llm.Router
+	// Chat is the chat service, or off when no provider of chat.route is
+	// configured.
 	Chat chatService
 	// Lifecycle re-checks the models' shutdown dates daily; nil when no
 	// provider is configured.
@@ -110,6 +115,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if m.Voice, err = newVoice(m); err != nil {
+		return err
+	}
+	if m.Router, err = newRouter(m); err != nil {
 		return err
 	}
 	if m.Chat, err = newChat(m); err != nil {

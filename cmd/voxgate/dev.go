@@ -40,8 +40,8 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	// No OpenAI key: the simulator stands in for OpenAI, in process, on
-	// its own loopback listener.
+	// No OpenAI key: the simulator stands in for every provider, in
+	// process, on its own loopback listener.
 	simURL := ""
 	if getenv("OPENAI_API_KEY") == "" {
 		s, err := startSim(ctx, "127.0.0.1:0", sim.Config{Logger: newLogger(stderr)})
@@ -63,6 +63,10 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 			return simURL
 		case k == "OPENAI_API_KEY" && simURL != "":
 			return "sk-sim"
+		case simURL != "" && (k == "ANTHROPIC_BASE_URL" || k == "GOOGLE_GEMINI_BASE_URL"):
+			return strings.TrimSuffix(simURL, "/v1") // their SDKs add their own version paths
+		case simURL != "" && (k == "ANTHROPIC_API_KEY" || k == "GEMINI_API_KEY"):
+			return "sk-sim"
 		case k == "VOXGATE_DEMO" && getenv(k) == "":
 			return "true" // dev runs the demo unless VOXGATE_DEMO=false
 		}
@@ -78,7 +82,12 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if _, ok := cfg.Quota.Plans["bench"]; !ok {
 		cfg.Quota.Plans["bench"] = config.BenchPlan()
 	}
-	m := &Main{Config: cfg, Logger: newLevelLogger(stderr, cfg.Log.SlogLevel())}
+	if simURL != "" && len(cfg.Routes) == 0 {
+		if rs := devRoutes(cfg); len(rs[0].Targets) > 0 {
+			cfg.Routes = rs
+		}
+	}
+	m := &Main{Config: cfg, Logger: newLevelLogger(stderr, cfg.Log.SlogLevel()), Getenv: env}
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close(ctx)
 		return err
@@ -89,10 +98,45 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	provider := "OpenAI at " + cfg.Secrets.OpenAIBaseURL
 	if simURL != "" {
-		provider = "the simulator at " + simURL + " (no OpenAI key needed)"
+		provider = "the simulator at " + simURL + " for every provider (no keys needed); route " + cfg.Chat.Route + ": " + routeSummary(cfg)
 	}
 	fmt.Fprintf(stdout, "\nvoxgate dev is running at %s\nProvider: %s\n\nA dev token (user dev-user, plan bench, valid 24h):\n\n  export TOKEN=%s\n  curl -H \"Authorization: Bearer $TOKEN\" %s/v1/me\n\nMore tokens: go run ./cmd/voxgate token --sub someone --plan pro\nPress Ctrl-C to stop.\n\n", m.URL(), provider, tok, m.URL())
 	return serveUntilDone(ctx, m)
+}
+
+// devRoutes is the route of a dev file that names none: chat.model on
+// OpenAI, then a model of each other kind, all on the simulator, so a
+// failover can be watched locally (a fault on one surface moves the turn
+// to the next). A provider the file does not define is left out.
+func devRoutes(cfg *config.Config) []config.Route {
+	defined := map[string]bool{}
+	for _, p := range cfg.Providers {
+		defined[p.Name] = true
+	}
+	var targets []config.RouteTarget
+	for _, t := range []config.RouteTarget{
+		{Provider: config.KindOpenAI, Model: cfg.Chat.Model},
+		{Provider: config.KindAnthropic, Model: "claude-haiku-5-5", MaxTokens: 1024},
+		{Provider: config.KindGemini, Model: "gemini-3.8-flash"},
+	} {
+		if defined[t.Provider] {
+			targets = append(targets, t)
+		}
+	}
+	return []config.Route{{Name: cfg.Chat.Route, Targets: targets}}
+}
+
+// routeSummary lists chat.route's targets as "<provider>/<model>, …".
+func routeSummary(cfg *config.Config) string {
+	var out []string
+	for _, rt := range cfg.RouteList() {
+		if rt.Name == cfg.Chat.Route {
+			for _, t := range rt.Targets {
+				out = append(out, t.Provider+"/"+t.Model)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // devSecret is VOXGATE_JWT_SECRET, else a secret generated once and kept in

@@ -56,6 +56,10 @@ func TestDevZeroSetup(t *testing.T) {
 	if !strings.Contains(out.String(), "Provider: the simulator at http://127.0.0.1:") {
 		t.Fatalf("dev did not start the simulator:\n%s", out)
 	}
+	route := "route default: openai/gpt-6-luna, anthropic/claude-haiku-5-5, gemini/gemini-3.8-flash"
+	if !strings.Contains(out.String(), route) {
+		t.Fatalf("dev did not configure the default route over every kind (%q):\n%s", route, out)
+	}
 	status, body := get(t, base+"/v1/me", tok)
 	if status != 200 || !strings.Contains(body, `"plan":"bench"`) {
 		t.Fatalf("/v1/me with the dev token: got %d %s, want 200 on plan bench", status, body)
@@ -75,6 +79,7 @@ func TestDevZeroSetup(t *testing.T) {
 	if status, _ := get(t, base+"/v1/me", strings.TrimSpace(tokOut.String())); status != 200 {
 		t.Fatalf("token from `voxgate token`: got %d, want 200", status)
 	}
+	devRouteFailsOver(t, ctx, base, tok, out.String())
 	cancel()
 	select {
 	case err := <-done:
@@ -143,5 +148,41 @@ func TestSimCommand(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("sim returned %v after cancel", err)
+	}
+}
+
+// devRouteFailsOver checks that dev's route reaches the simulator through
+// every configured kind: a chat turn is answered by OpenAI; with OpenAI's
+// surface failing, by the next kind that answers (Gemini while no
+// Anthropic adapter is built: its target is then not configured), and an
+// admin sees every target on /v1/admin/providers.
+func devRouteFailsOver(t *testing.T, ctx context.Context, base, tok, printed string) {
+	t.Helper()
+	_, rest, _ := strings.Cut(printed, "the simulator at ")
+	simURL, _, _ := strings.Cut(rest, "/v1 ")
+	if names := eventNames(t, postChat(t, ctx, base, tok, `{"message":"hello"}`)); len(names) == 0 || names[len(names)-1] != "done" {
+		t.Fatalf("a dev chat turn: events %v, want done", names)
+	}
+	fault := `{"endpoint":"/v1/chat/completions","kind":"unavailable","fraction":1}`
+	resp, err := http.Post(simURL+"/sim/faults", "application/json", strings.NewReader(fault))
+	if err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("setting a fault at %s: %v %v", simURL, resp, err)
+	}
+	resp.Body.Close()
+	resp = postChat(t, ctx, base, tok, `{"message":"hello","stream":false}`)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"degraded":false`) {
+		t.Fatalf("with OpenAI failing: %d %s, want Gemini's answer", resp.StatusCode, body)
+	}
+	var admin bytes.Buffer
+	if err := run(ctx, []string{"token", "--sub", "ops", "--role", "admin"}, func(string) string { return "" }, &admin, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	status, st := get(t, base+"/v1/admin/providers", strings.TrimSpace(admin.String()))
+	if status != 200 || !strings.Contains(st, `"provider":"anthropic","model":"claude-haiku-5-5"`) ||
+		!strings.Contains(st, `"provider":"openai","model":"gpt-6-luna","configured":true,"state":"closed","failures":2`) ||
+		!strings.Contains(st, `"provider":"gemini","model":"gemini-3.8-flash","configured":true,"state":"closed","failures":0`) {
+		t.Fatalf("GET /v1/admin/providers: %d %s", status, st)
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/voxgate/voxgate/lifecycle"
 )
 
-// newLifecycle checks the configured OpenAI models against the provider's
+// newLifecycle checks the configured OpenAI models (every route target on
+// OpenAI, and voice's) against the provider's
 // models list before the gateway takes traffic: a model past its shutdown
 // date stops startup with a message naming it, its date and its
 // replacement. It returns the checker for the daily re-check, or nil when
@@ -26,11 +27,9 @@ func newLifecycle(ctx context.Context, m *Main) (*lifecycle.Checker, error) {
 	}
 	voice := m.Config.Voice
 	c, err := lifecycle.New(lifecycle.Params{
-		Models: []lifecycle.Configured{
-			{Key: "chat.model", Model: m.Config.Chat.Model},
-			{Key: "voice.model", Model: voice.Model},
-			{Key: "voice.transcription_model", Model: voice.TranscriptionModel},
-		},
+		Models: append(lifecycleModels(m, base),
+			lifecycle.Configured{Key: "voice.model", Model: voice.Model},
+			lifecycle.Configured{Key: "voice.transcription_model", Model: voice.TranscriptionModel}),
 		Lister: lister, Now: m.Now, Registerer: m.Registry, Logger: m.Logger,
 	})
 	if err != nil {

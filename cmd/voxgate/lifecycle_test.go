@@ -59,6 +59,16 @@ func TestStartupModelLifecycle(t *testing.T) {
 		{"a chat model 17 days from its date", "2026-11-24", func(c *config.Config) { c.Chat.Model = "gpt-5-mini" }, "",
 			"chat.model gpt-5-mini shuts down on 2026-12-11; replace it with gpt-6.1-terra",
 			`voxgate_model_shutdown_days_left{key="chat.model",model="gpt-5-mini"} 17`},
+		{"a route target past its date", "2026-12-12", func(c *config.Config) {
+			c.Routes = []config.Route{{Name: "default", Targets: []config.RouteTarget{
+				{Provider: "openai", Model: "gpt-6-luna"}, {Provider: "openai", Model: "gpt-5-mini"}}}}
+		}, "routes[0].targets[1].model gpt-5-mini was shut down on 2026-12-11", "", ""},
+		// OpenAI's list does not speak for another vendor's model: no
+		// "not in the provider's list" warning for it.
+		{"a Gemini target is not looked up at OpenAI", "2026-11-24", func(c *config.Config) {
+			c.Routes = []config.Route{{Name: "default", Targets: []config.RouteTarget{
+				{Provider: "openai", Model: "gpt-6-luna"}, {Provider: "gemini", Model: "gemini-3.8-flash"}}}}
+		}, "", "", ""},
 		{"a voice model past its date", "2027-01-21", func(c *config.Config) { c.Voice.Model = "gpt-realtime" },
 			"voice.model gpt-realtime was shut down on 2027-01-20; replace it with gpt-realtime-2.1", "", ""},
 		{"a transcription model on its date", "2027-02-26", func(c *config.Config) { c.Voice.TranscriptionModel = "whisper-1" },
@@ -68,6 +78,9 @@ func TestStartupModelLifecycle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			m, logs, err := runMain(t, tc.today, tc.set)
+			if err != nil && tc.refused == "" {
+				t.Fatalf("Run: %v", err)
+			}
 			if tc.refused != "" {
 				if !errors.Is(err, lifecycle.ErrRetired) || !strings.Contains(err.Error(), tc.refused) {
 					t.Fatalf("Run: got %v, want a refusal saying %q", err, tc.refused)
@@ -95,5 +108,18 @@ func TestStartupModelLifecycle(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every route target's model needs a price: startup names the one
+// without.
+func TestStartupRouteTargetNeedsPrice(t *testing.T) {
+	t.Parallel()
+	_, _, err := runMain(t, "2026-11-24", func(c *config.Config) {
+		c.Routes = []config.Route{{Name: "default", Targets: []config.RouteTarget{
+			{Provider: "openai", Model: "gpt-6-luna"}, {Provider: "gemini", Model: "gemini-9-unpriced"}}}}
+	})
+	if err == nil || !strings.Contains(err.Error(), "routes[0].targets[1].model") || !strings.Contains(err.Error(), `"gemini-9-unpriced" has no price`) {
+		t.Fatalf("Run: got %v, want a refusal naming routes[0].targets[1].model and its missing price", err)
 	}
 }

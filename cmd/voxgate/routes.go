@@ -40,6 +40,11 @@ func routes(m *Main) []server.Route {
 
 		{Pattern: "PUT /v1/admin/users/{id}/plan", Handler: s.Admin(m.Quota.SetPlanHandler)},
 
+		// The provider router (DESIGN §11), for operators: each target's
+		// breaker, and a chat turn's failover_trace (never sent to users).
+		{Pattern: "GET /v1/admin/providers", Handler: s.Admin(handleProviders(m.Router))},
+		{Pattern: "GET /v1/admin/chat/turns/{turn_id}", Handler: s.Admin(chat.HandleTurnAudit)},
+
 		// Finance (DESIGN §10): roles admin and finance. The CSV streams a
 		// whole range, so it bounds its own work.
 		{Pattern: "GET /v1/admin/sessions", Handler: s.Finance(fin.HandleSessions)},

@@ -33,6 +33,10 @@ func TestSectionValuesStopStartup(t *testing.T) {
 		{"a first-chunk timeout that is not positive", func(c *config.Config) {
 			c.Chat.FirstChunkTimeouts = map[string]time.Duration{"gpt-6.2-sol": -time.Second}
 		}, "chat.first_chunk_timeouts"},
+		{"an empty degraded message", func(c *config.Config) { c.Chat.Degraded.Message = " " }, "chat.degraded.message"},
+		{"a degraded suggestion without its message", func(c *config.Config) {
+			c.Chat.Degraded.Suggestions = []config.DegradedSuggestion{{Label: "Retry"}}
+		}, "chat.degraded.suggestions[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,6 +30,9 @@ type Chat struct {
 	RetentionDays int `yaml:"retention_days"`
 	// PurgeInterval is how often each replica runs the retention purge.
 	PurgeInterval time.Duration `yaml:"purge_interval"`
+	// Degraded is the answer of a turn every target of chat.route failed
+	// (DESIGN §11's degraded mode).
+	Degraded Degraded `yaml:"degraded"`
 
 	// The provider's timeouts go to package llm, whose defaults they
 	// override: DESIGN §11's 10 s per provider, 60 s to a reasoning
@@ -42,6 +45,30 @@ type Chat struct {
 	// FirstChunkTimeouts are the waits for the first chunk of the models
 	// named, laid over llm.DefaultFirstChunkTimeouts entry by entry.
 	FirstChunkTimeouts map[string]time.Duration `yaml:"first_chunk_timeouts"`
+}
+
+// Degraded is the fixed answer of degraded mode: the same message and
+// suggestions every time, so an app can recognise it and a user is never
+// shown a half-made answer.
+type Degraded struct {
+	Message     string               `yaml:"message"`
+	Suggestions []DegradedSuggestion `yaml:"suggestions"`
+}
+
+// DegradedSuggestion is a follow-up button of the degraded answer.
+type DegradedSuggestion struct {
+	Label   string `yaml:"label"`
+	Message string `yaml:"message"`
+}
+
+// DefaultDegraded is the degraded answer of a file that sets none.
+func DefaultDegraded() Degraded {
+	return Degraded{
+		Message: "I can't reach my assistant right now, so I can't answer this one. Please try again in a minute.",
+		Suggestions: []DegradedSuggestion{
+			{Label: "Try again", Message: "Let's try that again."},
+		},
+	}
 }
 
 // DefaultChat is the chat section of a file that has none. The model is a
@@ -58,5 +85,6 @@ func DefaultChat() Chat {
 		TurnTimeout:    2 * time.Minute,
 		RetentionDays:  90,
 		PurgeInterval:  time.Hour,
+		Degraded:       DefaultDegraded(),
 	}
 }

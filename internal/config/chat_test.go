@@ -35,3 +35,31 @@ chat:
 		}
 	}
 }
+
+// Degraded mode's answer is configured under chat.degraded; a key left
+// out keeps its default.
+func TestChatDegraded(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`
+chat:
+  degraded:
+    message: "We're resting. Back soon."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, def := cfg.Chat.Degraded, DefaultDegraded()
+	if d.Message != "We're resting. Back soon." || len(d.Suggestions) != len(def.Suggestions) || d.Suggestions[0] != def.Suggestions[0] {
+		t.Fatalf("degraded %+v, want the message given and the default suggestions", d)
+	}
+	cfg, err = Parse([]byte("chat:\n  degraded:\n    suggestions: [{label: Menu, message: Show me the menu}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cfg.Chat.Degraded; d.Message != def.Message || len(d.Suggestions) != 1 || d.Suggestions[0].Label != "Menu" {
+		t.Fatalf("degraded %+v, want the default message and the suggestion given", d)
+	}
+	if _, err := Parse([]byte("chat:\n  degraded:\n    mesage: x\n")); err == nil {
+		t.Error("a misspelt chat.degraded key accepted")
+	}
+}
