@@ -58,6 +58,26 @@ func GeminiFactory(params GeminiParams) Factory {
 	}
 }
 
+// DefaultAnthropicBaseURL is the Messages API's root.
+const DefaultAnthropicBaseURL = "https://api.anthropic.com"
+
+// AnthropicFactory builds anthropic adapters on params, each with its
+// provider's name, base URL (the API root: the SDK adds v1/messages) and
+// key.
+func AnthropicFactory(params AnthropicParams) Factory {
+	return func(s ProviderSpec) (Provider, error) {
+		p := params
+		p.Name, p.BaseURL, p.APIKey = s.Name, s.BaseURL, s.APIKey
+		if p.FirstChunk == nil {
+			p.FirstChunk = DefaultFirstChunkTimeouts()
+		}
+		if p.BaseURL == "" {
+			p.BaseURL = DefaultAnthropicBaseURL
+		}
+		return NewAnthropic(p)
+	}
+}
+
 // NewRouterFromConfig builds the router of cfg's providers and routes.
 // A provider without a key, or of a kind with no factory, is not
 // configured: its targets are traced not_configured and skipped. A factory

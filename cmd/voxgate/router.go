@@ -16,8 +16,9 @@ func factories(m *Main) map[string]llm.Factory {
 	firstChunk := llm.DefaultFirstChunkTimeouts()
 	maps.Copy(firstChunk, m.Config.Chat.FirstChunkTimeouts)
 	return map[string]llm.Factory{
-		config.KindOpenAI: llm.OpenAIFactory(llm.OpenAIParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
-		config.KindGemini: llm.GeminiFactory(llm.GeminiParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
+		config.KindOpenAI:    llm.OpenAIFactory(llm.OpenAIParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
+		config.KindAnthropic: llm.AnthropicFactory(llm.AnthropicParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
+		config.KindGemini:    llm.GeminiFactory(llm.GeminiParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
 	}
 }
 
