@@ -10,6 +10,7 @@ import (
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -24,18 +25,6 @@ func runReplica(t *testing.T, svc *controlplane.Service) (kill func()) {
 	kill = func() { cancel(); <-done }
 	t.Cleanup(kill)
 	return kill
-}
-
-// waitFor polls cond every 20 ms until it holds or ctx ends.
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // talkToolTurn makes the phone say pasta and waits for both responses:
@@ -141,7 +130,7 @@ func TestSidebandUsageSaved(t *testing.T) {
 	defer cancel()
 	start, phone, _ := sidebandCall(t, ctx, f, p)
 	talkToolTurn(t, ctx, phone)
-	waitFor(t, ctx, "the usage saved", func() bool {
+	testkit.Eventually(t, ctx, "the usage saved", func() bool {
 		var audioOut int64
 		_ = f.pool.QueryRow(ctx, `SELECT coalesce((observed->'Session'->>'AudioOut')::bigint, 0) FROM voice_sessions WHERE id = $1`,
 			start.SessionID).Scan(&audioOut)
@@ -164,7 +153,7 @@ func TestSidebandAdoptedCapNotices(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start, _, callID := sidebandCall(t, ctx, a, p)
-	waitFor(t, ctx, "the first notice", func() bool { return sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total") == 1 })
+	testkit.Eventually(t, ctx, "the first notice", func() bool { return sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total") == 1 })
 	killA()
 	ended := waitEnded(t, ctx, b, p, start.SessionID)
 	if *ended.EndReason != controlplane.ReasonQuota {

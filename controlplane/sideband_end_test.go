@@ -12,6 +12,7 @@ import (
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -19,17 +20,12 @@ import (
 // waitEnded polls the session until it has ended.
 func waitEnded(t *testing.T, ctx context.Context, f fixture, p auth.Principal, id string) controlplane.Session {
 	t.Helper()
-	for {
-		s := decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, id))
-		if !s.Active() {
-			return s
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("session %s still open: %+v", id, s)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	var s controlplane.Session
+	testkit.Eventually(t, ctx, "session "+id+" to end", func() bool {
+		s = decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, id))
+		return !s.Active()
+	})
+	return s
 }
 
 // The phone changes the instructions and drops the tools with its own
