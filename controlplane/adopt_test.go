@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
@@ -27,6 +28,42 @@ func runReplica(t *testing.T, svc *controlplane.Service) (kill func()) {
 	return kill
 }
 
+// waitUpkeep waits until the one replica other than session id's holder
+// has run a whole lease upkeep (renewal, then adoption scan) that began
+// after now: an upkeep renews first, so a renewal seen after now starts
+// such an upkeep, and the next renewal shows it finished.
+func waitUpkeep(t *testing.T, ctx context.Context, pool *pgxpool.Pool, id string) {
+	t.Helper()
+	renewed := func() (n int64) {
+		err := pool.QueryRow(ctx, `SELECT coalesce(max(extract(epoch FROM r.lease_until) * 1e6)::bigint, 0) FROM voice_replicas r
+			WHERE r.id IS DISTINCT FROM (SELECT holder FROM voice_sessions WHERE id = $1)`, id).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i, last := 0, renewed(); i < 2; i++ {
+		testkit.Eventually(t, ctx, "the other replica's lease upkeep", func() bool {
+			n := renewed()
+			if n == last {
+				return false
+			}
+			last = n
+			return true
+		})
+	}
+}
+
+// lapse ends the lease of session id's holder on the database's clock, as
+// the lease's TTL would once the holder stopped renewing it.
+func lapse(t *testing.T, ctx context.Context, pool *pgxpool.Pool, id string) {
+	t.Helper()
+	if _, err := pool.Exec(ctx, `UPDATE voice_replicas SET lease_until = now()
+		WHERE id = (SELECT holder FROM voice_sessions WHERE id = $1)`, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // talkToolTurn makes the phone say pasta and waits for both responses:
 // the scripted function call and the answer after its output.
 func talkToolTurn(t *testing.T, ctx context.Context, phone *simtest.Caller) {
@@ -39,8 +76,9 @@ func talkToolTurn(t *testing.T, ctx context.Context, phone *simtest.Caller) {
 	}
 }
 
-// Two replicas: the holder dies mid-call (its loop cancelled, no hand-over),
-// the other adopts the call within 5 s, and the next scripted tool call is
+// Two replicas: the holder dies mid-call (its loop cancelled, no hand-over)
+// and its lease runs out (on the database's clock, moved on instead of
+// waiting out the TTL), the other adopts the call within 5 s, and the next scripted tool call is
 // run and answered exactly once, by the adopter.
 func TestSidebandAdoption(t *testing.T) {
 	t.Parallel()
@@ -56,13 +94,14 @@ func TestSidebandAdoption(t *testing.T) {
 	if a.svc.Held() != 1 || b.svc.Held() != 0 {
 		t.Fatalf("held: a %d, b %d; want the call on a", a.svc.Held(), b.svc.Held())
 	}
-	time.Sleep(1500 * time.Millisecond) // a's lease is live: b leaves the call alone
+	waitUpkeep(t, ctx, b.pool, start.SessionID) // a's lease is live: b leaves the call alone
 	if b.svc.Held() != 0 {
 		t.Fatal("b took a call whose holder is alive")
 	}
 
 	killA()
 	died := time.Now()
+	lapse(t, ctx, b.pool, start.SessionID)
 	waitHeld(t, ctx, a, callID, 2)
 	if took := time.Since(died); took > 5*time.Second || b.svc.Held() != 1 {
 		t.Fatalf("adopted after %v (b holds %d); want within 5 s", took, b.svc.Held())
