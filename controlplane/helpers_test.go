@@ -79,7 +79,8 @@ type options struct {
 	// rtTransport, when set, carries the realtime client's requests.
 	rtTransport http.RoundTripper
 	safetyIDs   safety.Identifiers
-	spool       *spool.Spool // the durable path of ends; nil: none
+	spool       *spool.Spool       // the durable path of ends; nil: none
+	clock       controlplane.Clock // the holders'; nil: the system's
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -112,7 +113,7 @@ func newFixture(t testing.TB, o options) fixture {
 		metrics = o.registry
 	}
 	svc, err := controlplane.New(controlplane.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Realtime: rt, Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,11 +96,14 @@ func shortPlan(q *config.Quota) {
 
 // A short plan: the call runs to the reservation; the user hears two
 // notices, the gateway hangs up, and the session ends with end_reason
-// quota, charged exactly the reservation.
+// quota, charged exactly the reservation. The holders' clock is the
+// test's: it moves on to each instant the holder waits for once the last
+// notice has been spoken, instead of the test waiting out the ten seconds.
 func TestSidebandCapHangsUp(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	f := newFixture(t, options{registry: reg, quotaFn: shortPlan,
+	clock := testkit.NewClock(time.Now())
+	f := newFixture(t, options{registry: reg, quotaFn: shortPlan, clock: clock,
 		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
 	p := newUser(t, "short")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -109,9 +112,16 @@ func TestSidebandCapHangsUp(t *testing.T) {
 	if start.MaxDurationS != 10 {
 		t.Fatalf("max_duration_s %d, want the short plan's 10", start.MaxDurationS)
 	}
-	began := time.Now()
+	began := clock.Now()
+	for notice := range 2 {
+		clock.Set(clock.Next(t, ctx))
+		if _, _, err := simtest.Until(ctx, phone, "output_audio_buffer.stopped"); err != nil {
+			t.Fatalf("notice %d: %v", notice+1, err)
+		}
+	}
+	clock.Set(clock.Next(t, ctx)) // the reservation's end
 	ended := waitEnded(t, ctx, f, p, start.SessionID)
-	took := time.Since(began)
+	took := clock.Now().Sub(began)
 	if *ended.EndReason != controlplane.ReasonQuota || *ended.ChargedS != 10 || *ended.DurationMS != 10_000 {
 		t.Fatalf("ended %s charged %d s, %d ms; want quota, 10 s, 10000 ms", *ended.EndReason, *ended.ChargedS, *ended.DurationMS)
 	}
