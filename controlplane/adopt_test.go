@@ -178,10 +178,14 @@ func TestSidebandUsageSaved(t *testing.T) {
 }
 
 // A call adopted after its first notice: the adopter gives only the
-// notice still to come, then hangs up at the reservation.
+// notice still to come, then hangs up at the reservation. The adopter
+// looks every 100 ms, so it is on before the second notice is due; the
+// lease outlives 20 missed renewals, so a loaded machine does not move the
+// call while its holder lives, and the dead holder's lease is ended on the
+// database's clock.
 func TestSidebandAdoptedCapNotices(t *testing.T) {
 	t.Parallel()
-	fast := func(c *config.Voice) { c.LeaseTTL, c.LeaseRenew = 400*time.Millisecond, 100*time.Millisecond }
+	fast := func(c *config.Voice) { c.LeaseTTL, c.LeaseRenew = 2*time.Second, 100*time.Millisecond }
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
 	a := newFixture(t, options{registry: regA, quotaFn: shortPlan, configFn: fast,
 		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
@@ -194,6 +198,7 @@ func TestSidebandAdoptedCapNotices(t *testing.T) {
 	start, _, callID := sidebandCall(t, ctx, a, p)
 	testkit.Eventually(t, ctx, "the first notice", func() bool { return sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total") == 1 })
 	killA()
+	lapse(t, ctx, b.pool, start.SessionID)
 	ended := waitEnded(t, ctx, b, p, start.SessionID)
 	if *ended.EndReason != controlplane.ReasonQuota {
 		t.Fatalf("ended %s, want quota", *ended.EndReason)
