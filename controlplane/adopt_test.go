@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -26,15 +28,39 @@ func runReplica(t *testing.T, svc *controlplane.Service) (kill func()) {
 	return kill
 }
 
-// waitFor polls cond every 20 ms until it holds or ctx ends.
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+// waitUpkeep waits until the one replica other than session id's holder
+// has run a whole lease upkeep (renewal, then adoption scan) that began
+// after now: an upkeep renews first, so a renewal seen after now starts
+// such an upkeep, and the next renewal shows it finished.
+func waitUpkeep(t *testing.T, ctx context.Context, pool *pgxpool.Pool, id string) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
+	renewed := func() (n int64) {
+		err := pool.QueryRow(ctx, `SELECT coalesce(max(extract(epoch FROM r.lease_until) * 1e6)::bigint, 0) FROM voice_replicas r
+			WHERE r.id IS DISTINCT FROM (SELECT holder FROM voice_sessions WHERE id = $1)`, id).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return n
+	}
+	for i, last := 0, renewed(); i < 2; i++ {
+		testkit.Eventually(t, ctx, "the other replica's lease upkeep", func() bool {
+			n := renewed()
+			if n == last {
+				return false
+			}
+			last = n
+			return true
+		})
+	}
+}
+
+// lapse ends the lease of session id's holder on the database's clock, as
+// the lease's TTL would once the holder stopped renewing it.
+func lapse(t *testing.T, ctx context.Context, pool *pgxpool.Pool, id string) {
+	t.Helper()
+	if _, err := pool.Exec(ctx, `UPDATE voice_replicas SET lease_until = now()
+		WHERE id = (SELECT holder FROM voice_sessions WHERE id = $1)`, id); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -50,8 +76,9 @@ func talkToolTurn(t *testing.T, ctx context.Context, phone *simtest.Caller) {
 	}
 }
 
-// Two replicas: the holder dies mid-call (its loop cancelled, no hand-over),
-// the other adopts the call within 5 s, and the next scripted tool call is
+// Two replicas: the holder dies mid-call (its loop cancelled, no hand-over)
+// and its lease runs out (on the database's clock, moved on instead of
+// waiting out the TTL), the other adopts the call within 5 s, and the next scripted tool call is
 // run and answered exactly once, by the adopter.
 func TestSidebandAdoption(t *testing.T) {
 	t.Parallel()
@@ -67,13 +94,14 @@ func TestSidebandAdoption(t *testing.T) {
 	if a.svc.Held() != 1 || b.svc.Held() != 0 {
 		t.Fatalf("held: a %d, b %d; want the call on a", a.svc.Held(), b.svc.Held())
 	}
-	time.Sleep(1500 * time.Millisecond) // a's lease is live: b leaves the call alone
+	waitUpkeep(t, ctx, b.pool, start.SessionID) // a's lease is live: b leaves the call alone
 	if b.svc.Held() != 0 {
 		t.Fatal("b took a call whose holder is alive")
 	}
 
 	killA()
 	died := time.Now()
+	lapse(t, ctx, b.pool, start.SessionID)
 	waitHeld(t, ctx, a, callID, 2)
 	if took := time.Since(died); took > 5*time.Second || b.svc.Held() != 1 {
 		t.Fatalf("adopted after %v (b holds %d); want within 5 s", took, b.svc.Held())
@@ -141,7 +169,7 @@ func TestSidebandUsageSaved(t *testing.T) {
 	defer cancel()
 	start, phone, _ := sidebandCall(t, ctx, f, p)
 	talkToolTurn(t, ctx, phone)
-	waitFor(t, ctx, "the usage saved", func() bool {
+	testkit.Eventually(t, ctx, "the usage saved", func() bool {
 		var audioOut int64
 		_ = f.pool.QueryRow(ctx, `SELECT coalesce((observed->'Session'->>'AudioOut')::bigint, 0) FROM voice_sessions WHERE id = $1`,
 			start.SessionID).Scan(&audioOut)
@@ -150,10 +178,14 @@ func TestSidebandUsageSaved(t *testing.T) {
 }
 
 // A call adopted after its first notice: the adopter gives only the
-// notice still to come, then hangs up at the reservation.
+// notice still to come, then hangs up at the reservation. The adopter
+// looks every 100 ms, so it is on before the second notice is due; the
+// lease outlives 20 missed renewals, so a loaded machine does not move the
+// call while its holder lives, and the dead holder's lease is ended on the
+// database's clock.
 func TestSidebandAdoptedCapNotices(t *testing.T) {
 	t.Parallel()
-	fast := func(c *config.Voice) { c.LeaseTTL, c.LeaseRenew = 400*time.Millisecond, 100*time.Millisecond }
+	fast := func(c *config.Voice) { c.LeaseTTL, c.LeaseRenew = 2*time.Second, 100*time.Millisecond }
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
 	a := newFixture(t, options{registry: regA, quotaFn: shortPlan, configFn: fast,
 		simCfg: sim.Config{Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
@@ -164,8 +196,9 @@ func TestSidebandAdoptedCapNotices(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start, _, callID := sidebandCall(t, ctx, a, p)
-	waitFor(t, ctx, "the first notice", func() bool { return sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total") == 1 })
+	testkit.Eventually(t, ctx, "the first notice", func() bool { return sumMetric(t, regA, "voxgate_voice_sideband_cap_notices_total") == 1 })
 	killA()
+	lapse(t, ctx, b.pool, start.SessionID)
 	ended := waitEnded(t, ctx, b, p, start.SessionID)
 	if *ended.EndReason != controlplane.ReasonQuota {
 		t.Fatalf("ended %s, want quota", *ended.EndReason)

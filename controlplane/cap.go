@@ -18,7 +18,7 @@ var noticeText = [...]string{
 
 // nextWake is when the holder must next look at the clock: a notice, the
 // cap, the idle limit, or the end of a drain.
-func (c *call) nextWake(now time.Time) time.Duration {
+func (c *call) nextWake() time.Time {
 	next := c.lastActivity.Add(c.s.cfg.IdleTimeout)
 	if c.ending != "" {
 		next = c.drainUntil
@@ -27,7 +27,7 @@ func (c *call) nextWake(now time.Time) time.Duration {
 	} else {
 		next = earliest(next, c.deadline)
 	}
-	return max(next.Sub(now), time.Millisecond)
+	return next
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -8,6 +8,7 @@ import (
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // An end that meets a database that is down is answered 503 and kept on
@@ -20,7 +21,7 @@ func TestSessionEndSurvivesADatabaseOutage(t *testing.T) {
 	proxy := pgtest.NewProxy(t, dbURL)
 	direct := pgtest.NewPool(t, dbURL, 2)
 	const retryFor = time.Second
-	sp, err := spool.New(spool.Params{Dir: t.TempDir(), RetryFor: retryFor, Attempt: 500 * time.Millisecond, Logger: quiet()})
+	sp, err := spool.New(spool.Params{Dir: t.TempDir(), RetryFor: retryFor, Attempt: 500 * time.Millisecond, Logger: testkit.Quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestSessionEndSurvivesADatabaseOutage(t *testing.T) {
 	ran := make(chan struct{})
 	go func() { sp.Run(ctx); close(ran) }()
 	defer func() { cancel(); <-ran }()
-	waitFor(t, ctx, "the spooled end", func() bool { n, _ := sp.Pending(); return n == 0 })
+	testkit.Eventually(t, ctx, "the spooled end", func() bool { n, _ := sp.Pending(); return n == 0 })
 
 	var reason, source string
 	var durationMS, textIn, audioOut int64

@@ -21,7 +21,7 @@ func (c *call) handle(ctx context.Context, data []byte) {
 		return
 	}
 	arrived := time.Now()
-	c.lastActivity = arrived
+	c.lastActivity = c.s.clock.Now()
 	switch head.Type {
 	case "response.function_call_arguments.done":
 		// Sent for cut responses too, with arguments that may be cut: the

@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,22 +14,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
-	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/internal/spool"
-	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/tools"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // fixture is one replica of the gateway's voice side: its own pool, quota
 // service, executor and control plane, over a shared database and sim.
@@ -42,17 +36,6 @@ type fixture struct {
 	sim    *sim.Server
 	simURL string
 	url    string // the database
-}
-
-// testQuota is the built-in plans with the request windows opened up, so
-// tests that start many sessions hit only the limits they mean to.
-func testQuota() config.Quota {
-	q := config.DefaultQuota()
-	for name, p := range q.Plans {
-		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 10_000, 100_000, 1_000_000
-		q.Plans[name] = p
-	}
-	return q
 }
 
 // echo is a voice tool that returns its arguments; private is chat only;
@@ -96,55 +79,24 @@ type options struct {
 	// rtTransport, when set, carries the realtime client's requests.
 	rtTransport http.RoundTripper
 	safetyIDs   safety.Identifiers
-	spool       *spool.Spool // the durable path of ends; nil: none
+	spool       *spool.Spool       // the durable path of ends; nil: none
+	clock       controlplane.Clock // the holders'; nil: the system's
 }
 
 func newFixture(t testing.TB, o options) fixture {
 	t.Helper()
-	if o.url == "" {
-		o.url = pgtest.URL(t)
-	}
-	if o.poolSize == 0 {
-		o.poolSize = 6
-	}
-	pool := pgtest.NewPool(t, o.url, o.poolSize)
-	if o.sim == nil {
-		if o.simCfg.Latency == nil {
-			o.simCfg.Latency = simtest.ZeroLatency()
-		}
-		s, ts := simtest.NewServer(t, o.simCfg)
-		o.sim, o.simURL = s, ts.URL
-	}
-	qcfg := testQuota()
+	qcfg := testkit.OpenQuota()
 	if o.quotaFn != nil {
 		o.quotaFn(&qcfg)
 	}
-	q, err := quota.New(quota.Params{Pool: pool, Config: qcfg, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: testTools(o.runs), Plans: qcfg.PlanNames()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg, Plans: q, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := testkit.NewGraph(t, testkit.Options{DBURL: o.url, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
+		SimConfig: o.simCfg, Quota: qcfg, Tools: testTools(o.runs)})
 	noRetry := 0
-	rtp := realtime.Params{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: 3 * time.Second}
+	rtp := realtime.Params{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: testkit.ProviderTimeout}
 	if o.rtTransport != nil {
 		rtp.HTTPClient = &http.Client{Transport: o.rtTransport}
 	}
 	rt, err := realtime.New(rtp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prices, err := billing.DefaultPrices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ledger, err := billing.NewLedger(billing.LedgerParams{Pool: pool, Prices: prices, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,13 +112,13 @@ func newFixture(t testing.TB, o options) fixture {
 	if o.registry != nil {
 		metrics = o.registry
 	}
-	svc, err := controlplane.New(controlplane.Params{Pool: pool, Quota: q, Tools: exec, Realtime: rt, Ledger: ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs})
+	svc, err := controlplane.New(controlplane.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Realtime: rt, Ledger: g.Ledger,
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	return fixture{svc: svc, exec: exec, pool: pool, sim: o.sim, simURL: o.simURL, url: o.url}
+	return fixture{svc: svc, exec: g.Tools, pool: g.Pool, sim: g.Sim, simURL: g.SimURL, url: g.DBURL}
 }
 
 // replica is another gateway replica over f's database and simulator.

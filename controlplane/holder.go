@@ -122,7 +122,7 @@ func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) 
 		}
 		return h, database.Error("controlplane: load a held session", err)
 	}
-	h.deadline = time.Now().Add(time.Duration(left * float64(time.Second)))
+	h.deadline = s.clock.Now().Add(time.Duration(left * float64(time.Second)))
 	h.max = time.Duration(maxS) * time.Second
 	if err := json.Unmarshal(config, &h.config); err != nil {
 		return h, err

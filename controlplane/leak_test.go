@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // holderGoroutines counts the goroutines of sideband holders and their
@@ -49,13 +51,9 @@ func TestSidebandDefaultModeAndNoLeaks(t *testing.T) {
 	waitEnded(t, ctx, f, left, s2.SessionID)
 	sidebandCall(t, ctx, f, held)
 	// The holders of the ended calls finish just after their sessions end.
-	deadline := time.Now().Add(2 * time.Second)
-	for holderGoroutines() != before+2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := holderGoroutines(); n != before+2 {
-		t.Fatalf("%d holder goroutines with one call held, want %d", n, before+2)
-	}
+	testkit.Eventually(t, ctx, fmt.Sprintf("%d holder goroutines with one call held", before+2), func() bool {
+		return holderGoroutines() == before+2
+	})
 	f.svc.Close()
 	if n, held := holderGoroutines(), f.svc.Held(); n != before || held != 0 {
 		t.Fatalf("after Close: %d holder goroutines (was %d), %d held", n, before, held)

@@ -62,6 +62,9 @@ type Params struct {
 	// unexported (tests).
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
+	// Clock is the sideband holders' clock; nil is the system's. Tests of
+	// the cap move one on instead of waiting out a reservation.
+	Clock Clock
 }
 
 // Service is the voice control plane. It is safe for concurrent use, and
@@ -74,6 +77,7 @@ type Service struct {
 	ledger *billing.Ledger
 	spool  *spool.Spool
 	cfg    config.Voice
+	clock  Clock // the holders'
 	log    *slog.Logger
 	// contextTool is Params.ContextTool; ceilings are the defaults with
 	// cfg.UsageCeilings laid over them.
@@ -127,6 +131,9 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.Clock == nil {
+		p.Clock = systemClock{}
+	}
 	if p.Spool == nil {
 		if p.Spool, err = spool.New(spool.Params{Logger: p.Logger}); err != nil {
 			return nil, err
@@ -134,7 +141,7 @@ func New(p Params) (*Service, error) {
 	}
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
-		cfg: cfg, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
+		cfg: cfg, clock: p.Clock, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
 		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil

@@ -90,7 +90,7 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		return
 	}
 	c := &call{s: s, id: id, heldSession: held, answered: map[string]bool{}, written: map[string]fnCall{},
-		outputs: map[string]*answers{}, lastActivity: time.Now()}
+		outputs: map[string]*answers{}, lastActivity: s.clock.Now()}
 	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
 		c.notices++ // an adopted call: its holder gave the notices already due
 	}
@@ -106,16 +106,11 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 	}
 	rd := startReader(c.sb)
 	c.sendConfig()
-	timer := time.NewTimer(c.nextWake(time.Now()))
-	defer func() {
-		timer.Stop()
-		rd.stop()
-	}()
+	defer func() { rd.stop() }()
 	for {
 		select {
 		case data := <-rd.events:
 			c.handle(ctx, data)
-			continue
 		case <-rd.done:
 			c.drain(ctx, rd)
 			if c.ending == "" && !c.expired && realtime.CloseCode(rd.err) != 1000 {
@@ -136,8 +131,8 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 			if c.ending == "" {
 				c.hangup(ctx, reason)
 			}
-		case <-timer.C:
-			if c.tick(ctx, time.Now()) {
+		case <-s.clock.At(c.nextWake()):
+			if c.tick(ctx, s.clock.Now()) {
 				c.drain(ctx, rd)
 				c.finish(ctx, c.endReason())
 				return
@@ -148,7 +143,6 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		case <-h.quit:
 			return
 		}
-		timer.Reset(c.nextWake(time.Now()))
 	}
 }
 
@@ -183,7 +177,7 @@ func (c *call) hangup(ctx context.Context, reason string) {
 	c.ending = reason
 	c.s.metrics.hangups.WithLabelValues(reason).Inc()
 	c.s.hangup(ctx, c.callID)
-	c.drainUntil = time.Now().Add(drainFor)
+	c.drainUntil = c.s.clock.Now().Add(drainFor)
 }
 
 // finish ends the session with the usage observed.
@@ -195,7 +189,7 @@ func (c *call) finish(ctx context.Context, reason string) {
 	c.flush(ctx)
 	req := EndRequest{Reason: reason, byHolder: true}
 	if reason == ReasonIdle {
-		req.quietFor = time.Since(c.idleSince) // charged up to the last event
+		req.quietFor = c.s.clock.Now().Sub(c.idleSince) // charged up to the last event
 	}
 	if _, _, err := c.s.end(ctx, c.userID, c.id, req); err != nil {
 		c.s.log.Warn("voice sideband: end failed; the sweeper will close the session", "session_id", c.id, "err", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -120,7 +121,7 @@ func TestSidebandCallEventsAnsweredOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	callID := fmt.Sprintf("rtc_bench%08d", fake.n.Load())
-	waitFor(t, ctx, "the attach", func() bool { fake.mu.Lock(); defer fake.mu.Unlock(); return fake.socks[callID] != nil })
+	testkit.Eventually(t, ctx, "the attach", func() bool { fake.mu.Lock(); defer fake.mu.Unlock(); return fake.socks[callID] != nil })
 	item := func(resp, id, status string) []byte {
 		return []byte(`{"type":"response.output_item.done","response_id":"` + resp + `","item":{"type":"function_call","status":"` + status +
 			`","call_id":"` + id + `","name":"echo","arguments":"{\"q\":\"x\"}"}}`)
@@ -134,7 +135,7 @@ func TestSidebandCallEventsAnsweredOnce(t *testing.T) {
 	}
 	answered := func(what string, outputs map[string]int, creates int) {
 		t.Helper()
-		waitFor(t, ctx, what, func() bool {
+		testkit.Eventually(t, ctx, what, func() bool {
 			fake.mu.Lock()
 			defer fake.mu.Unlock()
 			for id, n := range outputs {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -62,16 +64,10 @@ func sidebandCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal
 // waitHeld waits until the call has had n sideband attaches.
 func waitHeld(t testing.TB, ctx context.Context, f fixture, callID string, n int64) {
 	t.Helper()
-	for {
-		if st, _ := f.sim.Call(callID); st.Sidebands >= n {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("call %s: no sideband attached", callID)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	testkit.Eventually(t, ctx, fmt.Sprintf("call %s: %d sideband attaches", callID, n), func() bool {
+		st, _ := f.sim.Call(callID)
+		return st.Sidebands >= n
+	})
 }
 
 // usageEvent sums the usage of one response.done or transcription event

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -19,11 +20,8 @@ import (
 // newSim starts a simulator and returns it with its API base URL.
 func newSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
 	t.Helper()
-	if cfg.Latency == nil {
-		cfg.Latency = simtest.ZeroLatency()
-	}
-	s, ts := simtest.NewServer(t, cfg)
-	return s, ts.URL + "/v1"
+	s, url := testkit.NewSim(t, cfg)
+	return s, url + "/v1"
 }
 
 // recorder keeps the bodies of the requests a provider sends.
@@ -170,23 +168,6 @@ func asError(t *testing.T, err error) *llm.Error {
 		t.Errorf("provider: got %q, want openai", e.Provider)
 	}
 	return e
-}
-
-// waitCancelled polls the simulator until the chat endpoint has counted a
-// client cancellation and nothing is in flight.
-func waitCancelled(t *testing.T, s *sim.Server) sim.EndpointStats {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		st := s.Stats().Endpoints[sim.EndpointChatCompletions]
-		if st.CancelledByClient == 1 && st.InFlight == 0 {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sim stats: got %+v, want 1 cancelled and none in flight", st)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // stubUpstream serves one canned event stream, for answers the simulator

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 )
@@ -323,7 +324,7 @@ func TestOpenAICancelReachesUpstream(t *testing.T) {
 			case <-time.After(time.Second):
 				t.Fatal("Next still blocked 1 s after the stream was ended")
 			}
-			stats := waitCancelled(t, s)
+			stats := testkit.WaitCancelled(t, s)
 			if lag := stats.LastCancelledAt.Sub(ended); lag > 500*time.Millisecond {
 				t.Errorf("the simulator saw the cancel %s after it, want within 500 ms", lag)
 			}
@@ -346,7 +347,7 @@ func TestOpenAICallerCancelBeforeFirstEvent(t *testing.T) {
 	if errors.As(err, &e) {
 		t.Errorf("got an *llm.Error %v for the caller's own cancel", e)
 	}
-	waitCancelled(t, s)
+	testkit.WaitCancelled(t, s)
 }
 
 // TestOpenAICloseIsSafe: Close twice, and Next after Close.

@@ -83,7 +83,11 @@ func TestBatchCancelledWhileQueued(t *testing.T) {
 		_, err := s.Admit(ctx, p, Estimate{}) // queued behind the first
 		second <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	for queued := 0; queued == 0; time.Sleep(time.Millisecond) { // the second is queued
+		s.admits.mu.Lock()
+		queued = len(s.admits.queue)
+		s.admits.mu.Unlock()
+	}
 	cancel()
 	if err := <-second; apierr.CodeOf(err) != apierr.Unavailable {
 		t.Fatalf("queued call: got %v, want UNAVAILABLE (context cancelled)", err)

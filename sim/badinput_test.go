@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -55,7 +56,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, url := newSim(t, tc.cfg)
+			_, url := testkit.NewSim(t, tc.cfg)
 			key := simtest.TestKey
 			if tc.key == "-" {
 				key = ""
@@ -76,7 +77,7 @@ func TestBadInput(t *testing.T) {
 // TestKeys checks the configured key list lets its keys through.
 func TestKeys(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Keys: []string{"sk-a", "sk-b"}})
+	_, url := testkit.NewSim(t, sim.Config{Keys: []string{"sk-a", "sk-b"}})
 	for _, key := range []string{"sk-a", "sk-b"} {
 		if resp, body := post(t, url, key, chatBody("gpt-4o", "hi", "")); resp.StatusCode != 200 {
 			t.Errorf("key %s: got %d %s, want 200", key, resp.StatusCode, body)

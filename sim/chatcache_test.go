@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -56,7 +57,7 @@ func TestCachedPromptTokens(t *testing.T) {
 	t.Parallel()
 	spec := simtest.Spec(t)
 	clock := newTestClock()
-	_, url := newSim(t, sim.Config{Now: clock.Now, Chat: sim.Chat{PromptCache: sim.PromptCache{TTL: 10 * time.Minute}}})
+	_, url := testkit.NewSim(t, sim.Config{Now: clock.Now, Chat: sim.Chat{PromptCache: sim.PromptCache{TTL: 10 * time.Minute}}})
 	steps := []struct {
 		name       string
 		advance    time.Duration
@@ -122,7 +123,7 @@ func TestPromptCacheBounded(t *testing.T) {
 		max        int
 		wantCached int
 	}{{4, 1152}, {2, 0}} {
-		_, url := newSim(t, sim.Config{Chat: sim.Chat{PromptCache: sim.PromptCache{MaxEntries: tc.max}}})
+		_, url := testkit.NewSim(t, sim.Config{Chat: sim.Chat{PromptCache: sim.PromptCache{MaxEntries: tc.max}}})
 		for _, body := range []string{a, b} {
 			post(t, url, simtest.TestKey, body)
 		}
@@ -138,7 +139,7 @@ func TestPromptCacheBounded(t *testing.T) {
 // the prefix is cached.
 func TestPromptCacheConcurrent(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	body := cachedBody("gpt-4o", longSystem, "hello", "")
 	var wg sync.WaitGroup
 	bodies := make([][]byte, 16)

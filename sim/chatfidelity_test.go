@@ -10,6 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -21,7 +22,7 @@ import (
 func TestUnknownParameters(t *testing.T) {
 	t.Parallel()
 	spec := simtest.Spec(t)
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	tests := []struct {
 		name, extra           string
 		wantStatus            int
@@ -97,7 +98,7 @@ func TestModelSnapshots(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, url := newSim(t, tc.cfg)
+			_, url := testkit.NewSim(t, tc.cfg)
 			resp, body := post(t, url, simtest.TestKey, chatBody(tc.model, "hi", tc.extra))
 			if resp.StatusCode != tc.wantStatus {
 				t.Fatalf("status: got %d, want %d (%s)", resp.StatusCode, tc.wantStatus, body)
@@ -121,7 +122,7 @@ func TestModelSnapshots(t *testing.T) {
 		})
 	}
 
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	p := userParams(false)
 	p.Model = openai.ChatModelO3
 	p.MaxTokens = openai.Int(50)
@@ -158,7 +159,7 @@ func (c *testClock) Advance(d time.Duration) {
 func TestRateLimitHeaders(t *testing.T) {
 	t.Parallel()
 	clock := newTestClock()
-	_, url := newSim(t, sim.Config{Now: clock.Now, Script: sim.Script{Text: "Hello, world!"},
+	_, url := testkit.NewSim(t, sim.Config{Now: clock.Now, Script: sim.Script{Text: "Hello, world!"},
 		Chat: sim.Chat{RateLimits: sim.RateLimits{RequestsPerMinute: 60, TokensPerMinute: 1000}}})
 	// "hello" is 2 prompt tokens and "Hello, world!" 4 completion tokens: 6 a request.
 	steps := []struct {
@@ -206,7 +207,7 @@ func TestRateLimitHeaders(t *testing.T) {
 // carry their own x-request-id.
 func TestRequestIDOnEveryAnswer(t *testing.T) {
 	t.Parallel()
-	s, url := newSim(t, sim.Config{Keys: []string{simtest.TestKey}, Models: []string{"gpt-4o"}})
+	s, url := testkit.NewSim(t, sim.Config{Keys: []string{simtest.TestKey}, Models: []string{"gpt-4o"}})
 	seen := map[string]bool{}
 	check := func(name string, resp *http.Response, wantStatus int) {
 		t.Helper()

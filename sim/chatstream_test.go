@@ -8,6 +8,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -20,7 +21,7 @@ func TestStreamErrorFault(t *testing.T) {
 	spec := simtest.Spec(t)
 	fault := sim.Fault{Kind: sim.FaultStreamError, AfterChunks: 2}
 
-	_, url := newSim(t, sim.Config{Faults: []sim.Fault{fault}})
+	_, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{fault}})
 	resp, body := post(t, url, simtest.TestKey, chatBody("gpt-4o", "hello", `"stream":true`))
 	events := sseData(t, body)
 	if resp.StatusCode != 200 || len(events) != 3 {
@@ -38,7 +39,7 @@ func TestStreamErrorFault(t *testing.T) {
 		t.Errorf("error event type: got %q, want server_error", typ)
 	}
 
-	_, url = newSim(t, sim.Config{Faults: []sim.Fault{fault}})
+	_, url = testkit.NewSim(t, sim.Config{Faults: []sim.Fault{fault}})
 	client := simtest.Client(url)
 	st := client.Chat.Completions.NewStreaming(t.Context(), userParams(true))
 	chunks := 0
@@ -54,7 +55,7 @@ func TestStreamErrorFault(t *testing.T) {
 	}
 
 	// Without a stream there is no 200 to fail inside: the answer is a 500.
-	_, url = newSim(t, sim.Config{Faults: []sim.Fault{fault}})
+	_, url = testkit.NewSim(t, sim.Config{Faults: []sim.Fault{fault}})
 	client = simtest.Client(url)
 	_, err := client.Chat.Completions.New(t.Context(), userParams(false))
 	var apiErr *openai.Error
@@ -68,7 +69,7 @@ func TestStreamErrorFault(t *testing.T) {
 func TestObfuscation(t *testing.T) {
 	t.Parallel()
 	spec := simtest.Spec(t)
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	for _, tc := range []struct {
 		name, options string
 		want          bool

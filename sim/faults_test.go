@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -53,7 +54,7 @@ func TestFaultStatuses(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				s, url := newSim(t, sim.Config{})
+				s, url := testkit.NewSim(t, sim.Config{})
 				if _, err := s.AddFault(tc.fault); err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +120,7 @@ func TestFaultTimeout(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, url := newSim(t, sim.Config{Faults: []sim.Fault{tc.fault}})
+			s, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{tc.fault}})
 			client := simtest.Client(url)
 			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 			defer cancel()
@@ -141,7 +142,7 @@ func TestFaultTimeout(t *testing.T) {
 			if chunks != tc.chunks {
 				t.Errorf("chunks before the stall: got %d, want %d", chunks, tc.chunks)
 			}
-			st := waitCancelled(t, s)
+			st := testkit.WaitCancelled(t, s)
 			if lag := st.LastCancelledAt.Sub(gaveUp); lag > 500*time.Millisecond {
 				t.Errorf("cancellation noticed %v after the client gave up, want within 500ms", lag)
 			}
@@ -149,23 +150,6 @@ func TestFaultTimeout(t *testing.T) {
 				t.Errorf("request ran %d ms before cancel, want about 200", st.LastCancelAfterMS)
 			}
 		})
-	}
-}
-
-// waitCancelled polls the stats until the chat endpoint counts a client
-// cancellation (the server notices a disconnect asynchronously).
-func waitCancelled(t *testing.T, s *sim.Server) sim.EndpointStats {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		st := s.Stats().Endpoints[sim.EndpointChatCompletions]
-		if st.CancelledByClient == 1 && st.InFlight == 0 {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats: got %+v, want 1 cancelled and none in flight", st)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -188,7 +172,7 @@ func TestFaultBrokenBodies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, url := newSim(t, sim.Config{Faults: []sim.Fault{tc.fault}})
+			_, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{tc.fault}})
 			client := simtest.Client(url)
 			var err error
 			chunks := 0
@@ -224,7 +208,7 @@ func TestFaultSlowDrip(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "body", true: "stream"}[stream], func(t *testing.T) {
 			t.Parallel()
-			_, url := newSim(t, sim.Config{
+			_, url := testkit.NewSim(t, sim.Config{
 				Script: sim.Script{Text: "Four tokens of text"},
 				Faults: []sim.Fault{{Kind: sim.FaultSlowDrip, IntervalMS: 20}},
 			})
@@ -255,7 +239,7 @@ func TestFaultSlowDrip(t *testing.T) {
 // TestFaultScope checks count, model scoping and fractions.
 func TestFaultScope(t *testing.T) {
 	t.Parallel()
-	s, url := newSim(t, sim.Config{Seed: 42})
+	s, url := testkit.NewSim(t, sim.Config{Seed: 42})
 	client := simtest.Client(url)
 	send := func(model string) int {
 		p := userParams(false)
@@ -306,7 +290,7 @@ func TestFaultScope(t *testing.T) {
 // TestFaultAPI drives /sim/faults and /sim/stats over HTTP.
 func TestFaultAPI(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	do := func(method, path, body string) (int, string) {
 		req, _ := http.NewRequestWithContext(t.Context(), method, url+path, strings.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -64,7 +65,7 @@ func TestEmittedJSONMatchesSpec(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, url := newSim(t, tc.cfg)
+			_, url := testkit.NewSim(t, tc.cfg)
 			key := simtest.TestKey
 			if tc.key == "-" {
 				key = ""
@@ -101,7 +102,7 @@ func TestEmittedJSONMatchesSpec(t *testing.T) {
 func TestErrorRoutesMatchSpec(t *testing.T) {
 	t.Parallel()
 	spec := simtest.Spec(t)
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	for _, path := range []string{"/v1/nope", "/v1/chat/completions"} {
 		resp, err := http.Get(url + path)
 		if err != nil {

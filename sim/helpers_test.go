@@ -8,20 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/voxgate/voxgate/sim"
-	"github.com/voxgate/voxgate/sim/simtest"
 )
-
-// newSim starts a zero-latency simulator with cfg and returns its base URL.
-func newSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
-	t.Helper()
-	if cfg.Latency == nil {
-		cfg.Latency = simtest.ZeroLatency()
-	}
-	s, ts := simtest.NewServer(t, cfg)
-	return s, ts.URL
-}
 
 // post sends a raw chat request and returns the response and its body.
 func post(t *testing.T, url, key, body string) (*http.Response, []byte) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -25,7 +26,7 @@ func day(date string) func() time.Time {
 
 func TestListModelsShutdownDates(t *testing.T) {
 	t.Parallel()
-	_, base := newSim(t, sim.Config{ShutdownDates: sim.DefaultShutdownDates()})
+	_, base := testkit.NewSim(t, sim.Config{ShutdownDates: sim.DefaultShutdownDates()})
 	client := simtest.Client(base)
 	page, err := client.Models.List(t.Context())
 	if err != nil {
@@ -77,7 +78,7 @@ func TestListModelsShutdownDates(t *testing.T) {
 // The configured models, when set, are what the list holds.
 func TestListModelsConfigured(t *testing.T) {
 	t.Parallel()
-	_, base := newSim(t, sim.Config{Models: []string{"gpt-b", "gpt-a"}, ShutdownDates: map[string]string{"gpt-a": "2030-01-02"}})
+	_, base := testkit.NewSim(t, sim.Config{Models: []string{"gpt-b", "gpt-a"}, ShutdownDates: map[string]string{"gpt-a": "2030-01-02"}})
 	client := simtest.Client(base)
 	page, err := client.Models.List(t.Context())
 	if err != nil {
@@ -144,7 +145,7 @@ func TestRetiredModelRefused(t *testing.T) {
 		{"after it", "2027-03-01", true},
 	}
 	for _, d := range days {
-		_, base := newSim(t, sim.Config{ShutdownDates: dates, Now: day(d.today)})
+		_, base := testkit.NewSim(t, sim.Config{ShutdownDates: dates, Now: day(d.today)})
 		for _, ep := range endpoints {
 			t.Run(d.name+"/"+ep.name, func(t *testing.T) {
 				resp, body := ep.call(t, base)
@@ -163,7 +164,7 @@ func TestRetiredModelRefused(t *testing.T) {
 
 func TestReasoningEffortRules(t *testing.T) {
 	t.Parallel()
-	_, base := newSim(t, sim.Config{})
+	_, base := testkit.NewSim(t, sim.Config{})
 	tool := `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{}}}}]`
 	cases := []struct {
 		name, model, extra string
@@ -196,7 +197,7 @@ func TestReasoningEffortRules(t *testing.T) {
 // others answer at the common one.
 func TestPerModelTTFT(t *testing.T) {
 	t.Parallel()
-	_, base := newSim(t, sim.Config{Latency: &sim.Latency{ModelTTFT: map[string]time.Duration{"gpt-slow": time.Hour}}})
+	_, base := testkit.NewSim(t, sim.Config{Latency: &sim.Latency{ModelTTFT: map[string]time.Duration{"gpt-slow": time.Hour}}})
 	client := simtest.Client(base)
 	cases := []struct {
 		model  string
@@ -234,7 +235,7 @@ func TestPerModelTTFT(t *testing.T) {
 // cache_write_tokens.
 func TestCacheWriteTokens(t *testing.T) {
 	t.Parallel()
-	_, base := newSim(t, sim.Config{})
+	_, base := testkit.NewSim(t, sim.Config{})
 	client := simtest.Client(base)
 	// 1,252 prompt tokens, 9 whole 128-token blocks: 1,152 cacheable.
 	params := func(model, system string) openai.ChatCompletionNewParams {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -41,7 +42,7 @@ func recipeTools() []openai.ChatCompletionToolUnionParam {
 
 func TestOpenAINonStreaming(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "Hello, world!"}}) // 13 bytes
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "Hello, world!"}}) // 13 bytes
 	client := simtest.Client(url)
 	got, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
 		Model:    openai.ChatModelGPT4o,
@@ -70,7 +71,7 @@ func TestOpenAINonStreaming(t *testing.T) {
 // with usage.
 func TestOpenAIToolLoop(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	client := simtest.Client(url)
 	params := openai.ChatCompletionNewParams{
 		Model:         openai.ChatModelGPT4o,
@@ -117,7 +118,7 @@ func TestOpenAIToolLoop(t *testing.T) {
 // their own index and each one finishes in order.
 func TestOpenAISeveralToolCalls(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{
 		When: sim.When{ToolsOffered: []string{"search_recipes", "log_meal"}},
 		Reply: sim.Reply{ToolCalls: []sim.ScriptCall{
 			{Name: "log_meal", Arguments: map[string]any{"description": "oatmeal", "meal_type": "breakfast"}},

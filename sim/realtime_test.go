@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -231,7 +232,8 @@ func TestRealtimeSilence(t *testing.T) {
 	}
 	answer(t, c, done.Response.Output[0].CallID, "ok")
 	expect(t, ctx, c, "output_audio_buffer.stopped")
-	time.Sleep(100 * time.Millisecond) // the last packet's flight
+	// The last packets may still be in flight.
+	testkit.Eventually(t, ctx, "10 packets", func() bool { return c.PacketsReceived() >= 10 })
 	if got := c.PacketsReceived(); got != 10 {
 		t.Errorf("caller received %d packets, want 10 (200 ms of silence)", got)
 	}

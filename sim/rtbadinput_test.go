@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -18,7 +19,7 @@ func TestRealtimeBadInput(t *testing.T) {
 	spec := simtest.Spec(t)
 	var clock atomic.Int64
 	clock.Store(time.Now().Unix())
-	_, base := newSim(t, sim.Config{MaxBodyBytes: 4096, Now: func() time.Time { return time.Unix(clock.Load(), 0) }})
+	_, base := testkit.NewSim(t, sim.Config{MaxBodyBytes: 4096, Now: func() time.Time { return time.Unix(clock.Load(), 0) }})
 	expired := mint(t, base, recipeSession, 10)
 	clock.Add(10) // exactly its TTL: expired
 	ek := mint(t, base, recipeSession, 60)

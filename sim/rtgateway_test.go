@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -27,7 +28,7 @@ func ptrBool(b bool) *bool { return &b }
 // its response.done, and a response.create sent before it is refused.
 func TestRealtimeCutResponseCalls(t *testing.T) {
 	t.Parallel()
-	s, base := newSim(t, sim.Config{Script: twoCalls(), Realtime: sim.Realtime{ReplyAudioMS: 400, GenerationMS: 300}})
+	s, base := testkit.NewSim(t, sim.Config{Script: twoCalls(), Realtime: sim.Realtime{ReplyAudioMS: 400, GenerationMS: 300}})
 	ctx := testCtx(t)
 	ws := dialModelSocket(t, base)
 	expect(t, ctx, ws, "session.created")

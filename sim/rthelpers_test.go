@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -31,7 +32,7 @@ func newRealtimeSim(t *testing.T, rt sim.Realtime) (*sim.Server, string) {
 	if rt.GenerationMS == 0 {
 		rt.GenerationMS = 100 // long enough for a response.cancel sent at once to find it generating
 	}
-	return newSim(t, sim.Config{Realtime: rt})
+	return testkit.NewSim(t, sim.Config{Realtime: rt})
 }
 
 func testCtx(t *testing.T) context.Context {

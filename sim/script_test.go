@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -51,7 +52,7 @@ func complete(t *testing.T, url, body string) (string, []gotCall, string) {
 // arguments for the demo domain, and honours tool_choice.
 func TestDefaultScript(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	after := `{"model":"m",` + demoTools + `,"messages":[{"role":"user","content":"find me a pasta recipe"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search_recipes","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"c1","content":%s}]%s}`
@@ -127,7 +128,7 @@ func equalCalls(a, b []gotCall) bool {
 func TestScriptRules(t *testing.T) {
 	t.Parallel()
 	yes, no := true, false
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "default", Rules: []sim.Rule{
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "default", Rules: []sim.Rule{
 		{Name: "model", When: sim.When{Model: "special"}, Reply: sim.Reply{Text: "special model"}},
 		{Name: "answer", When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: "results from {{tool_names}}"}},
 		{Name: "weather", When: sim.When{Contains: []string{"WEATHER"}, ToolResults: &no, ToolsOffered: []string{"f"}},
@@ -167,7 +168,7 @@ func TestScriptRules(t *testing.T) {
 // TestPromptTokens checks the documented token arithmetic exactly.
 func TestPromptTokens(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{Text: "12345"}}}}})
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{Text: "12345"}}}}})
 	// Counted: "sys" 3 + "hé" 3 + "a" 1 + "b" 1 (text parts) + "f" 1 + `{"x":1}` 7
 	// + tool "f" 1 + "desc" 4 + `{"type":"object"}` 17 + "ok" 2 = 40 bytes -> 10 tokens.
 	body := `{"model":"m","messages":[

@@ -10,20 +10,15 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/server"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sse"
 )
 
-// waitFor polls cond until it holds or 5 s pass.
+// waitFor polls cond until it holds, failing after testkit.Wait.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, context.Background(), what, cond)
 }
 
 // readUntilContent reads a stream until its first content event.

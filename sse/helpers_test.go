@@ -16,14 +16,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
-	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -31,7 +29,7 @@ import (
 	"github.com/voxgate/voxgate/tools"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return testkit.Quiet() }
 
 // counts are how often the test tools ran.
 type counts struct{ search, log, always atomic.Int64 }
@@ -147,11 +145,11 @@ type options struct {
 	production bool
 }
 
-// testQuota opens the request windows so tests hit only what they mean to.
+// testQuota opens the request windows so tests hit only what they mean to,
+// and lets a user run four turns at once.
 func testQuota() config.Quota {
-	q := config.DefaultQuota()
+	q := testkit.OpenQuota()
 	for name, p := range q.Plans {
-		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 10_000, 100_000, 1_000_000
 		p.ConcurrentTurns = 4
 		q.Plans[name] = p
 	}
@@ -160,59 +158,30 @@ func testQuota() config.Quota {
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	if o.dbURL == "" {
-		o.dbURL = pgtest.URL(t)
-	}
-	if o.poolSize == 0 {
-		o.poolSize = 6
-	}
-	pool := pgtest.NewPool(t, o.dbURL, o.poolSize)
-	if o.sim == nil {
-		cfg := sim.Config{Latency: simtest.ZeroLatency(), Script: script()}
-		if o.simCfg != nil {
-			cfg = *o.simCfg
-		}
-		newServer := simtest.NewServer
-		if o.tls {
-			newServer = simtest.NewTLSServer
-		}
-		s, ts := newServer(t, cfg)
-		o.sim, o.simURL, o.simTLS = s, ts.URL, ts.Client()
-		if o.capture != nil {
-			spy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				o.capture <- body
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				s.ServeHTTP(w, r)
-			}))
-			t.Cleanup(spy.Close)
-			o.simURL = spy.URL
-		}
+	simCfg := sim.Config{Script: script()}
+	if o.simCfg != nil {
+		simCfg = *o.simCfg
 	}
 	qcfg := testQuota()
 	if o.plans != nil {
 		o.plans(&qcfg)
 	}
-	q, err := quota.New(quota.Params{Pool: pool, Config: qcfg, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	runs := &counts{}
-	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: testTools(runs), Plans: qcfg.PlanNames()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg, Plans: q, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prices, err := billing.DefaultPrices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ledger, err := billing.NewLedger(billing.LedgerParams{Pool: pool, Prices: prices, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
+	g := testkit.NewGraph(t, testkit.Options{DBURL: o.dbURL, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
+		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, Tools: testTools(runs)})
+	o.simURL = g.SimURL
+	if g.SimServer != nil {
+		o.simTLS = g.SimServer.Client()
+		if o.capture != nil {
+			spy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				o.capture <- body
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				g.Sim.ServeHTTP(w, r)
+			}))
+			t.Cleanup(spy.Close)
+			o.simURL = spy.URL
+		}
 	}
 	pp := llm.OpenAIParams{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout}
 	if o.tls {
@@ -221,7 +190,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		pp.HTTPClient = &http.Client{Transport: tr}
 	}
 	var provider llm.Provider
-	provider, err = llm.NewOpenAI(pp)
+	provider, err := llm.NewOpenAI(pp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,21 +216,21 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
-	svc, err := sse.New(sse.Params{Pool: pool, Quota: q, Tools: exec, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: ledger,
+	svc, err := sse.New(sse.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: g.Ledger,
 		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	handler := routes(svc)
 	if o.production {
-		handler = productionRoutes(t, pool, svc)
+		handler = productionRoutes(t, g.Pool, svc)
 	}
 	// HTTP/1.1 and HTTP/2 without TLS, as cmd/voxgate serves.
 	ts := httptest.NewUnstartedServer(handler)
 	ts.Config.Protocols = bothProtocols()
 	ts.Start()
 	t.Cleanup(ts.Close)
-	return &fixture{svc: svc, pool: pool, sim: o.sim, simURL: o.simURL, url: ts.URL, dbURL: o.dbURL, runs: runs}
+	return &fixture{svc: svc, pool: g.Pool, sim: g.Sim, simURL: o.simURL, url: ts.URL, dbURL: g.DBURL, runs: runs}
 }
 
 func bothProtocols() *http.Protocols {

@@ -61,13 +61,9 @@ func TestIdempotencyInProgress(t *testing.T) {
 	go func() {
 		done <- f.post(t, call{user: "u1", key: "slow", body: map[string]any{"message": "hi", "stream": false}})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for f.count(t, `SELECT count(*) FROM chat_idempotency WHERE key = 'slow'`) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never claimed its key")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the first request to claim its key", func() bool {
+		return f.count(t, `SELECT count(*) FROM chat_idempotency WHERE key = 'slow'`) > 0
+	})
 	r := f.post(t, call{user: "u1", key: "slow", body: map[string]any{"message": "hi", "stream": false}})
 	if r.Status != 409 || r.Body["error"].(map[string]any)["code"] != "CONFLICT" {
 		t.Errorf("retry while running: %d %v", r.Status, r.Body)

@@ -184,7 +184,9 @@ func TestLateOwnerKeepsInterruptedAnswer(t *testing.T) {
 		}
 		owner <- r
 	}()
-	time.Sleep(100 * time.Millisecond)
+	for runs.Load() == 0 { // the owner has claimed the row and runs
+		time.Sleep(time.Millisecond)
+	}
 	dup, err := e.Execute(context.Background(), chatCall("s", "late", "counted", `{"text":"x"}`))
 	if err != nil {
 		t.Fatal(err)

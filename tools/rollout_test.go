@@ -96,7 +96,15 @@ func TestRolloutBesidePreviousRelease(t *testing.T) {
 		// transaction, then replays what it stored.
 		committed := make(chan error, 1)
 		go func() {
-			time.Sleep(200 * time.Millisecond)
+			// The claim waits on the row's lock (bounded, so a claim that
+			// never waits fails below rather than hanging). Asked on the old
+			// batch's own connection: the pool may have no other.
+			for waiting, until := 0, time.Now().Add(10*time.Second); waiting == 0 && time.Now().Before(until); time.Sleep(time.Millisecond) {
+				if err := old.tx.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&waiting); err != nil {
+					committed <- err
+					return
+				}
+			}
 			committed <- old.tx.Commit(ctx)
 		}()
 		r, err := e.Execute(ctx, c)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // TestDevZeroSetup runs `voxgate dev` in an empty directory: it keeps a
@@ -114,15 +115,12 @@ func TestSimCommand(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, os.Getenv, out, &bytes.Buffer{}) }()
 	var base string
-	for i := 0; i < 200 && base == ""; i++ {
+	testkit.Eventually(t, ctx, "the sim's URL", func() bool {
 		if _, after, ok := strings.Cut(out.String(), "OPENAI_BASE_URL="); ok {
 			base = strings.TrimSuffix(strings.TrimSpace(after), ")")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if base == "" {
-		t.Fatalf("sim did not print its URL: %q", out.String())
-	}
+		return base != ""
+	})
 	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`
 	req, _ := http.NewRequest("POST", base+"/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer sk-test")

@@ -99,6 +99,7 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	proxy := pgtest.NewProxy(t, pgtest.URL(t))
 	held, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
+	arrived := make(chan struct{}) // the request to be caught by Close is in the gateway
 	var m *Main
 	env := map[string]string{"VOXGATE_DATABASE_URL": proxy.URL, "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
 	cfg, err := config.Load("", func(k string) string { return env[k] })
@@ -111,6 +112,9 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	cfg.Database.SpoolDir = t.TempDir()
 	m = &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{}), Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Test-In-Flight") != "" {
+				close(arrived)
+			}
 			if r.URL.Path != "/hold" {
 				h.ServeHTTP(w, r)
 				return
@@ -147,6 +151,7 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 	go func() {
 		req, _ := http.NewRequest("GET", m.URL()+"/v1/me", nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("X-Test-In-Flight", "1")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			inFlight <- result{err: err}
@@ -156,7 +161,7 @@ func TestCloseIsBoundedWhenTheDatabaseHangs(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		inFlight <- result{resp.StatusCode, resp.Header.Get("Retry-After"), string(b), nil}
 	}()
-	time.Sleep(300 * time.Millisecond) // the request is waiting on the database
+	<-arrived // in flight, and bound to wait on the frozen database
 
 	start := time.Now()
 	err = m.Close(context.Background())

@@ -1,0 +1,98 @@
+package testkit
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// Graph is one replica's services below voice and chat, over a database
+// and a simulator that other replicas' graphs may share.
+type Graph struct {
+	DBURL  string
+	Pool   *pgxpool.Pool
+	Quota  *quota.Service
+	Tools  *tools.Executor
+	Ledger *billing.Ledger
+	Sim    *sim.Server
+	// SimServer is the simulator's HTTP server when this graph started it
+	// (its Client trusts the TLS one); nil when the simulator was given.
+	SimServer *httptest.Server
+	SimURL    string // without /v1
+}
+
+// Options shape a Graph; the zero value is a fresh database and a
+// zero-latency simulator with the default config.
+type Options struct {
+	DBURL    string // share another graph's database; empty: a fresh one
+	PoolSize int32  // default 6
+	// Sim and SimURL share another graph's simulator; otherwise one is
+	// started with SimConfig (zero latency unless it sets one), over TLS
+	// with HTTP/2 when SimTLS is set, as the real API is served.
+	Sim       *sim.Server
+	SimURL    string
+	SimConfig sim.Config
+	SimTLS    bool
+	// Quota is the plans; the zero value is OpenQuota.
+	Quota config.Quota
+	Tools []*tools.Tool // the built-in tools
+}
+
+// OpenQuota is the built-in plans with the request windows opened up, so
+// tests that make many requests hit only the limits they mean to.
+func OpenQuota() config.Quota {
+	q := config.DefaultQuota()
+	for name, p := range q.Plans {
+		p.RequestsPerMinute, p.RequestsPerHour, p.RequestsPerDay = 10_000, 100_000, 1_000_000
+		q.Plans[name] = p
+	}
+	return q
+}
+
+// NewGraph builds the graph o describes; what it opens is closed when the
+// test ends.
+func NewGraph(tb testing.TB, o Options) Graph {
+	tb.Helper()
+	g := Graph{DBURL: o.DBURL, Sim: o.Sim, SimURL: o.SimURL}
+	if g.DBURL == "" {
+		g.DBURL = pgtest.URL(tb)
+	}
+	if o.PoolSize == 0 {
+		o.PoolSize = 6
+	}
+	g.Pool = pgtest.NewPool(tb, g.DBURL, o.PoolSize)
+	if g.Sim == nil {
+		g.Sim, g.SimServer = startSim(tb, o.SimConfig, o.SimTLS)
+		g.SimURL = g.SimServer.URL
+	}
+	if o.Quota.Plans == nil {
+		o.Quota = OpenQuota()
+	}
+	var err error
+	if g.Quota, err = quota.New(quota.Params{Pool: g.Pool, Config: o.Quota, Logger: Quiet()}); err != nil {
+		tb.Fatal(err)
+	}
+	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: o.Tools, Plans: o.Quota.PlanNames()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if g.Tools, err = tools.NewExecutor(tools.ExecutorParams{DB: g.Pool, Registry: reg, Plans: g.Quota, Logger: Quiet()}); err != nil {
+		tb.Fatal(err)
+	}
+	prices, err := billing.DefaultPrices()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if g.Ledger, err = billing.NewLedger(billing.LedgerParams{Pool: g.Pool, Prices: prices, Logger: Quiet()}); err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}

@@ -1,0 +1,99 @@
+// Package testkit is what the gateway's service tests share: how long a
+// test waits for an event before it fails, a simulator on loopback, and
+// the service graph below voice and chat (a database of the test's own,
+// quota, the tool executor, the ledger). Only _test files import it, so it
+// may depend on the domain packages whose tests use it.
+package testkit
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+const (
+	// Wait bounds how long a test waits for something it expects to happen
+	// before it fails. Only a failing test reaches it, so it is generous: on
+	// a loaded 2-core machine what takes milliseconds can take seconds.
+	Wait = 10 * time.Second
+	// Poll is how often a wait looks again at state nothing signals.
+	Poll = 5 * time.Millisecond
+	// ProviderTimeout is the provider clients' request timeout in service
+	// tests: well above the simulator's zero latency under load, well below
+	// Wait so a hung request fails as itself.
+	ProviderTimeout = 3 * time.Second
+)
+
+// Quiet is a logger that drops everything.
+func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// NewSim starts a simulator with cfg, zero-latency unless cfg says
+// otherwise, and returns it with its base URL (without /v1).
+func NewSim(tb testing.TB, cfg sim.Config) (*sim.Server, string) {
+	tb.Helper()
+	s, ts := startSim(tb, cfg, false)
+	return s, ts.URL
+}
+
+func startSim(tb testing.TB, cfg sim.Config, tls bool) (*sim.Server, *httptest.Server) {
+	tb.Helper()
+	if cfg.Latency == nil {
+		cfg.Latency = simtest.ZeroLatency()
+	}
+	if tls {
+		return simtest.NewTLSServer(tb, cfg)
+	}
+	return simtest.NewServer(tb, cfg)
+}
+
+// Eventually polls cond until it holds, and fails the test if it still
+// does not by ctx's deadline (Wait when ctx has none). It is for state that nothing
+// signals (a row, a counter, a goroutine count); what has a channel waits
+// on the channel.
+func Eventually(tb testing.TB, ctx context.Context, what string, cond func() bool) {
+	tb.Helper()
+	if !poll(ctx, cond) {
+		tb.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// WaitCancelled waits until the simulator's chat endpoint has counted a
+// client's cancellation and has nothing in flight (it notices a
+// disconnect asynchronously), and returns its stats.
+func WaitCancelled(tb testing.TB, s *sim.Server) sim.EndpointStats {
+	tb.Helper()
+	var st sim.EndpointStats
+	if !poll(context.Background(), func() bool {
+		st = s.Stats().Endpoints[sim.EndpointChatCompletions]
+		return st.CancelledByClient == 1 && st.InFlight == 0
+	}) {
+		tb.Fatalf("sim stats: got %+v, want 1 cancelled and none in flight", st)
+	}
+	return st
+}
+
+// poll reports whether cond came to hold, looking every Poll until it
+// does or ctx ends; a ctx without a deadline is given Wait.
+func poll(ctx context.Context, cond func() bool) bool {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, Wait)
+		defer cancel()
+	}
+	t := time.NewTicker(Poll)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return cond()
+		case <-t.C:
+		}
+	}
+	return true
+}
