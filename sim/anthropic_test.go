@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -19,7 +20,7 @@ import (
 // ANTHROPIC_BASE_URL would point it.
 func anthClient(t *testing.T, cfg sim.Config) (*sim.Server, anthropic.Client, string) {
 	t.Helper()
-	s, url := newSim(t, cfg)
+	s, url := testkit.NewSim(t, cfg)
 	c := anthropic.NewClient(option.WithBaseURL(url), option.WithAPIKey(simtest.TestKey), option.WithMaxRetries(0))
 	return s, c, url
 }
@@ -257,7 +258,7 @@ func TestAnthropicErrors(t *testing.T) {
 
 // The API's own header checks, which the SDK never trips: raw requests.
 func TestAnthropicHeaders(t *testing.T) {
-	_, url := newSim(t, sim.Config{Keys: []string{"good"}})
+	_, url := testkit.NewSim(t, sim.Config{Keys: []string{"good"}})
 	body := `{"model":"claude-haiku-5-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
 	for _, tc := range []struct {
 		key, version string
@@ -316,7 +317,7 @@ func TestAnthropicBodyFaults(t *testing.T) {
 // Bodies the real API refuses, refused with its type and a message naming
 // the problem.
 func TestAnthropicBadRequests(t *testing.T) {
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	const user = `{"role":"user","content":"hi"}`
 	for _, tc := range []struct{ body, want string }{
 		{`{"model":"m","messages":[` + user + `]}`, "max_tokens: Field required"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -31,7 +32,7 @@ func TestFaultRefusals(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(string(c.kind)+map[bool]string{false: "/body", true: "/stream"}[stream], func(t *testing.T) {
 				t.Parallel()
-				_, url := newSim(t, sim.Config{Faults: []sim.Fault{{Kind: c.kind}}})
+				_, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{{Kind: c.kind}}})
 				client := simtest.Client(url)
 				var err error
 				if stream {
@@ -60,7 +61,7 @@ func TestFaultRefusals(t *testing.T) {
 // finish_reason content_filter, and the usage and [DONE] follow.
 func TestFaultContentFilterStop(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "A long enough answer to be stopped part way."},
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "A long enough answer to be stopped part way."},
 		Faults: []sim.Fault{{Kind: sim.FaultContentFilter, AfterChunks: 3}}})
 	resp, body := post(t, url, simtest.TestKey, chatBody("gpt-4o", "hi", `"stream":true,"stream_options":{"include_usage":true}`))
 	if resp.StatusCode != http.StatusOK {
@@ -78,13 +79,13 @@ func TestFaultContentFilterStop(t *testing.T) {
 // without [DONE], which openai-go takes as the end of the stream.
 func TestFaultNoDone(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Faults: []sim.Fault{{Kind: sim.FaultNoDone}}})
+	_, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{{Kind: sim.FaultNoDone}}})
 	_, body := post(t, url, simtest.TestKey, chatBody("gpt-4o", "hi", `"stream":true,"stream_options":{"include_usage":true}`))
 	data := sseData(t, body)
 	if len(data) == 0 || data[len(data)-1] == "[DONE]" || !strings.Contains(data[len(data)-1], `"usage":{`) {
 		t.Fatalf("events: got %q, want the usage last and no [DONE]", data)
 	}
-	_, url = newSim(t, sim.Config{Faults: []sim.Fault{{Kind: sim.FaultNoDone}}})
+	_, url = testkit.NewSim(t, sim.Config{Faults: []sim.Fault{{Kind: sim.FaultNoDone}}})
 	acc, _ := streamAll(t, simtest.Client(url), userParams(true))
 	if acc.Usage.TotalTokens == 0 || acc.Choices[0].FinishReason != "stop" {
 		t.Errorf("openai-go: got usage %+v finish %q, want a whole answer", acc.Usage, acc.Choices[0].FinishReason)
@@ -95,7 +96,7 @@ func TestFaultNoDone(t *testing.T) {
 // reaches the client.
 func TestFaultReset(t *testing.T) {
 	t.Parallel()
-	s, url := newSim(t, sim.Config{Faults: []sim.Fault{{Kind: sim.FaultReset}}})
+	s, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{{Kind: sim.FaultReset}}})
 	client := simtest.Client(url)
 	_, err := client.Chat.Completions.New(t.Context(), userParams(false))
 	var apiErr *openai.Error
@@ -118,7 +119,7 @@ func TestFaultReset(t *testing.T) {
 // whole.
 func TestFaultSlowStart(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "Late but whole."},
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "Late but whole."},
 		Faults: []sim.Fault{{Kind: sim.FaultSlowStart, IntervalMS: 300}}})
 	client := simtest.Client(url)
 	start := time.Now()

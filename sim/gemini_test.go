@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -33,7 +34,7 @@ func geminiTools() []*genai.Tool {
 // client: a signed call, then the answer to its result.
 func TestGeminiStreamedToolLoop(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: geminiScript()})
+	_, url := testkit.NewSim(t, sim.Config{Script: geminiScript()})
 	c := simtest.NewGeminiClient(t, url)
 	model := "gemini-3.8-flash"
 	cfg := &genai.GenerateContentConfig{Tools: geminiTools(), SystemInstruction: genai.NewContentFromText("Be brief.", genai.RoleUser)}
@@ -81,7 +82,7 @@ func TestGeminiStreamedToolLoop(t *testing.T) {
 // cached inside promptTokenCount; only thinking models report thoughts.
 func TestGeminiUsage(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "twelve bytes"}})
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "twelve bytes"}})
 	c := simtest.NewGeminiClient(t, url)
 	long := strings.Repeat("abcd", 1100) // 1,100 tokens: over the 1,024-token cache minimum
 	for _, tc := range []struct {
@@ -115,7 +116,7 @@ func TestGeminiUsage(t *testing.T) {
 // made-up one; 2.5 does not check.
 func TestGeminiSignatures(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: geminiScript()})
+	_, url := testkit.NewSim(t, sim.Config{Script: geminiScript()})
 	c := simtest.NewGeminiClient(t, url)
 	history := func(sig []byte) []*genai.Content {
 		call := genai.NewPartFromFunctionCall("find_recipe", map[string]any{"q": "soup"})
@@ -151,7 +152,7 @@ func TestGeminiSignatures(t *testing.T) {
 // TestGeminiRefusals checks each error answer as genai decodes it.
 func TestGeminiRefusals(t *testing.T) {
 	t.Parallel()
-	s, url := newSim(t, sim.Config{})
+	s, url := testkit.NewSim(t, sim.Config{})
 	c := simtest.NewGeminiClient(t, url)
 	for _, tc := range []struct {
 		fault      sim.Fault
@@ -199,7 +200,7 @@ func retryDelay(e genai.APIError) string {
 // 400 API_KEY_INVALID, as the Gemini API answers them.
 func TestGeminiKeys(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Keys: []string{"good"}})
+	_, url := testkit.NewSim(t, sim.Config{Keys: []string{"good"}})
 	c := simtest.NewGeminiClient(t, url) // sends simtest.TestKey
 	_, err := c.Models.GenerateContent(t.Context(), "gemini-3.8-flash", genai.Text("hi"), nil)
 	var apiErr genai.APIError
@@ -217,7 +218,7 @@ func TestGeminiKeys(t *testing.T) {
 // stopped for safety.
 func TestGeminiBlocked(t *testing.T) {
 	t.Parallel()
-	s, url := newSim(t, sim.Config{})
+	s, url := testkit.NewSim(t, sim.Config{})
 	c := simtest.NewGeminiClient(t, url)
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointGeminiGenerate, Kind: sim.FaultContentFilter}); err != nil {
 		t.Fatal(err)

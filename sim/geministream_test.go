@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -59,7 +60,7 @@ func geminiStreamAll(t *testing.T, c *genai.Client, model string) ([]*genai.Gene
 // TestGeminiStreamFaults checks what genai reads from each stream fault.
 func TestGeminiStreamFaults(t *testing.T) {
 	t.Parallel()
-	s, url := newSim(t, sim.Config{Script: sim.Script{Text: "one two three four five six"}})
+	s, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "one two three four five six"}})
 	c := simtest.NewGeminiClient(t, url)
 	ep := sim.EndpointGeminiStream
 	for _, tc := range []struct {
@@ -134,7 +135,7 @@ func TestGeminiStreamFaults(t *testing.T) {
 // TestGeminiBadRequests checks refusals of bodies the API would refuse.
 func TestGeminiBadRequests(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{})
+	_, url := testkit.NewSim(t, sim.Config{})
 	for _, tc := range []struct{ name, body, want string }{
 		{"not JSON", `{`, "Invalid JSON payload"},
 		{"unknown field", `{"contents":[{"parts":[{"text":"hi"}]}],"temperature":1}`, `Unknown name \"temperature\"`},
