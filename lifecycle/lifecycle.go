@@ -35,7 +35,18 @@ type Lister interface {
 type Configured struct {
 	Key   string // "chat.model", "voice.model", …
 	Model string
+	// Unlisted: the model's provider publishes no list the gateway reads
+	// (Anthropic's and Gemini's targets), so the embedded table alone
+	// speaks for it, whether or not the Lister answers.
+	Unlisted bool
 }
+
+// NoList is the Lister of a gateway with no OpenAI key: it lists nothing,
+// so only Unlisted models are checked (against the embedded table).
+type NoList struct{}
+
+// ListModels lists no models.
+func (NoList) ListModels(context.Context) ([]Listed, error) { return nil, nil }
 
 // Defaults of Params.
 const (
@@ -149,8 +160,7 @@ func (c *Checker) Check(ctx context.Context) ([]Status, error) {
 	defer cancel()
 	listed, err := c.p.Lister.ListModels(ctx)
 	if err != nil {
-		c.p.Logger.WarnContext(ctx, "model lifecycle: the provider's model list could not be read; shutdown dates not checked", "err", err)
-		return nil, nil
+		c.p.Logger.WarnContext(ctx, "model lifecycle: the provider's model list could not be read; its models' shutdown dates not checked", "err", err)
 	}
 	byID := make(map[string]Listed, len(listed))
 	for _, l := range listed {
@@ -160,7 +170,7 @@ func (c *Checker) Check(ctx context.Context) ([]Status, error) {
 	var out []Status
 	var retired []string
 	for _, m := range c.p.Models {
-		if m.Model == "" {
+		if m.Model == "" || (err != nil && !m.Unlisted) {
 			continue
 		}
 		s := c.status(m, byID, today)
@@ -168,7 +178,7 @@ func (c *Checker) Check(ctx context.Context) ([]Status, error) {
 		switch {
 		case s.Shutdown.IsZero():
 			c.daysLeft.DeleteLabelValues(m.Key, m.Model)
-			if !s.Listed {
+			if !s.Listed && !m.Unlisted {
 				c.p.Logger.WarnContext(ctx, "model lifecycle: a configured model is not in the provider's list", "key", m.Key, "model", m.Model)
 			}
 			continue
@@ -194,7 +204,7 @@ func (c *Checker) status(m Configured, byID map[string]Listed, today time.Time) 
 	if known {
 		s.Replacement = ret.Replacement
 	}
-	if l, ok := byID[m.Model]; ok {
+	if l, ok := byID[m.Model]; ok && !m.Unlisted {
 		s.Listed = true
 		if l.HasShutdown {
 			s.Shutdown = day(l.Shutdown)

@@ -148,6 +148,13 @@ func TestCheckProviderDown(t *testing.T) {
 			if _, err := f.checker.Check(t.Context()); err != nil {
 				t.Fatalf("got %v, want nil", err)
 			}
+			// Another vendor's model does not wait on OpenAI's list: the
+			// table refuses it all the same.
+			f2 := newChecker(t, l, at("2027-06-01"), lifecycle.Configured{Key: "chat.model", Model: "gpt-5-mini"},
+				lifecycle.Configured{Key: "routes[0].targets[1].model", Model: "claude-sonnet-4-5", Unlisted: true})
+			if _, err := f2.checker.Check(t.Context()); !errors.Is(err, lifecycle.ErrRetired) || strings.Contains(err.Error(), "gpt-5-mini") {
+				t.Fatalf("got %v, want only the Anthropic target refused", err)
+			}
 			if logs := f.logs.String(); !strings.Contains(logs, "could not be read") {
 				t.Fatalf("no warning logged: %s", logs)
 			}

@@ -20,6 +20,13 @@ import (
 // error, the logs and the Main (closed at cleanup).
 func runMain(t *testing.T, today string, mutate func(*config.Config)) (*Main, *logbuf.Buffer, error) {
 	t.Helper()
+	return runMainEnv(t, today, nil, mutate)
+}
+
+// runMainEnv is runMain with environment variables for the providers'
+// keys and base URLs beside OpenAI's.
+func runMainEnv(t *testing.T, today string, extra map[string]string, mutate func(*config.Config)) (*Main, *logbuf.Buffer, error) {
+	t.Helper()
 	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency(), ShutdownDates: sim.DefaultShutdownDates()})
 	env := map[string]string{"VOXGATE_DATABASE_URL": pgtest.URL(t), "VOXGATE_JWT_SECRET": testSecret, "VOXGATE_ADDR": "127.0.0.1:0"}
 	cfg, err := config.Load("", func(k string) string { return env[k] })
@@ -36,7 +43,8 @@ func runMain(t *testing.T, today string, mutate func(*config.Config)) (*Main, *l
 		t.Fatal(err)
 	}
 	logs := &logbuf.Buffer{}
-	m := &Main{Config: cfg, Logger: newLogger(logs), Now: func() time.Time { return day.Add(12 * time.Hour) }}
+	m := &Main{Config: cfg, Logger: newLogger(logs), Now: func() time.Time { return day.Add(12 * time.Hour) },
+		Getenv: func(k string) string { return extra[k] }}
 	err = m.Run(context.Background())
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m, logs, err
@@ -121,5 +129,33 @@ func TestStartupRouteTargetNeedsPrice(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "routes[0].targets[1].model") || !strings.Contains(err.Error(), `"gemini-9-unpriced" has no price`) {
 		t.Fatalf("Run: got %v, want a refusal naming routes[0].targets[1].model and its missing price", err)
+	}
+}
+
+// Anthropic and Gemini publish no models list the gateway reads: the
+// embedded table speaks for their targets, with or without an OpenAI key.
+func TestStartupOtherVendorsLifecycle(t *testing.T) {
+	t.Parallel()
+	keys := map[string]string{"ANTHROPIC_API_KEY": "sk-a", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+		"GEMINI_API_KEY": "g-k", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9"}
+	route := func(model string) func(*config.Config) {
+		return func(c *config.Config) {
+			c.Providers = []config.Provider{{Name: "openai", Kind: config.KindOpenAI},
+				{Name: "claude", Kind: config.KindAnthropic}, {Name: "gemini", Kind: config.KindGemini}}
+			c.Routes = []config.Route{{Name: "default", Targets: []config.RouteTarget{
+				{Provider: "openai", Model: "gpt-6-luna"}, {Provider: "claude", Model: model}}}}
+		}
+	}
+	_, _, err := runMainEnv(t, "2026-12-01", keys, route("claude-sonnet-4-5"))
+	if !errors.Is(err, lifecycle.ErrRetired) || !strings.Contains(err.Error(),
+		"routes[0].targets[1].model claude-sonnet-4-5 was shut down on 2026-11-30; replace it with claude-sonnet-5-5") {
+		t.Fatalf("Run: got %v, want the retired Anthropic target refused", err)
+	}
+	_, logs, err := runMainEnv(t, "2026-11-24", keys, route("claude-sonnet-4-5"))
+	if err != nil {
+		t.Fatalf("Run six days before the date: %v", err)
+	}
+	if !strings.Contains(logs.String(), "claude-sonnet-4-5 shuts down on 2026-11-30") || strings.Contains(logs.String(), "not in the provider's list") {
+		t.Fatalf("logs: want the shutdown warning and no models-list warning for an Anthropic target:\n%s", logs)
 	}
 }

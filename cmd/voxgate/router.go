@@ -122,14 +122,21 @@ func lifecycleModels(m *Main, base string) []lifecycle.Configured {
 	var out []lifecycle.Configured
 	for _, t := range routeTargets(m.Config) {
 		p, ok := kinds[t.provider]
-		if !ok || p.Kind != config.KindOpenAI || seen[t.model] {
+		if !ok || seen[t.model] {
 			continue
 		}
-		if b, _ := p.Resolve(getenv); b != "" && b != base {
-			continue
+		switch b, key := p.Resolve(getenv); {
+		case key == "":
+			continue // not configured: the router skips it
+		case p.Kind == config.KindAnthropic, p.Kind == config.KindGemini:
+			seen[t.model] = true
+			out = append(out, lifecycle.Configured{Key: t.key, Model: t.model, Unlisted: true})
+		case b == "" || b == base:
+			// OpenAI's own API: its models list speaks. Another server of
+			// the openai kind has models of its own, with no dates known.
+			seen[t.model] = true
+			out = append(out, lifecycle.Configured{Key: t.key, Model: t.model})
 		}
-		seen[t.model] = true
-		out = append(out, lifecycle.Configured{Key: t.key, Model: t.model})
 	}
 	return out
 }
