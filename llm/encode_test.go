@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Stream sends its parameters already encoded (see encode). The request
+// Stream sends its parameters already encoded (see encodeWith). The request
 // must be the one openai-go's NewStreaming sends for the same parameters:
 // the same body, byte for byte, and the same headers.
 func TestEncodedRequestIsOpenAIGos(t *testing.T) {

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,24 +18,6 @@ import (
 
 	"github.com/voxgate/voxgate/internal/aierr"
 )
-
-// classify turns a failure of the call into what Stream and Next return:
-// the caller's own context error when the caller ended it, ErrClosed after
-// Close, and otherwise an *Error (see classifyGemini).
-func (s *geminiStream) classify(caller context.Context, err error) error {
-	if caller.Err() != nil {
-		return caller.Err()
-	}
-	switch cause := context.Cause(s.upstream); {
-	case errors.Is(cause, errTimedOut):
-		return &Error{Provider: s.provider, Code: ProviderTimeout, Retryable: true, Err: cause}
-	case errors.Is(cause, errClosing):
-		return ErrClosed
-	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
-		return cause // a context given to Next ended
-	}
-	return classifyGemini(s.provider, err, s.wire)
-}
 
 // classifyGemini maps a genai failure (the table is in docs/llm.md). genai
 // reports an HTTP refusal and an error event inside a 200 stream alike, as
