@@ -28,7 +28,7 @@ func TestAnthropicForcedToolChoice(t *testing.T) {
 	} {
 		req := llm.Request{Model: c.model, ToolChoice: c.choice, Tools: []llm.ToolSpec{weatherTool},
 			Messages: []llm.Message{{Role: llm.RoleUser, Content: "weather in Paris?"}}}
-		r := anthDrain(t, mustStream(t, a, req))
+		r := drain(t, mustStream(t, a, req))
 		if r.err != nil || r.done == nil {
 			t.Errorf("%s, %s: %v, want an answer", c.model, c.choice, r.err)
 		}

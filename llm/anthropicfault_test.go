@@ -51,7 +51,7 @@ func TestAnthropicFaults(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Stream: %v, want the failure from Next", err)
 				}
-				r := anthDrain(t, st)
+				r := drain(t, st)
 				if r.text == "" && tc.fault.Kind != sim.FaultMalformedJSON {
 					t.Errorf("the text before the failure did not come out")
 				}
@@ -74,7 +74,7 @@ func TestAnthropicNoMessageStop(t *testing.T) {
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultNoDone}); err != nil {
 		t.Fatal(err)
 	}
-	r := anthDrain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
+	r := drain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
 	if r.err != nil || r.text != "Complete." || r.done.FinishReason != llm.FinishStop || r.done.Usage.OutputTokens != tok("Complete.") {
 		t.Fatalf("result %+v", r)
 	}

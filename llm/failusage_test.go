@@ -47,14 +47,14 @@ func TestAnthropicRefusalUsage(t *testing.T) {
 	s, url := anthSim(t, sim.Config{Script: sim.Script{Text: "A reply long enough for several chunks of text."}})
 	a := newAnthropic(t, url, llm.AnthropicParams{NoPromptCache: true}, nil)
 	req := userRequest("claude-haiku-5-5", "hi")
-	answered := anthDrain(t, mustStream(t, a, req))
+	answered := drain(t, mustStream(t, a, req))
 	if answered.err != nil {
 		t.Fatal(answered.err)
 	}
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultContentFilter, AfterChunks: 4}); err != nil {
 		t.Fatal(err)
 	}
-	r := anthDrain(t, mustStream(t, a, req))
+	r := drain(t, mustStream(t, a, req))
 	e := anthErr(t, r.err)
 	if e.Code != llm.ProviderContentFilter {
 		t.Fatalf("got %s, want PROVIDER_CONTENT_FILTER", e.Code)
@@ -68,7 +68,7 @@ func TestAnthropicRefusalUsage(t *testing.T) {
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultStreamError, AfterChunks: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if e := anthErr(t, anthDrain(t, mustStream(t, a, req)).err); e.Usage != nil {
+	if e := anthErr(t, drain(t, mustStream(t, a, req)).err); e.Usage != nil {
 		t.Errorf("an in-stream error: got usage %+v, want none", e.Usage)
 	}
 }
@@ -86,7 +86,7 @@ func TestGeminiSafetyUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answered := drainGemini(t, st)
+	answered := drain(t, st)
 	if answered.err != nil {
 		t.Fatal(answered.err)
 	}
@@ -103,7 +103,7 @@ func TestGeminiSafetyUsage(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: Stream: %v", c.name, err)
 			}
-			err = drainGemini(t, st).err
+			err = drain(t, st).err
 		}
 		e := geminiError(t, err)
 		if e.Code != llm.ProviderContentFilter {
@@ -121,7 +121,7 @@ func TestGeminiSafetyUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := geminiError(t, drainGemini(t, st).err); e.Usage != nil {
+	if e := geminiError(t, drain(t, st).err); e.Usage != nil {
 		t.Errorf("an in-stream error: got usage %+v, want none", e.Usage)
 	}
 }

@@ -89,7 +89,7 @@ func TestGeminiFaults(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Stream: %v, want the failure after the first event", err)
 				}
-				r := drainGemini(t, st)
+				r := drain(t, st)
 				if err = r.err; err == nil {
 					t.Fatal("the stream ended without the injected failure")
 				}
@@ -123,9 +123,9 @@ func TestGeminiCallDroppedWhenStreamFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := drainGemini(t, st)
-	if len(r.deltas) != 1 || len(r.calls) != 0 || geminiError(t, r.err).Code != llm.ProviderNetwork {
-		t.Errorf("got %d deltas, %d calls, %v: want the delta, no call, a network failure", len(r.deltas), len(r.calls), r.err)
+	r := drain(t, st)
+	if len(r.callDeltas) != 1 || len(r.calls) != 0 || geminiError(t, r.err).Code != llm.ProviderNetwork {
+		t.Errorf("got %d deltas, %d calls, %v: want the delta, no call, a network failure", len(r.callDeltas), len(r.calls), r.err)
 	}
 }
 

@@ -76,8 +76,10 @@ func userRequest(model, text string) llm.Request {
 // result is a whole stream, read to its end or its first error.
 type result struct {
 	text   string
-	deltas int
-	calls  []llm.ToolCall
+	deltas int // text deltas
+	// callDeltas are the EventToolCallDeltas, in order.
+	callDeltas []llm.Event
+	calls      []llm.ToolCall
 	// pieces are the tool-call deltas, by index.
 	pieces map[int][]llm.ToolCall
 	done   *llm.Event
@@ -125,6 +127,7 @@ func drain(t *testing.T, s llm.Stream) result {
 			checkPieces(t, r.pieces, *ev.ToolCall)
 			r.calls = append(r.calls, *ev.ToolCall)
 		case llm.EventToolCallDelta:
+			r.callDeltas = append(r.callDeltas, ev)
 			if r.pieces == nil {
 				r.pieces = map[int][]llm.ToolCall{}
 			}
