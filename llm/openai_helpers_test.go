@@ -175,13 +175,15 @@ func asError(t *testing.T, err error) *llm.Error {
 	return e
 }
 
-// waitCancelled polls the simulator until the chat endpoint has counted a
-// client cancellation and nothing is in flight.
-func waitCancelled(t *testing.T, s *sim.Server) sim.EndpointStats {
+// waitCancelled polls the simulator until endpoint has counted a client
+// cancellation and nothing is in flight. The simulator counts it when its
+// handler returns: this polls that condition, bounded, rather than guess a
+// delay.
+func waitCancelled(t *testing.T, s *sim.Server, endpoint string) sim.EndpointStats {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		st := s.Stats().Endpoints[sim.EndpointChatCompletions]
+		st := s.Stats().Endpoints[endpoint]
 		if st.CancelledByClient == 1 && st.InFlight == 0 {
 			return st
 		}

@@ -261,84 +261,23 @@ func TestOpenAIStubbedSuccess(t *testing.T) {
 	}
 }
 
-// slowSim answers slowly enough that a stream is still running when the
-// test gives up on it: 20 tokens a second, one token a chunk.
-func slowSim(t *testing.T) (*sim.Server, string) {
-	return newSim(t, sim.Config{Script: sim.Script{Text: answer},
-		Latency: &sim.Latency{TokensPerSecond: 20, ChunkTokens: 1}})
-}
-
-// TestOpenAICancelReachesUpstream ends a running stream three ways and
-// checks the simulator sees its client go within 500 ms (DESIGN §7), and
-// that the caller gets context.Canceled or ErrClosed, never an *Error.
-func TestOpenAICancelReachesUpstream(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name    string
-		end     func(cancelStream, cancelNext context.CancelFunc, st llm.Stream)
-		wantErr error
-	}{
-		{"Close", func(_, _ context.CancelFunc, st llm.Stream) { _ = st.Close() }, llm.ErrClosed},
-		{"the Stream context", func(cancel, _ context.CancelFunc, _ llm.Stream) { cancel() }, context.Canceled},
-		{"the Next context", func(_, cancel context.CancelFunc, _ llm.Stream) { cancel() }, context.Canceled},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			s, url := slowSim(t)
-			streamCtx, cancelStream := context.WithCancel(t.Context())
-			defer cancelStream()
-			st, err := newOpenAI(t, url, 0, nil).Stream(streamCtx, userRequest("gpt-4o", "hi"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			nextCtx, cancelNext := context.WithCancel(t.Context())
-			defer cancelNext()
-			if ev, err := st.Next(nextCtx); err != nil || ev.Kind != llm.EventText {
-				t.Fatalf("first event: %+v, %v", ev, err)
-			}
-			// Next blocks on the next chunk while the stream is ended.
-			errc := make(chan error, 1)
-			go func() {
-				for {
-					if _, err := st.Next(nextCtx); err != nil {
-						errc <- err
-						return
-					}
-				}
-			}()
-			time.Sleep(20 * time.Millisecond)
-			ended := time.Now()
-			c.end(cancelStream, cancelNext, st)
-			select {
-			case err := <-errc:
-				if !errors.Is(err, c.wantErr) {
-					t.Errorf("Next: got %v, want %v", err, c.wantErr)
-				}
-				var e *llm.Error
-				if errors.As(err, &e) {
-					t.Errorf("Next: got an *llm.Error %v for the caller's own ending", e)
-				}
-			case <-time.After(time.Second):
-				t.Fatal("Next still blocked 1 s after the stream was ended")
-			}
-			stats := waitCancelled(t, s)
-			if lag := stats.LastCancelledAt.Sub(ended); lag > 500*time.Millisecond {
-				t.Errorf("the simulator saw the cancel %s after it, want within 500 ms", lag)
-			}
-		})
-	}
-}
-
 // TestOpenAICallerCancelBeforeFirstEvent: a caller that gives up while
 // Stream waits gets context.Canceled, and the provider is told.
 func TestOpenAICallerCancelBeforeFirstEvent(t *testing.T) {
 	t.Parallel()
 	s, url := newSim(t, sim.Config{Faults: []sim.Fault{{Endpoint: sim.EndpointChatCompletions, Kind: sim.FaultTimeout}}})
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err := newOpenAI(t, url, 5*time.Second, nil).Stream(ctx, userRequest("gpt-4o", "hi"))
+	go func() {
+		// Give up once the request is in the simulator's hands: polling its
+		// counter, bounded, not guessing a delay.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if s.Stats().Endpoints[sim.EndpointChatCompletions].InFlight == 1 {
+				break
+			}
+		}
+		cancel()
+	}()
+	_, err := newOpenAI(t, url, 10*time.Second, nil).Stream(ctx, userRequest("gpt-4o", "hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Stream: got %v, want context.Canceled", err)
 	}
@@ -346,24 +285,5 @@ func TestOpenAICallerCancelBeforeFirstEvent(t *testing.T) {
 	if errors.As(err, &e) {
 		t.Errorf("got an *llm.Error %v for the caller's own cancel", e)
 	}
-	waitCancelled(t, s)
-}
-
-// TestOpenAICloseIsSafe: Close twice, and Next after Close.
-func TestOpenAICloseIsSafe(t *testing.T) {
-	t.Parallel()
-	_, url := slowSim(t)
-	st, err := newOpenAI(t, url, 0, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := st.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if _, err := st.Next(t.Context()); !errors.Is(err, llm.ErrClosed) {
-		t.Errorf("Next after Close: got %v, want ErrClosed", err)
-	}
+	waitCancelled(t, s, sim.EndpointChatCompletions)
 }
