@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
@@ -12,18 +11,11 @@ import (
 // serves to its code, retry advice and status (the table in docs/llm.md).
 func TestGeminiFaults(t *testing.T) {
 	t.Parallel()
-	const timeout = 300 * time.Millisecond
-	cases := []struct {
-		name       string
-		cfg        sim.Config
-		fault      *sim.Fault
-		model      string
-		code       llm.Code
-		retryable  bool
-		retryAfter int
-		status     int
-		atStream   bool
-	}{
+	runFaults(t, faultSurface{endpoint: sim.EndpointGeminiStream, model: geminiModel, answer: "one two three four five six seven",
+		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+			_, url := newGeminiSim(t, cfg)
+			return newGemini(t, url, faultTimeout, nil)
+		}}, []faultCase{
 		{name: "rate limit with RetryInfo", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
 			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, status: 429, atStream: true},
 		{name: "rate limit without advice", fault: &sim.Fault{Kind: sim.FaultRateLimit},
@@ -64,44 +56,7 @@ func TestGeminiFaults(t *testing.T) {
 			code: llm.ProviderAuth, status: 400, atStream: true},
 		{name: "unknown model", cfg: sim.Config{Models: []string{"gemini-3.5-flash-lite"}},
 			code: llm.UnknownProviderError, status: 404, atStream: true},
-	}
-	const answer = "one two three four five six seven"
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := c.cfg
-			cfg.Script = sim.Script{Text: answer}
-			if c.fault != nil {
-				f := *c.fault
-				f.Endpoint = sim.EndpointGeminiStream
-				cfg.Faults = []sim.Fault{f}
-			}
-			_, url := newGeminiSim(t, cfg)
-			st, err := newGemini(t, url, timeout, nil).Stream(t.Context(), userRequest(geminiModel, "hello"))
-			if c.atStream {
-				if err == nil {
-					st.Close()
-					t.Fatal("Stream: got nil error, want a failure before the first event")
-				}
-			} else {
-				if err != nil {
-					t.Fatalf("Stream: %v, want the failure after the first event", err)
-				}
-				r := drain(t, st)
-				if err = r.err; err == nil {
-					t.Fatal("the stream ended without the injected failure")
-				}
-				if r.text == "" || len(answer) < len(r.text) || r.text != answer[:len(r.text)] {
-					t.Errorf("text before the failure: got %q, want a prefix of the answer", r.text)
-				}
-			}
-			e := geminiError(t, err)
-			if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.retryAfter || e.Status != c.status {
-				t.Errorf("got %s retryable %v retry-after %d status %d, want %s %v %d %d (%v)",
-					e.Code, e.Retryable, e.RetryAfter, e.Status, c.code, c.retryable, c.retryAfter, c.status, e.Err)
-			}
-		})
-	}
+	})
 }
 
 // TestGeminiCallDroppedWhenStreamFails: a call announced by its delta but

@@ -13,31 +13,26 @@ import (
 )
 
 // TestOpenAIFaults injects every chat fault kind and checks the code, the
-// retry advice, and whether it comes from Stream (before the first event,
-// where the router may fail over) or from Next (after text went out).
+// retry advice, the status, and whether it comes from Stream (before the
+// first event, where the router may fail over) or from Next (after text
+// went out).
 func TestOpenAIFaults(t *testing.T) {
 	t.Parallel()
-	const timeout = 300 * time.Millisecond
-	cases := []struct {
-		name       string
-		cfg        sim.Config
-		fault      *sim.Fault
-		req        func(llm.Request) llm.Request
-		code       llm.Code
-		retryable  bool
-		retryAfter int
-		atStream   bool
-	}{
+	runFaults(t, faultSurface{endpoint: sim.EndpointChatCompletions, model: "gpt-4o-mini", answer: answer,
+		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+			_, url := newSim(t, cfg)
+			return newOpenAI(t, url, faultTimeout, nil)
+		}}, []faultCase{
 		{name: "rate limit", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
-			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, atStream: true},
+			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, status: 429, atStream: true},
 		{name: "rate limit without advice", fault: &sim.Fault{Kind: sim.FaultRateLimit},
-			code: llm.ProviderRateLimit, retryable: true, atStream: true},
+			code: llm.ProviderRateLimit, retryable: true, status: 429, atStream: true},
 		{name: "insufficient quota", fault: &sim.Fault{Kind: sim.FaultQuota},
-			code: llm.ProviderAuth, atStream: true},
+			code: llm.ProviderAuth, status: 429, atStream: true},
 		{name: "server error", fault: &sim.Fault{Kind: sim.FaultServerError},
-			code: llm.ProviderUnavailable, retryable: true, atStream: true},
+			code: llm.ProviderUnavailable, retryable: true, status: 500, atStream: true},
 		{name: "unavailable", fault: &sim.Fault{Kind: sim.FaultUnavailable, RetryAfter: 3},
-			code: llm.ProviderUnavailable, retryable: true, retryAfter: 3, atStream: true},
+			code: llm.ProviderUnavailable, retryable: true, retryAfter: 3, status: 503, atStream: true},
 		{name: "timeout before answering", fault: &sim.Fault{Kind: sim.FaultTimeout},
 			code: llm.ProviderTimeout, retryable: true, atStream: true},
 		{name: "stream stalls", fault: &sim.Fault{Kind: sim.FaultTimeout, AfterChunks: 3},
@@ -55,54 +50,14 @@ func TestOpenAIFaults(t *testing.T) {
 		{name: "slow drip past the timeout", fault: &sim.Fault{Kind: sim.FaultSlowDrip, IntervalMS: 1000},
 			code: llm.ProviderTimeout, retryable: true, atStream: true},
 		{name: "unknown key", cfg: sim.Config{Keys: []string{"sk-other"}},
-			code: llm.ProviderAuth, atStream: true},
+			code: llm.ProviderAuth, status: 401, atStream: true},
 		{name: "unknown model", cfg: sim.Config{Models: []string{"gpt-4o"}},
-			code: llm.UnknownProviderError, atStream: true},
+			code: llm.UnknownProviderError, status: 404, atStream: true},
 		{name: "refused parameter", req: func(r llm.Request) llm.Request {
 			r.Tools = []llm.ToolSpec{{Name: "not a valid name!"}}
 			return r
-		}, code: llm.UnknownProviderError, atStream: true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := c.cfg
-			cfg.Script = sim.Script{Text: answer}
-			if c.fault != nil {
-				f := *c.fault
-				f.Endpoint = sim.EndpointChatCompletions
-				cfg.Faults = []sim.Fault{f}
-			}
-			_, url := newSim(t, cfg)
-			req := userRequest("gpt-4o-mini", "hello")
-			if c.req != nil {
-				req = c.req(req)
-			}
-			st, err := newOpenAI(t, url, timeout, nil).Stream(t.Context(), req)
-			if c.atStream {
-				if err == nil {
-					st.Close()
-					t.Fatal("Stream: got nil error, want a failure before the first event")
-				}
-			} else {
-				if err != nil {
-					t.Fatalf("Stream: %v, want the failure after the first event", err)
-				}
-				r := drain(t, st)
-				if err = r.err; err == nil {
-					t.Fatal("the stream ended without the injected failure")
-				}
-				if len(answer) < len(r.text) || r.text != answer[:len(r.text)] {
-					t.Errorf("text before the failure: got %q, want a prefix of the answer", r.text)
-				}
-			}
-			e := asError(t, err)
-			if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.retryAfter {
-				t.Errorf("got %s retryable %v retry-after %d, want %s %v %d (%v)",
-					e.Code, e.Retryable, e.RetryAfter, c.code, c.retryable, c.retryAfter, e.Err)
-			}
-		})
-	}
+		}, code: llm.UnknownProviderError, status: 400, atStream: true},
+	})
 }
 
 // TestOpenAISlowDripWithinTimeout: chunks slower than usual but each within
