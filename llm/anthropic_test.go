@@ -12,17 +12,6 @@ import (
 	"github.com/voxgate/voxgate/sim/simtest"
 )
 
-// anthSim starts a simulator and returns it with its root URL, which is
-// what ANTHROPIC_BASE_URL names.
-func anthSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
-	t.Helper()
-	if cfg.Latency == nil {
-		cfg.Latency = simtest.ZeroLatency()
-	}
-	s, ts := simtest.NewServer(t, cfg)
-	return s, ts.URL
-}
-
 func newAnthropic(t *testing.T, url string, p llm.AnthropicParams, rt http.RoundTripper) *llm.Anthropic {
 	t.Helper()
 	p.Name, p.BaseURL = "claude", url
@@ -63,7 +52,7 @@ var weatherTool = llm.ToolSpec{Name: "get_weather", Description: "Weather in a c
 func tok(s string) int64 { return int64((len(s) + 3) / 4) }
 
 func TestAnthropicToolTurn(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
 	if a.Name() != "claude" {
@@ -133,7 +122,7 @@ func TestAnthropicToolTurn(t *testing.T) {
 // gateway ids; a system message mid-conversation) is taken as is: the
 // results merge into one user message, as the API requires.
 func TestAnthropicForeignHistory(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
 	id1, id2 := llm.NewCallID(), llm.NewCallID()
@@ -170,7 +159,7 @@ func TestAnthropicForeignHistory(t *testing.T) {
 }
 
 func TestAnthropicCacheUsage(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: sim.Script{Text: "ok"}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "ok"}})
 	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
 	long := strings.Repeat("abcd", 1100) // 1,100 tokens
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: long}}
@@ -201,7 +190,7 @@ func mustStream(t *testing.T, p llm.Provider, req llm.Request) llm.Stream {
 }
 
 func TestAnthropicMaxTokens(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{TextTokens: 50}}}}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{TextTokens: 50}}}}})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{MaxTokens: 10}, rec)
 	r := drain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
@@ -217,7 +206,7 @@ func TestAnthropicMaxTokens(t *testing.T) {
 // tool, Anthropic continues with its result, and neither refuses the
 // history.
 func TestAnthropicContinuesOpenAILoop(t *testing.T) {
-	_, root := anthSim(t, sim.Config{Script: weatherScript()})
+	_, root := newRootSim(t, sim.Config{Script: weatherScript()})
 	o := newOpenAI(t, root+"/v1", 0, nil)
 	a := newAnthropic(t, root, llm.AnthropicParams{}, nil)
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "weather in Paris?"}}

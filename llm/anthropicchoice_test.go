@@ -13,7 +13,7 @@ import (
 // (the simulator does, as models.md says the API does); other models get
 // it forced. Every call is answered: none is refused.
 func TestAnthropicForcedToolChoice(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
 	for _, c := range []struct {

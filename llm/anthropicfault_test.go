@@ -16,7 +16,7 @@ func TestAnthropicFaults(t *testing.T) {
 	runFaults(t, faultSurface{endpoint: sim.EndpointAnthropicMessages, model: "claude-haiku-5-5",
 		answer: "A reply long enough for several chunks of text.",
 		start: func(t *testing.T, cfg sim.Config) llm.Provider {
-			_, url := anthSim(t, cfg)
+			_, url := newRootSim(t, cfg)
 			return newAnthropic(t, url, llm.AnthropicParams{Timeout: faultTimeout}, nil)
 		}}, []faultCase{
 		{name: "429 with retry-after", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 2},
@@ -53,7 +53,7 @@ func TestAnthropicFaults(t *testing.T) {
 // A stream that ends in order after message_delta, without message_stop,
 // is finished at once with its usage, not taken for a cut answer.
 func TestAnthropicNoMessageStop(t *testing.T) {
-	s, url := anthSim(t, sim.Config{Script: sim.Script{Text: "Complete."}})
+	s, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "Complete."}})
 	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultNoDone}); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestAnthropicNoMessageStop(t *testing.T) {
 }
 
 func TestAnthropicBadKey(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Keys: []string{"right"}})
+	_, url := newRootSim(t, sim.Config{Keys: []string{"right"}})
 	a := newAnthropic(t, url, llm.AnthropicParams{APIKey: "wrong"}, nil)
 	_, err := a.Stream(t.Context(), userRequest("claude-haiku-5-5", "hi"))
 	if e := anthErr(t, err); e.Code != llm.ProviderAuth || e.Retryable || e.Status != http.StatusUnauthorized {

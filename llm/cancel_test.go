@@ -25,11 +25,11 @@ func stalledAdapters() []stalledAdapter {
 			return s, newOpenAI(t, url, time.Minute, nil)
 		}},
 		{"anthropic", sim.EndpointAnthropicMessages, "claude-haiku-5-5", 4, func(t *testing.T, cfg sim.Config) (*sim.Server, llm.Provider) {
-			s, url := anthSim(t, cfg)
+			s, url := newRootSim(t, cfg)
 			return s, newAnthropic(t, url, llm.AnthropicParams{Timeout: time.Minute}, nil)
 		}},
 		{"gemini", sim.EndpointGeminiStream, geminiModel, 1, func(t *testing.T, cfg sim.Config) (*sim.Server, llm.Provider) {
-			s, url := newGeminiSim(t, cfg)
+			s, url := newRootSim(t, cfg)
 			return s, newGemini(t, url, time.Minute, nil)
 		}},
 	}

@@ -44,7 +44,7 @@ func TestOpenAIContentFilterUsage(t *testing.T) {
 // with the call's cumulative usage, which the refusal carries: the same
 // input classes as an answered call of the same prompt.
 func TestAnthropicRefusalUsage(t *testing.T) {
-	s, url := anthSim(t, sim.Config{Script: sim.Script{Text: "A reply long enough for several chunks of text."}})
+	s, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "A reply long enough for several chunks of text."}})
 	a := newAnthropic(t, url, llm.AnthropicParams{NoPromptCache: true}, nil)
 	req := userRequest("claude-haiku-5-5", "hi")
 	answered := drain(t, mustStream(t, a, req))
@@ -79,7 +79,7 @@ func TestAnthropicRefusalUsage(t *testing.T) {
 func TestGeminiSafetyUsage(t *testing.T) {
 	t.Parallel()
 	const answer = "one two three four five six seven"
-	s, url := newGeminiSim(t, sim.Config{Script: sim.Script{Text: answer}})
+	s, url := newRootSim(t, sim.Config{Script: sim.Script{Text: answer}})
 	g := newGemini(t, url, 0, nil)
 	req := userRequest(geminiModel, "hello")
 	st, err := g.Stream(t.Context(), req)

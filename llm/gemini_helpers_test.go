@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,14 +13,6 @@ import (
 )
 
 const geminiModel = "gemini-3.8-flash"
-
-// newGeminiSim starts a simulator and returns it with its host URL, which
-// is what genai takes as its base URL.
-func newGeminiSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
-	t.Helper()
-	s, url := newSim(t, cfg)
-	return s, strings.TrimSuffix(url, "/v1")
-}
 
 func newGemini(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *llm.Gemini {
 	t.Helper()

@@ -15,7 +15,7 @@ import (
 // goes back on the call's part; the result is answered.
 func TestGeminiToolLoop(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: geminiRecipeScript()})
+	_, url := newRootSim(t, sim.Config{Script: geminiRecipeScript()})
 	rec := &recorder{}
 	g := newGemini(t, url, 0, rec)
 	req := llm.Request{Model: geminiModel, Tools: []llm.ToolSpec{geminiRecipeTool}, Messages: []llm.Message{
@@ -79,7 +79,7 @@ func TestGeminiToolLoop(t *testing.T) {
 // already holds the cached tokens; thinking tokens are output.
 func TestGeminiUsage(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: sim.Script{Text: "twelve bytes"}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "twelve bytes"}})
 	g := newGemini(t, url, 0, nil)
 	long := strings.Repeat("abcd", 1100) // 1,100 tokens: over the cache minimum
 	for i, want := range []llm.Usage{
@@ -115,7 +115,7 @@ func TestGeminiUsage(t *testing.T) {
 // step carries the documented skip value, calls of earlier turns none.
 func TestGeminiHistoryFromAnotherProvider(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: geminiRecipeScript()})
+	_, url := newRootSim(t, sim.Config{Script: geminiRecipeScript()})
 	rec := &recorder{}
 	g := newGemini(t, url, 0, rec)
 	old, first, second := llm.NewCallID(), llm.NewCallID(), llm.NewCallID()
@@ -174,7 +174,7 @@ func TestGeminiHistoryFromAnotherProvider(t *testing.T) {
 // the output limit, and that nothing about the user is sent.
 func TestGeminiRequestShape(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: geminiRecipeScript()})
+	_, url := newRootSim(t, sim.Config{Script: geminiRecipeScript()})
 	rec := &recorder{}
 	g := newGemini(t, url, 0, rec)
 	req := userRequest(geminiModel, "a recipe")
@@ -233,7 +233,7 @@ func TestGeminiRefusesBadRequests(t *testing.T) {
 // own GOOGLE_GEMINI_BASE_URL decides, which is how `voxgate dev` points
 // the provider at the simulator. (Not parallel: it sets the environment.)
 func TestGeminiBaseURLFromEnvironment(t *testing.T) {
-	_, url := newGeminiSim(t, sim.Config{Script: sim.Script{Text: "from the environment"}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "from the environment"}})
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", url)
 	g, err := llm.NewGemini(t.Context(), llm.GeminiParams{APIKey: "k"})
 	if err != nil {

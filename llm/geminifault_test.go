@@ -13,7 +13,7 @@ func TestGeminiFaults(t *testing.T) {
 	t.Parallel()
 	runFaults(t, faultSurface{endpoint: sim.EndpointGeminiStream, model: geminiModel, answer: "one two three four five six seven",
 		start: func(t *testing.T, cfg sim.Config) llm.Provider {
-			_, url := newGeminiSim(t, cfg)
+			_, url := newRootSim(t, cfg)
 			return newGemini(t, url, faultTimeout, nil)
 		}}, []faultCase{
 		{name: "rate limit with RetryInfo", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
@@ -69,7 +69,7 @@ func TestGeminiCallDroppedWhenStreamFails(t *testing.T) {
 	}}}}}
 	cfg := sim.Config{Script: two,
 		Faults: []sim.Fault{{Endpoint: sim.EndpointGeminiStream, Kind: sim.FaultCutStream, AfterChunks: 1}}}
-	_, url := newGeminiSim(t, cfg)
+	_, url := newRootSim(t, cfg)
 	req := userRequest(geminiModel, "a recipe")
 	req.Tools = []llm.ToolSpec{geminiRecipeTool}
 	st, err := newGemini(t, url, 0, nil).Stream(t.Context(), req)

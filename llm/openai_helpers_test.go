@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,15 @@ func newSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
 	}
 	s, ts := simtest.NewServer(t, cfg)
 	return s, ts.URL + "/v1"
+}
+
+// newRootSim is newSim returning the simulator's root URL, which is what
+// ANTHROPIC_BASE_URL names and genai takes as its base URL: their SDKs
+// append the API's path themselves.
+func newRootSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	s, url := newSim(t, cfg)
+	return s, strings.TrimSuffix(url, "/v1")
 }
 
 // recorder keeps the bodies of the requests a provider sends.
