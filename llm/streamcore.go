@@ -87,6 +87,8 @@ type streamCore struct {
 	closed bool
 }
 
+var _ Stream = (*streamCore)(nil)
+
 // newStreamCore begins a call to model under ctx: the adapter sends its
 // request under s.upstream, and the timer gives the provider the model's
 // first-chunk timeout to send its first chunk (w.timeout after that, for
