@@ -156,14 +156,8 @@ func (s *geminiDecoder) finished(reason genai.FinishReason) error {
 
 // end is the stream closing cleanly. Gemini's stream has no end marker:
 // the chunk with the finish reason is the end, so a stream that closes
-// without one was cut short, and its usage is not the answer's.
+// without one was cut short, and its usage is not the answer's
+// (emitter.done).
 func (s *geminiDecoder) end() error {
-	switch {
-	case s.finish == "":
-		return s.invalid(errors.New("the stream ended without a finish reason"))
-	case s.usage == nil:
-		return s.invalid(errors.New("the stream ended without usage"))
-	}
-	s.emit(Event{Kind: EventDone, Usage: withModel(s.usage, s.model), FinishReason: s.finish})
-	return nil
+	return s.done(s.finish, s.usage, s.model)
 }

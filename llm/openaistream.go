@@ -121,20 +121,13 @@ func (s *openaiDecoder) finished(reason string) error {
 	return nil
 }
 
-// end handles a stream that ended without a transport error. Only one that
-// carried its finish reason and the usage asked for is whole; anything
-// else was cut short.
+// end handles a stream that ended without a transport error: a content
+// filter's stop is a refusal, anything else whole only with its finish
+// reason and the usage asked for (emitter.done).
 func (s *openaiDecoder) end() error {
 	if s.finish == FinishContentFilter {
 		// The usage that followed the stop is the stopped answer's.
 		return s.refused(errors.New("the provider's content filter stopped the answer"), withModel(s.usage, s.model))
 	}
-	switch {
-	case s.finish == "":
-		return s.invalid(errors.New("the stream ended without a finish reason"))
-	case s.usage == nil:
-		return s.invalid(errors.New("the stream ended without usage"))
-	}
-	s.emit(Event{Kind: EventDone, Usage: withModel(s.usage, s.model), FinishReason: s.finish})
-	return nil
+	return s.done(s.finish, s.usage, s.model)
 }

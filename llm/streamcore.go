@@ -57,6 +57,20 @@ func (e *emitter) refused(err error, u *Usage) error {
 	return &Error{Provider: e.provider, Code: ProviderContentFilter, Usage: u, Err: err}
 }
 
+// done ends a stream whose body ended cleanly: whole only with its finish
+// reason and its usage (u, named for model); without either it was cut
+// short, and there is no honest usage to bill.
+func (e *emitter) done(finish string, u *Usage, model string) error {
+	switch {
+	case finish == "":
+		return e.invalid(errors.New("the stream ended without a finish reason"))
+	case u == nil:
+		return e.invalid(errors.New("the stream ended without usage"))
+	}
+	e.emit(Event{Kind: EventDone, Usage: withModel(u, model), FinishReason: finish})
+	return nil
+}
+
 // withModel is a copy of u naming the model that answered, nil for nil.
 func withModel(u *Usage, model string) *Usage {
 	if u == nil {
