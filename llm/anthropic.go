@@ -11,8 +11,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
-
-	"github.com/voxgate/voxgate/internal/modelname"
 )
 
 // DefaultAnthropicMaxTokens is max_tokens when neither the request nor the
@@ -46,12 +44,11 @@ type AnthropicParams struct {
 // Anthropic streams Messages through anthropic-sdk-go, one request per
 // call: retries and failover belong to the router behind Provider.
 type Anthropic struct {
-	name       string
-	client     anthropic.Client
-	timeout    time.Duration
-	firstChunk map[string]time.Duration
-	maxTokens  int
-	cache      bool
+	waits
+	name      string
+	client    anthropic.Client
+	maxTokens int
+	cache     bool
 }
 
 var _ Provider = (*Anthropic)(nil)
@@ -65,22 +62,18 @@ func NewAnthropic(p AnthropicParams) (*Anthropic, error) {
 		return nil, fmt.Errorf("llm: %s: BaseURL and APIKey are required", p.Name)
 	case !strings.HasPrefix(p.BaseURL, "https://") && !strings.HasPrefix(p.BaseURL, "http://"):
 		return nil, fmt.Errorf("llm: %s: base URL %q is not http(s)", p.Name, p.BaseURL)
-	case p.Timeout < 0 || p.MaxTokens < 0:
-		return nil, fmt.Errorf("llm: %s: timeout and max tokens must not be negative", p.Name)
+	case p.MaxTokens < 0:
+		return nil, fmt.Errorf("llm: %s: max tokens must not be negative", p.Name)
 	}
-	for m, d := range p.FirstChunk {
-		if m == "" || d <= 0 {
-			return nil, fmt.Errorf("llm: %s: first-chunk timeout of %q must be positive, got %s", p.Name, m, d)
-		}
+	w, err := newWaits(p.Name, p.Timeout, p.FirstChunk)
+	if err != nil {
+		return nil, err
 	}
 	client := p.HTTPClient
 	if client == nil {
 		client = &http.Client{Transport: NewTransport()}
 	}
-	a := &Anthropic{name: p.Name, timeout: p.Timeout, firstChunk: p.FirstChunk, maxTokens: p.MaxTokens, cache: !p.NoPromptCache}
-	if a.timeout == 0 {
-		a.timeout = DefaultTimeout
-	}
+	a := &Anthropic{waits: w, name: p.Name, maxTokens: p.MaxTokens, cache: !p.NoPromptCache}
 	if a.maxTokens == 0 {
 		a.maxTokens = DefaultAnthropicMaxTokens
 	}
@@ -99,14 +92,6 @@ func NewAnthropic(p AnthropicParams) (*Anthropic, error) {
 // Name is the provider's configured name.
 func (a *Anthropic) Name() string { return a.name }
 
-// FirstChunkTimeout is how long a call to model waits for its first event.
-func (a *Anthropic) FirstChunkTimeout(model string) time.Duration {
-	if d, ok := modelname.Lookup(a.firstChunk, model); ok {
-		return d
-	}
-	return a.timeout
-}
-
 // Stream starts a streamed Message and waits for its first event, so that
 // every failure before it is returned here, where the router may still
 // fail over. The call runs under ctx until the stream is closed.
@@ -119,36 +104,12 @@ func (a *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, &Error{Provider: a.name, Code: UnknownProviderError, Err: err}
 	}
-	upstream, cancel := context.WithCancelCause(ctx)
-	s := &anthStream{provider: a.name, caller: ctx, upstream: upstream, cancel: cancel, timeout: a.timeout,
-		calls: map[int64]*anthCall{}}
-	s.timer = time.AfterFunc(a.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
+	s := newStreamCore(ctx, a.name, a.waits, req.Model)
 	// NewStreaming's request with the body encoded on its own goroutine
-	// (see encode): the same path, headers and "stream": true.
+	// (see encodeWith): the same path, headers and "stream": true.
 	var raw *http.Response
-	err = a.client.Post(upstream, "v1/messages", nil, &raw,
+	err = a.client.Post(s.upstream, "v1/messages", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
-	s.sse = ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)
-	if err := s.first(); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// encodeWith runs an SDK encoder on a goroutine of its own, for the reason
-// encode gives.
-func encodeWith(marshal func() ([]byte, error)) (body []byte, err error) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("request: encoding panicked: %v", v)
-			}
-		}()
-		body, err = marshal()
-	}()
-	<-done
-	return body, err
+	return s.start(&anthDecoder{emitter: &s.emitter, calls: map[int64]*anthCall{},
+		sse: ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)})
 }

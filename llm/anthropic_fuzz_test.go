@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net/http"
 	"testing"
@@ -50,9 +49,7 @@ func FuzzAnthropicEvents(f *testing.F) {
 				t.Fatalf("error %q status %d: %+v", data, status, e)
 			}
 		}
-		ctx, cancel := context.WithCancelCause(context.Background())
-		defer cancel(nil)
-		s := &anthStream{provider: "p", caller: ctx, upstream: ctx, cancel: cancel, calls: map[int64]*anthCall{}}
+		s := &anthDecoder{emitter: &emitter{provider: "p"}, calls: map[int64]*anthCall{}}
 		opened := map[int]bool{}
 		done := false
 		for line := range bytes.Lines(data) {
@@ -60,7 +57,7 @@ func FuzzAnthropicEvents(f *testing.F) {
 			if ev.UnmarshalJSON(line) != nil {
 				continue
 			}
-			err := s.take(ev)
+			err := s.event(ev)
 			for _, out := range s.pending {
 				if done {
 					t.Fatalf("event %+v after EventDone", out)

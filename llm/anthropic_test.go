@@ -1,30 +1,16 @@
 package llm_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
-
-// anthSim starts a simulator and returns it with its root URL, which is
-// what ANTHROPIC_BASE_URL names.
-func anthSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
-	t.Helper()
-	if cfg.Latency == nil {
-		cfg.Latency = simtest.ZeroLatency()
-	}
-	s, ts := simtest.NewServer(t, cfg)
-	return s, ts.URL
-}
 
 func newAnthropic(t *testing.T, url string, p llm.AnthropicParams, rt http.RoundTripper) *llm.Anthropic {
 	t.Helper()
@@ -40,49 +26,6 @@ func newAnthropic(t *testing.T, url string, p llm.AnthropicParams, rt http.Round
 		t.Fatalf("NewAnthropic: %v", err)
 	}
 	return a
-}
-
-// anthResult is a whole stream, read to its end or its first error.
-type anthResult struct {
-	text   string
-	deltas []llm.Event // EventToolCallDelta, in order
-	calls  []llm.ToolCall
-	done   *llm.Event
-	err    error
-}
-
-func anthDrain(t *testing.T, s llm.Stream) anthResult {
-	t.Helper()
-	defer s.Close()
-	var r anthResult
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for {
-		ev, err := s.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			if r.done == nil {
-				t.Error("io.EOF before EventDone")
-			}
-			return r
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		if r.done != nil {
-			t.Fatalf("event %+v after EventDone", ev)
-		}
-		switch ev.Kind {
-		case llm.EventText:
-			r.text += ev.Text
-		case llm.EventToolCallDelta:
-			r.deltas = append(r.deltas, ev)
-		case llm.EventToolCall:
-			r.calls = append(r.calls, *ev.ToolCall)
-		case llm.EventDone:
-			r.done = &ev
-		}
-	}
 }
 
 func anthErr(t *testing.T, err error) *llm.Error {
@@ -109,7 +52,7 @@ var weatherTool = llm.ToolSpec{Name: "get_weather", Description: "Weather in a c
 func tok(s string) int64 { return int64((len(s) + 3) / 4) }
 
 func TestAnthropicToolTurn(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
 	if a.Name() != "claude" {
@@ -121,7 +64,7 @@ func TestAnthropicToolTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := anthDrain(t, s)
+	r := drain(t, s)
 	if r.err != nil || r.done == nil || r.done.FinishReason != llm.FinishToolCalls || len(r.calls) != 1 {
 		t.Fatalf("result %+v", r)
 	}
@@ -129,13 +72,13 @@ func TestAnthropicToolTurn(t *testing.T) {
 	if !strings.HasPrefix(call.ID, "call_") || len(call.ID) > 40 || call.Name != "get_weather" || call.Arguments != `{"city":"Paris"}` {
 		t.Fatalf("call %+v", call)
 	}
-	first := r.deltas[0].ToolCall
+	first := r.callDeltas[0].ToolCall
 	var args string
-	for _, d := range r.deltas {
+	for _, d := range r.callDeltas {
 		args += d.ToolCall.Arguments
 	}
-	if first.ID != call.ID || first.Name != call.Name || args != call.Arguments || r.deltas[len(r.deltas)-1].ToolCall.ID != "" {
-		t.Fatalf("deltas %+v", r.deltas)
+	if first.ID != call.ID || first.Name != call.Name || args != call.Arguments || r.callDeltas[len(r.callDeltas)-1].ToolCall.ID != "" {
+		t.Fatalf("deltas %+v", r.callDeltas)
 	}
 	u := r.done.Usage
 	// The sim counts tools (name, description, schema) and then messages;
@@ -165,7 +108,7 @@ func TestAnthropicToolTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = anthDrain(t, s)
+	r = drain(t, s)
 	if r.err != nil || r.text != "Sunny, per get_weather." || r.done.FinishReason != llm.FinishStop {
 		t.Fatalf("second turn %+v", r)
 	}
@@ -179,7 +122,7 @@ func TestAnthropicToolTurn(t *testing.T) {
 // gateway ids; a system message mid-conversation) is taken as is: the
 // results merge into one user message, as the API requires.
 func TestAnthropicForeignHistory(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: weatherScript()})
+	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
 	id1, id2 := llm.NewCallID(), llm.NewCallID()
@@ -196,7 +139,7 @@ func TestAnthropicForeignHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := anthDrain(t, s); r.err != nil || r.text != "Sunny, per get_weather." {
+	if r := drain(t, s); r.err != nil || r.text != "Sunny, per get_weather." {
 		t.Fatalf("result %+v", r)
 	}
 	var sent struct {
@@ -216,22 +159,22 @@ func TestAnthropicForeignHistory(t *testing.T) {
 }
 
 func TestAnthropicCacheUsage(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: sim.Script{Text: "ok"}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "ok"}})
 	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
 	long := strings.Repeat("abcd", 1100) // 1,100 tokens
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: long}}
-	r := anthDrain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
+	r := drain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
 	if u := r.done.Usage; u.InputTokens != 1100 || u.CacheWriteInputTokens != 1024 || u.CachedInputTokens != 0 || u.OutputTokens != 1 {
 		t.Fatalf("first usage %+v", u)
 	}
 	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: "ok"}, llm.Message{Role: llm.RoleUser, Content: long})
-	r = anthDrain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
+	r = drain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
 	u := r.done.Usage
 	if u.InputTokens != 2201 || u.CachedInputTokens != 1024 || u.CacheWriteInputTokens != 2176-1024 {
 		t.Fatalf("second usage %+v: want 2201 in, 1024 read, 1152 written", u)
 	}
 	off := newAnthropic(t, url, llm.AnthropicParams{NoPromptCache: true}, nil)
-	r = anthDrain(t, mustStream(t, off, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
+	r = drain(t, mustStream(t, off, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
 	if u := r.done.Usage; u.InputTokens != 2201 || u.CachedInputTokens != 0 || u.CacheWriteInputTokens != 0 {
 		t.Fatalf("uncached usage %+v", u)
 	}
@@ -247,10 +190,10 @@ func mustStream(t *testing.T, p llm.Provider, req llm.Request) llm.Stream {
 }
 
 func TestAnthropicMaxTokens(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{TextTokens: 50}}}}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{TextTokens: 50}}}}})
 	rec := &recorder{}
 	a := newAnthropic(t, url, llm.AnthropicParams{MaxTokens: 10}, rec)
-	r := anthDrain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
+	r := drain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
 	if r.err != nil || r.done.FinishReason != llm.FinishLength || r.done.Usage.OutputTokens != 10 {
 		t.Fatalf("result %+v", r)
 	}
@@ -263,7 +206,7 @@ func TestAnthropicMaxTokens(t *testing.T) {
 // tool, Anthropic continues with its result, and neither refuses the
 // history.
 func TestAnthropicContinuesOpenAILoop(t *testing.T) {
-	_, root := anthSim(t, sim.Config{Script: weatherScript()})
+	_, root := newRootSim(t, sim.Config{Script: weatherScript()})
 	o := newOpenAI(t, root+"/v1", 0, nil)
 	a := newAnthropic(t, root, llm.AnthropicParams{}, nil)
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "weather in Paris?"}}
@@ -292,7 +235,7 @@ func TestAnthropicContinuesOpenAILoop(t *testing.T) {
 	req.Model = "claude-haiku-5-5"
 	req.Messages = append(msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls},
 		llm.Message{Role: llm.RoleTool, ToolCallID: calls[0].ID, Content: "sunny"})
-	r := anthDrain(t, mustStream(t, a, req))
+	r := drain(t, mustStream(t, a, req))
 	if r.err != nil || r.text != "Sunny, per get_weather." || r.done.FinishReason != llm.FinishStop {
 		t.Fatalf("anthropic %+v", r)
 	}

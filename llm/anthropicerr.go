@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,24 +11,6 @@ import (
 
 	"github.com/voxgate/voxgate/internal/aierr"
 )
-
-// classify turns a failure of the call into what Stream and Next return,
-// as openaiStream.classify does, with Anthropic's errors read by
-// classifyAnthropic.
-func (s *anthStream) classify(err error) error {
-	if s.caller.Err() != nil {
-		return s.caller.Err()
-	}
-	switch cause := context.Cause(s.upstream); {
-	case errors.Is(cause, errTimedOut):
-		return &Error{Provider: s.provider, Code: ProviderTimeout, Retryable: true, Err: cause}
-	case errors.Is(cause, errClosing):
-		return ErrClosed
-	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
-		return cause
-	}
-	return classifyAnthropic(s.provider, err, time.Now())
-}
 
 // classifyAnthropic maps an anthropic-sdk-go failure (the table is in
 // docs/llm.md):

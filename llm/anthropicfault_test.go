@@ -1,11 +1,8 @@
 package llm_test
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
@@ -15,73 +12,60 @@ import (
 // inside a 200 stream, maps to its normalized code, retry advice and
 // status, whether it comes from Stream (before the first event) or Next.
 func TestAnthropicFaults(t *testing.T) {
-	s, url := anthSim(t, sim.Config{Script: sim.Script{Text: "A reply long enough for several chunks of text."}})
-	a := newAnthropic(t, url, llm.AnthropicParams{Timeout: 300 * time.Millisecond}, nil)
-	for _, tc := range []struct {
-		name       string
-		fault      sim.Fault
-		code       llm.Code
-		retryable  bool
-		status     int
-		retryAfter int
-		inStream   bool // the failure comes from Next, after Stream returned
-	}{
-		{"429 with retry-after", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 2}, llm.ProviderRateLimit, true, 429, 2, false},
-		{"429 without", sim.Fault{Kind: sim.FaultRateLimit}, llm.ProviderRateLimit, true, 429, 0, false},
-		{"529 overloaded", sim.Fault{Kind: sim.FaultUnavailable, RetryAfter: 7}, llm.ProviderUnavailable, true, 529, 7, false},
-		{"500 api_error", sim.Fault{Kind: sim.FaultServerError}, llm.ProviderUnavailable, true, 500, 0, false},
-		{"credit too low", sim.Fault{Kind: sim.FaultQuota}, llm.ProviderAuth, false, 400, 0, false},
-		{"prompt too long", sim.Fault{Kind: sim.FaultContextLength}, llm.ProviderContextLength, false, 400, 0, false},
-		{"reset before headers", sim.Fault{Kind: sim.FaultReset}, llm.ProviderNetwork, true, 0, 0, false},
-		{"no response", sim.Fault{Kind: sim.FaultTimeout}, llm.ProviderTimeout, true, 0, 0, false},
-		{"error event first", sim.Fault{Kind: sim.FaultStreamError}, llm.ProviderUnavailable, true, 0, 0, false},
-		{"error event mid-stream", sim.Fault{Kind: sim.FaultStreamError, AfterChunks: 4}, llm.ProviderUnavailable, true, 0, 0, true},
-		{"stall mid-stream", sim.Fault{Kind: sim.FaultTimeout, AfterChunks: 4}, llm.ProviderTimeout, true, 0, 0, true},
-		{"cut mid-stream", sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 4}, llm.ProviderNetwork, true, 0, 0, true},
-		{"malformed event", sim.Fault{Kind: sim.FaultMalformedJSON, AfterChunks: 4}, llm.ProviderInvalidResponse, false, 0, 0, true},
-		{"refusal", sim.Fault{Kind: sim.FaultContentFilter, AfterChunks: 4}, llm.ProviderContentFilter, false, 0, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.fault.Endpoint = sim.EndpointAnthropicMessages
-			if _, err := s.AddFault(tc.fault); err != nil {
-				t.Fatal(err)
-			}
-			st, err := a.Stream(t.Context(), userRequest("claude-haiku-5-5", "hi"))
-			if tc.inStream {
-				if err != nil {
-					t.Fatalf("Stream: %v, want the failure from Next", err)
-				}
-				r := anthDrain(t, st)
-				if r.text == "" && tc.fault.Kind != sim.FaultMalformedJSON {
-					t.Errorf("the text before the failure did not come out")
-				}
-				err = r.err
-			}
-			e := anthErr(t, err)
-			if e.Code != tc.code || e.Retryable != tc.retryable || e.Status != tc.status || e.RetryAfter != tc.retryAfter {
-				t.Fatalf("got %s retryable=%v status=%d retry-after=%d (%v), want %s %v %d %d",
-					e.Code, e.Retryable, e.Status, e.RetryAfter, e.Err, tc.code, tc.retryable, tc.status, tc.retryAfter)
-			}
-		})
-	}
+	t.Parallel()
+	runFaults(t, faultSurface{endpoint: sim.EndpointAnthropicMessages, model: "claude-haiku-5-5",
+		answer: "A reply long enough for several chunks of text.",
+		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+			_, url := newRootSim(t, cfg)
+			return newAnthropic(t, url, llm.AnthropicParams{Timeout: faultTimeout}, nil)
+		}}, []faultCase{
+		{name: "429 with retry-after", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 2},
+			code: llm.ProviderRateLimit, retryable: true, retryAfter: 2, status: 429, atStream: true},
+		{name: "429 without", fault: &sim.Fault{Kind: sim.FaultRateLimit},
+			code: llm.ProviderRateLimit, retryable: true, status: 429, atStream: true},
+		{name: "529 overloaded", fault: &sim.Fault{Kind: sim.FaultUnavailable, RetryAfter: 7},
+			code: llm.ProviderUnavailable, retryable: true, retryAfter: 7, status: 529, atStream: true},
+		{name: "500 api_error", fault: &sim.Fault{Kind: sim.FaultServerError},
+			code: llm.ProviderUnavailable, retryable: true, status: 500, atStream: true},
+		{name: "credit too low", fault: &sim.Fault{Kind: sim.FaultQuota},
+			code: llm.ProviderAuth, status: 400, atStream: true},
+		{name: "prompt too long", fault: &sim.Fault{Kind: sim.FaultContextLength},
+			code: llm.ProviderContextLength, status: 400, atStream: true},
+		{name: "reset before headers", fault: &sim.Fault{Kind: sim.FaultReset},
+			code: llm.ProviderNetwork, retryable: true, atStream: true},
+		{name: "no response", fault: &sim.Fault{Kind: sim.FaultTimeout},
+			code: llm.ProviderTimeout, retryable: true, atStream: true},
+		{name: "error event first", fault: &sim.Fault{Kind: sim.FaultStreamError},
+			code: llm.ProviderUnavailable, retryable: true, atStream: true},
+		{name: "error event mid-stream", fault: &sim.Fault{Kind: sim.FaultStreamError, AfterChunks: 4},
+			code: llm.ProviderUnavailable, retryable: true},
+		{name: "stall mid-stream", fault: &sim.Fault{Kind: sim.FaultTimeout, AfterChunks: 4},
+			code: llm.ProviderTimeout, retryable: true},
+		{name: "cut mid-stream", fault: &sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 4},
+			code: llm.ProviderNetwork, retryable: true},
+		{name: "malformed event", fault: &sim.Fault{Kind: sim.FaultMalformedJSON, AfterChunks: 4},
+			code: llm.ProviderInvalidResponse},
+		{name: "refusal", fault: &sim.Fault{Kind: sim.FaultContentFilter, AfterChunks: 4},
+			code: llm.ProviderContentFilter},
+	})
 }
 
 // A stream that ends in order after message_delta, without message_stop,
 // is finished at once with its usage, not taken for a cut answer.
 func TestAnthropicNoMessageStop(t *testing.T) {
-	s, url := anthSim(t, sim.Config{Script: sim.Script{Text: "Complete."}})
+	s, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "Complete."}})
 	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultNoDone}); err != nil {
 		t.Fatal(err)
 	}
-	r := anthDrain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
+	r := drain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
 	if r.err != nil || r.text != "Complete." || r.done.FinishReason != llm.FinishStop || r.done.Usage.OutputTokens != tok("Complete.") {
 		t.Fatalf("result %+v", r)
 	}
 }
 
 func TestAnthropicBadKey(t *testing.T) {
-	_, url := anthSim(t, sim.Config{Keys: []string{"right"}})
+	_, url := newRootSim(t, sim.Config{Keys: []string{"right"}})
 	a := newAnthropic(t, url, llm.AnthropicParams{APIKey: "wrong"}, nil)
 	_, err := a.Stream(t.Context(), userRequest("claude-haiku-5-5", "hi"))
 	if e := anthErr(t, err); e.Code != llm.ProviderAuth || e.Retryable || e.Status != http.StatusUnauthorized {
@@ -90,64 +74,5 @@ func TestAnthropicBadKey(t *testing.T) {
 	_, err = a.Stream(t.Context(), userRequest("", "hi"))
 	if e := anthErr(t, err); e.Code != llm.UnknownProviderError || e.Status != 0 {
 		t.Fatalf("a request without a model: got %+v", e)
-	}
-}
-
-// Ending a stream (Close, the Stream context or the Next context) while it
-// stalls ends Next at once with the caller's own error, not an *Error, and
-// cancels the upstream request.
-func TestAnthropicCancelReachesUpstream(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		end     func(cancelStream, cancelNext context.CancelFunc, st llm.Stream)
-		wantErr error
-	}{
-		{"Close", func(_, _ context.CancelFunc, st llm.Stream) { _ = st.Close() }, llm.ErrClosed},
-		{"the Stream context", func(cancel, _ context.CancelFunc, _ llm.Stream) { cancel() }, context.Canceled},
-		{"the Next context", func(_, cancel context.CancelFunc, _ llm.Stream) { cancel() }, context.Canceled},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s, url := anthSim(t, sim.Config{Script: sim.Script{Text: "Some text, then a stall."}, Faults: []sim.Fault{
-				{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultTimeout, AfterChunks: 4}}})
-			a := newAnthropic(t, url, llm.AnthropicParams{Timeout: time.Minute}, nil)
-			streamCtx, cancelStream := context.WithCancel(t.Context())
-			defer cancelStream()
-			st, err := a.Stream(streamCtx, userRequest("claude-haiku-5-5", "hi"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			nextCtx, cancelNext := context.WithCancel(t.Context())
-			defer cancelNext()
-			if ev, err := st.Next(nextCtx); err != nil || ev.Kind != llm.EventText {
-				t.Fatalf("first event: %+v, %v", ev, err)
-			}
-			errc := make(chan error, 1)
-			go func() {
-				for {
-					if _, err := st.Next(nextCtx); err != nil {
-						errc <- err
-						return
-					}
-				}
-			}()
-			c.end(cancelStream, cancelNext, st)
-			select {
-			case err := <-errc:
-				var e *llm.Error
-				if !errors.Is(err, c.wantErr) || errors.As(err, &e) {
-					t.Errorf("Next: got %v, want %v", err, c.wantErr)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("Next still blocked 5 s after the stream was ended")
-			}
-			deadline := time.Now().Add(3 * time.Second)
-			for s.Stats().Endpoints[sim.EndpointAnthropicMessages].CancelledByClient != 1 {
-				if time.Now().After(deadline) {
-					t.Fatalf("the simulator never saw the cancel: %+v", s.Stats().Endpoints[sim.EndpointAnthropicMessages])
-				}
-				time.Sleep(5 * time.Millisecond) // polling the simulator's counters, not synchronising
-			}
-		})
 	}
 }

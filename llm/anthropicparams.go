@@ -21,6 +21,8 @@ import (
 //     salted SafetyIdentifier (DESIGN §11 gives that to OpenAI only).
 //   - ReasoningEffort is not sent: extended thinking stays off, so tool
 //     use needs no thinking blocks carried back.
+//   - A forced tool choice goes as auto to a model known to refuse it
+//     (refusesForcedToolChoice).
 func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, error) {
 	switch {
 	case req.Model == "":
@@ -57,6 +59,11 @@ func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, err
 	choice, err := anthToolChoice(req.ToolChoice, req.Tools)
 	if err != nil {
 		return nil, fmt.Errorf("request: %w", err)
+	}
+	if (choice.OfAny != nil || choice.OfTool != nil) && refusesForcedToolChoice(req.Model) {
+		// The model would refuse the whole request; with auto it answers,
+		// and the prompt is what steers it to the tool.
+		choice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
 	}
 	p.ToolChoice = choice
 	return p, nil

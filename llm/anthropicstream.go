@@ -1,42 +1,28 @@
 package llm
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sync"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
-// anthStream turns Messages stream events into Events: text deltas as they
-// come; each tool_use block as EventToolCallDelta pieces (the first with
-// the gateway's call id and the name) and then whole at its
+// anthDecoder turns Messages stream events into Events: text deltas as
+// they come; each tool_use block as EventToolCallDelta pieces (the first
+// with the gateway's call id and the name) and then whole at its
 // content_block_stop; EventDone after message_stop (or after message_delta
 // when the stream ends cleanly without message_stop), with usage in
 // DESIGN §10's classes.
-type anthStream struct {
-	provider string
-	caller   context.Context
-	upstream context.Context
-	cancel   context.CancelCauseFunc
-	timeout  time.Duration
-	timer    *time.Timer
-
-	mu      sync.Mutex
+type anthDecoder struct {
+	*emitter
 	sse     *ssestream.Stream[anthropic.MessageStreamEventUnion]
-	pending []Event
 	calls   map[int64]*anthCall // open tool_use blocks by content index
 	ncalls  int
 	started bool // message_start came
 	finish  string
 	usage   Usage
-	err     error
-	eof     bool
-	closed  bool
 }
 
 // anthCall is a tool_use block being streamed.
@@ -45,76 +31,26 @@ type anthCall struct {
 	call  ToolCall
 }
 
-func (s *anthStream) first() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ok := s.sse.Next()
-	s.timer.Stop()
-	if !ok {
-		if err := s.sse.Err(); err != nil {
-			return s.classify(err)
-		}
-		return s.invalid(errors.New("the stream ended before its first event"))
+func (s *anthDecoder) next() (bool, error) {
+	if s.sse.Next() {
+		return true, nil
 	}
-	return s.take(s.sse.Current())
+	return false, s.sse.Err()
 }
 
-// Next returns the next event, as openaiStream.Next does; a ctx that ended
-// before the call ends the stream as one ending during it does (the
-// upstream call is cancelled, the error sticks).
-func (s *anthStream) Next(ctx context.Context) (Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for {
-		switch {
-		case s.closed:
-			return Event{}, ErrClosed
-		case len(s.pending) > 0:
-			ev := s.pending[0]
-			s.pending = s.pending[1:]
-			s.eof = ev.Kind == EventDone
-			return ev, nil
-		case s.err != nil:
-			return Event{}, s.err
-		case s.eof:
-			return Event{}, io.EOF
-		}
-		if err := ctx.Err(); err != nil {
-			// Ended before Next began: the same end as during the wait,
-			// whichever came first.
-			s.err = err
-			s.cancel(errClosing)
-			return Event{}, err
-		}
-		if err := s.read(ctx); err != nil {
-			s.err = err
-			s.cancel(errClosing)
-			if ctx.Err() != nil {
-				return Event{}, err
-			}
-		}
-	}
+func (s *anthDecoder) take() error { return s.event(s.sse.Current()) }
+
+func (s *anthDecoder) classify(err error) *Error {
+	return classifyAnthropic(s.provider, err, time.Now())
 }
 
-func (s *anthStream) read(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
-	s.timer.Reset(s.timeout)
-	ok := s.sse.Next()
-	s.timer.Stop()
-	if !stop() {
-		return ctx.Err()
-	}
-	if ok {
-		return s.take(s.sse.Current())
-	}
-	if err := s.sse.Err(); err != nil {
-		return s.classify(err)
-	}
-	return s.end(false)
-}
+func (s *anthDecoder) close() { _ = s.sse.Close() }
 
-// take reads one event.
-func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
+// end is the body's clean end (see finished).
+func (s *anthDecoder) end() error { return s.finished(false) }
+
+// event reads one event.
+func (s *anthDecoder) event(ev anthropic.MessageStreamEventUnion) error {
 	if !s.started && ev.Type != "message_start" {
 		return s.invalid(fmt.Errorf("%q before message_start", ev.Type))
 	}
@@ -144,7 +80,7 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 			c := &anthCall{index: s.ncalls, call: ToolCall{ID: NewCallID(), Name: b.Name}}
 			s.ncalls++
 			s.calls[ev.Index] = c
-			s.pending = append(s.pending, Event{Kind: EventToolCallDelta, Index: c.index,
+			s.emit(Event{Kind: EventToolCallDelta, Index: c.index,
 				ToolCall: &ToolCall{ID: c.call.ID, Name: c.call.Name}})
 		}
 		// Other blocks (thinking, server tools) carry nothing for the seam.
@@ -159,7 +95,7 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 			}
 			if d.PartialJSON != "" {
 				c.call.Arguments += d.PartialJSON
-				s.pending = append(s.pending, Event{Kind: EventToolCallDelta, Index: c.index,
+				s.emit(Event{Kind: EventToolCallDelta, Index: c.index,
 					ToolCall: &ToolCall{Arguments: d.PartialJSON}})
 			}
 		}
@@ -170,7 +106,7 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 			if call.Arguments == "" {
 				call.Arguments = "{}" // a call without input streams no JSON
 			}
-			s.pending = append(s.pending, Event{Kind: EventToolCall, ToolCall: &call})
+			s.emit(Event{Kind: EventToolCall, ToolCall: &call})
 		}
 	case "message_delta":
 		u := ev.Usage
@@ -187,7 +123,7 @@ func (s *anthStream) take(ev anthropic.MessageStreamEventUnion) error {
 		s.usage.OutputTokens = u.OutputTokens
 		return s.stopped(ev.Delta.StopReason)
 	case "message_stop":
-		return s.end(true)
+		return s.finished(true)
 	}
 	return nil
 }
@@ -198,7 +134,7 @@ const maxUsage = 1 << 40
 
 // input sets the input classes: Anthropic reports cache reads and writes
 // apart from input_tokens, DESIGN §10 counts them inside it.
-func (s *anthStream) input(uncached, read, write, output int64) error {
+func (s *anthDecoder) input(uncached, read, write, output int64) error {
 	for _, n := range []int64{uncached, read, write, output} {
 		if n < 0 || n >= maxUsage {
 			return s.invalid(fmt.Errorf("usage count %d out of range", n))
@@ -210,15 +146,16 @@ func (s *anthStream) input(uncached, read, write, output int64) error {
 	return nil
 }
 
-func (s *anthStream) text(t string) {
+func (s *anthDecoder) text(t string) {
 	if t != "" {
-		s.pending = append(s.pending, Event{Kind: EventText, Text: t})
+		s.emit(Event{Kind: EventText, Text: t})
 	}
 }
 
 // stopped maps the stop reason. A refusal is the provider's safety
-// decision: a content-filter failure, after whatever text came before it.
-func (s *anthStream) stopped(reason anthropic.StopReason) error {
+// decision: a content-filter failure, after whatever text came before it,
+// with the usage the provider reported for it.
+func (s *anthDecoder) stopped(reason anthropic.StopReason) error {
 	switch reason {
 	case anthropic.StopReasonToolUse:
 		s.finish = FinishToolCalls
@@ -226,8 +163,9 @@ func (s *anthStream) stopped(reason anthropic.StopReason) error {
 		s.finish = FinishLength
 	case anthropic.StopReasonRefusal:
 		s.finish = FinishContentFilter
-		return &Error{Provider: s.provider, Code: ProviderContentFilter,
-			Err: errors.New("the provider refused to answer (stop_reason refusal)")}
+		// message_delta's usage, just read, is the refused call's.
+		u := s.usage
+		return s.refused(errors.New("the provider refused to answer (stop_reason refusal)"), &u)
 	case "":
 		return s.invalid(errors.New("message_delta without a stop reason"))
 	default: // end_turn, stop_sequence, pause_turn
@@ -239,10 +177,10 @@ func (s *anthStream) stopped(reason anthropic.StopReason) error {
 	return nil
 }
 
-// end finishes the stream: at message_stop, or at a clean end of the body
-// after message_delta (the answer and its usage are whole; only the end
-// marker is missing). An end before message_delta is a cut answer.
-func (s *anthStream) end(stop bool) error {
+// finished ends the stream: at message_stop, or at a clean end of the
+// body after message_delta (the answer and its usage are whole; only the
+// end marker is missing). An end before message_delta is a cut answer.
+func (s *anthDecoder) finished(stop bool) error {
 	if s.finish == "" {
 		if stop {
 			return s.invalid(errors.New("message_stop before message_delta"))
@@ -250,25 +188,7 @@ func (s *anthStream) end(stop bool) error {
 		return s.invalid(errors.New("the stream ended before message_delta"))
 	}
 	u := s.usage
-	s.pending = append(s.pending, Event{Kind: EventDone, Usage: &u, FinishReason: s.finish})
+	s.emit(Event{Kind: EventDone, Usage: &u, FinishReason: s.finish})
 	s.finish = "done" // nothing may follow
-	return nil
-}
-
-func (s *anthStream) invalid(err error) error {
-	return &Error{Provider: s.provider, Code: ProviderInvalidResponse, Err: err}
-}
-
-// Close cancels the call if it is still running and releases the
-// connection; it returns once any Next in progress has returned.
-func (s *anthStream) Close() error {
-	s.cancel(errClosing)
-	s.timer.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
-		_ = s.sse.Close()
-	}
 	return nil
 }

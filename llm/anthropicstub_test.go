@@ -75,7 +75,7 @@ func TestAnthropicErrorTypes(t *testing.T) {
 		t.Run("in-stream "+tc.typ, func(t *testing.T) {
 			body := anthStart + "event: error\ndata: " + anthErrorBody(tc.typ, tc.message) + "\n\n"
 			a := newAnthropic(t, anthStub(t, 200, sse, body), llm.AnthropicParams{}, nil)
-			r := anthDrain(t, mustStream(t, a, userRequest("stub", "hi")))
+			r := drain(t, mustStream(t, a, userRequest("stub", "hi")))
 			e := anthErr(t, r.err)
 			if e.Code != tc.code || e.Retryable != tc.retryable || e.Status != 0 || e.RetryAfter != 0 {
 				t.Fatalf("got %+v, want %s retryable=%v status 0", e, tc.code, tc.retryable)

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/genai"
-
-	"github.com/voxgate/voxgate/internal/modelname"
 )
 
 // SignedByGemini is ToolCall.SignedBy for calls a Gemini model signed.
@@ -39,10 +37,9 @@ type GeminiParams struct {
 // Gemini API backend. The SDK's HTTP retries and its automatic stream
 // continuation are off: retrying is the router's job.
 type Gemini struct {
-	name       string
-	client     *genai.Client
-	timeout    time.Duration
-	firstChunk map[string]time.Duration
+	waits
+	name   string
+	client *genai.Client
 }
 
 var _ Provider = (*Gemini)(nil)
@@ -52,13 +49,9 @@ func NewGemini(ctx context.Context, p GeminiParams) (*Gemini, error) {
 	if p.APIKey == "" {
 		return nil, errors.New("llm: gemini: APIKey is required")
 	}
-	if p.Timeout < 0 {
-		return nil, fmt.Errorf("llm: gemini: timeout must not be negative, got %s", p.Timeout)
-	}
-	for m, d := range p.FirstChunk {
-		if m == "" || d <= 0 {
-			return nil, fmt.Errorf("llm: gemini: first-chunk timeout of %q must be positive, got %s", m, d)
-		}
+	w, err := newWaits("gemini", p.Timeout, p.FirstChunk)
+	if err != nil {
+		return nil, err
 	}
 	hc := &http.Client{Transport: NewTransport()}
 	if p.HTTPClient != nil {
@@ -84,26 +77,15 @@ func NewGemini(ctx context.Context, p GeminiParams) (*Gemini, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: gemini: %w", err)
 	}
-	g := &Gemini{name: p.Name, client: client, timeout: p.Timeout, firstChunk: p.FirstChunk}
+	g := &Gemini{waits: w, name: p.Name, client: client}
 	if g.name == "" {
 		g.name = "gemini"
-	}
-	if g.timeout == 0 {
-		g.timeout = DefaultTimeout
 	}
 	return g, nil
 }
 
 // Name is the provider's configured name.
 func (g *Gemini) Name() string { return g.name }
-
-// FirstChunkTimeout is how long a call to model waits for its first chunk.
-func (g *Gemini) FirstChunkTimeout(model string) time.Duration {
-	if d, ok := modelname.Lookup(g.firstChunk, model); ok {
-		return d
-	}
-	return g.timeout
-}
 
 // Stream starts a streamed generateContent call and waits for its first
 // chunk, so a refusal or a silent upstream is an error here, where the
@@ -113,17 +95,11 @@ func (g *Gemini) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, &Error{Provider: g.name, Code: UnknownProviderError, Err: fmt.Errorf("request: %w", err)}
 	}
-	upstream, cancel := context.WithCancelCause(ctx)
-	s := &geminiStream{provider: g.name, caller: ctx, upstream: upstream, cancel: cancel, timeout: g.timeout,
-		wire: &wireSeen{}}
-	s.timer = time.AfterFunc(g.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
-	callCtx := context.WithValue(upstream, wireKey{}, s.wire)
-	s.next, s.stop = iter.Pull2(g.client.Models.GenerateContentStream(callCtx, req.Model, contents, cfg))
-	if err := s.first(); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	return s, nil
+	s := newStreamCore(ctx, g.name, g.waits, req.Model)
+	d := &geminiDecoder{emitter: &s.emitter, wire: &wireSeen{}}
+	callCtx := context.WithValue(s.upstream, wireKey{}, d.wire)
+	d.pull, d.stop = iter.Pull2(g.client.Models.GenerateContentStream(callCtx, req.Model, contents, cfg))
+	return s.start(d)
 }
 
 // wireSeen is what the transport saw of a call's HTTP answer: the status

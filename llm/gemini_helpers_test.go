@@ -1,12 +1,9 @@
 package llm_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,14 +13,6 @@ import (
 )
 
 const geminiModel = "gemini-3.8-flash"
-
-// newGeminiSim starts a simulator and returns it with its host URL, which
-// is what genai takes as its base URL.
-func newGeminiSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
-	t.Helper()
-	s, url := newSim(t, cfg)
-	return s, strings.TrimSuffix(url, "/v1")
-}
 
 func newGemini(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *llm.Gemini {
 	t.Helper()
@@ -36,56 +25,6 @@ func newGemini(t *testing.T, baseURL string, timeout time.Duration, rt http.Roun
 		t.Fatalf("NewGemini: %v", err)
 	}
 	return g
-}
-
-// geminiResult is a whole stream, read to its end or its first error.
-type geminiResult struct {
-	text   string
-	deltas []llm.Event // EventToolCallDelta
-	calls  []llm.ToolCall
-	done   *llm.Event
-	err    error
-}
-
-// drainGemini reads s until io.EOF or an error, checking the stream's
-// promises: EventDone comes last, then io.EOF again.
-func drainGemini(t *testing.T, s llm.Stream) geminiResult {
-	t.Helper()
-	defer s.Close()
-	var r geminiResult
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for {
-		ev, err := s.Next(ctx)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if r.done == nil {
-					t.Error("io.EOF before EventDone")
-				}
-				if _, again := s.Next(ctx); !errors.Is(again, io.EOF) {
-					t.Errorf("Next after io.EOF: got %v, want io.EOF", again)
-				}
-				return r
-			}
-			r.err = err
-			return r
-		}
-		if r.done != nil {
-			t.Fatalf("event %+v after EventDone", ev)
-		}
-		switch ev.Kind {
-		case llm.EventText:
-			r.text += ev.Text
-		case llm.EventToolCallDelta:
-			r.deltas = append(r.deltas, ev)
-		case llm.EventToolCall:
-			r.calls = append(r.calls, *ev.ToolCall)
-		case llm.EventDone:
-			r.done = &ev
-		default:
-			t.Fatalf("unknown event kind %d", ev.Kind)
-		}
-	}
 }
 
 // geminiError unwraps an *llm.Error from the configured provider.

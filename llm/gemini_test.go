@@ -15,7 +15,7 @@ import (
 // goes back on the call's part; the result is answered.
 func TestGeminiToolLoop(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: geminiRecipeScript()})
+	_, url := newRootSim(t, sim.Config{Script: geminiRecipeScript()})
 	rec := &recorder{}
 	g := newGemini(t, url, 0, rec)
 	req := llm.Request{Model: geminiModel, Tools: []llm.ToolSpec{geminiRecipeTool}, Messages: []llm.Message{
@@ -26,19 +26,19 @@ func TestGeminiToolLoop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
-	r := drainGemini(t, st)
+	r := drain(t, st)
 	if r.err != nil {
 		t.Fatalf("first turn: %v", r.err)
 	}
-	if len(r.deltas) != 1 || len(r.calls) != 1 {
-		t.Fatalf("got %d deltas and %d calls, want one of each", len(r.deltas), len(r.calls))
+	if len(r.callDeltas) != 1 || len(r.calls) != 1 {
+		t.Fatalf("got %d deltas and %d calls, want one of each", len(r.callDeltas), len(r.calls))
 	}
-	call, delta := r.calls[0], r.deltas[0].ToolCall
+	call, delta := r.calls[0], r.callDeltas[0].ToolCall
 	if call.Name != "find_recipe" || call.Arguments != `{"q":"soup"}` || !strings.HasPrefix(call.ID, "call_") || len(call.ID) > 40 {
 		t.Errorf("call %+v: want find_recipe {\"q\":\"soup\"} under a gateway id", call)
 	}
-	if delta.ID != call.ID || delta.Name != call.Name || delta.Arguments != call.Arguments || r.deltas[0].Index != 0 {
-		t.Errorf("delta %+v at %d: want the whole call %+v at index 0", delta, r.deltas[0].Index, call)
+	if delta.ID != call.ID || delta.Name != call.Name || delta.Arguments != call.Arguments || r.callDeltas[0].Index != 0 {
+		t.Errorf("delta %+v at %d: want the whole call %+v at index 0", delta, r.callDeltas[0].Index, call)
 	}
 	if call.SignedBy != llm.SignedByGemini || call.Signature == "" {
 		t.Errorf("call signed by %q with %q: want a Gemini signature", call.SignedBy, call.Signature)
@@ -54,7 +54,7 @@ func TestGeminiToolLoop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second turn: %v", err)
 	}
-	r = drainGemini(t, st)
+	r = drain(t, st)
 	if r.err != nil || r.text != "Found with find_recipe." || r.done.FinishReason != llm.FinishStop {
 		t.Fatalf("second turn: got %q, %v, want the answer to the result, finish stop", r.text, r.err)
 	}
@@ -79,7 +79,7 @@ func TestGeminiToolLoop(t *testing.T) {
 // already holds the cached tokens; thinking tokens are output.
 func TestGeminiUsage(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: sim.Script{Text: "twelve bytes"}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "twelve bytes"}})
 	g := newGemini(t, url, 0, nil)
 	long := strings.Repeat("abcd", 1100) // 1,100 tokens: over the cache minimum
 	for i, want := range []llm.Usage{
@@ -90,7 +90,7 @@ func TestGeminiUsage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := drainGemini(t, st)
+		r := drain(t, st)
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
@@ -104,7 +104,7 @@ func TestGeminiUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := drainGemini(t, st); r.err != nil || r.done.Usage.OutputTokens != 3 {
+	if r := drain(t, st); r.err != nil || r.done.Usage.OutputTokens != 3 {
 		t.Errorf("flash-lite: %v, usage %+v, want 3 output tokens", r.err, r.done)
 	}
 }
@@ -115,7 +115,7 @@ func TestGeminiUsage(t *testing.T) {
 // step carries the documented skip value, calls of earlier turns none.
 func TestGeminiHistoryFromAnotherProvider(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: geminiRecipeScript()})
+	_, url := newRootSim(t, sim.Config{Script: geminiRecipeScript()})
 	rec := &recorder{}
 	g := newGemini(t, url, 0, rec)
 	old, first, second := llm.NewCallID(), llm.NewCallID(), llm.NewCallID()
@@ -136,7 +136,7 @@ func TestGeminiHistoryFromAnotherProvider(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stream: %v (Gemini refused the history)", err)
 	}
-	if r := drainGemini(t, st); r.err != nil || r.text != "Found with find_recipe." {
+	if r := drain(t, st); r.err != nil || r.text != "Found with find_recipe." {
 		t.Fatalf("got %q, %v, want the answer to the results", r.text, r.err)
 	}
 	body := bodyOf(t, rec.last(t))
@@ -164,7 +164,7 @@ func TestGeminiHistoryFromAnotherProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = drainGemini(t, st)
+	_ = drain(t, st)
 	if got, ok := jsonPath(bodyOf(t, rec.last(t)), "contents.5.parts.0.thoughtSignature"); ok {
 		t.Errorf("gemini-2.5-flash: got signature %v, want none", got)
 	}
@@ -174,7 +174,7 @@ func TestGeminiHistoryFromAnotherProvider(t *testing.T) {
 // the output limit, and that nothing about the user is sent.
 func TestGeminiRequestShape(t *testing.T) {
 	t.Parallel()
-	_, url := newGeminiSim(t, sim.Config{Script: geminiRecipeScript()})
+	_, url := newRootSim(t, sim.Config{Script: geminiRecipeScript()})
 	rec := &recorder{}
 	g := newGemini(t, url, 0, rec)
 	req := userRequest(geminiModel, "a recipe")
@@ -184,7 +184,7 @@ func TestGeminiRequestShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := drainGemini(t, st); r.err != nil || len(r.calls) != 1 {
+	if r := drain(t, st); r.err != nil || len(r.calls) != 1 {
 		t.Fatalf("got %v, %d calls, want the forced call", r.err, len(r.calls))
 	}
 	raw := rec.last(t)
@@ -233,7 +233,7 @@ func TestGeminiRefusesBadRequests(t *testing.T) {
 // own GOOGLE_GEMINI_BASE_URL decides, which is how `voxgate dev` points
 // the provider at the simulator. (Not parallel: it sets the environment.)
 func TestGeminiBaseURLFromEnvironment(t *testing.T) {
-	_, url := newGeminiSim(t, sim.Config{Script: sim.Script{Text: "from the environment"}})
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "from the environment"}})
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", url)
 	g, err := llm.NewGemini(t.Context(), llm.GeminiParams{APIKey: "k"})
 	if err != nil {
@@ -246,7 +246,7 @@ func TestGeminiBaseURLFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := drainGemini(t, st); r.err != nil || r.text != "from the environment" {
+	if r := drain(t, st); r.err != nil || r.text != "from the environment" {
 		t.Errorf("got %q, %v, want the simulator's answer", r.text, r.err)
 	}
 }

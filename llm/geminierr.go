@@ -1,18 +1,11 @@
 package llm
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"google.golang.org/genai"
@@ -20,37 +13,17 @@ import (
 	"github.com/voxgate/voxgate/internal/aierr"
 )
 
-// classify turns a failure of the call into what Stream and Next return:
-// the caller's own context error when the caller ended it, ErrClosed after
-// Close, and otherwise an *Error (see classifyGemini).
-func (s *geminiStream) classify(caller context.Context, err error) error {
-	if caller.Err() != nil {
-		return caller.Err()
-	}
-	switch cause := context.Cause(s.upstream); {
-	case errors.Is(cause, errTimedOut):
-		return &Error{Provider: s.provider, Code: ProviderTimeout, Retryable: true, Err: cause}
-	case errors.Is(cause, errClosing):
-		return ErrClosed
-	case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
-		return cause // a context given to Next ended
-	}
-	return classifyGemini(s.provider, err, s.wire)
-}
-
 // classifyGemini maps a genai failure (the table is in docs/llm.md). genai
 // reports an HTTP refusal and an error event inside a 200 stream alike, as
 // an APIError with the google.rpc.Status's code; the status the transport
 // saw tells them apart, so Status is the HTTP status only for a refusal.
+// A chunk genai could not decode is an invalid response; transport
+// failures (timeouts, refused, reset or cut connections) are read by the
+// one classifier every adapter uses for them (aierr.OpenAI).
 func classifyGemini(provider string, err error, wire *wireSeen) *Error {
 	e := &Error{Provider: provider, Err: err}
 	var apiErr genai.APIError
 	var apiErrPtr *genai.APIError
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	var netErr net.Error
-	var opErr *net.OpError
-	var urlErr *url.Error
 	switch {
 	case errors.As(err, &apiErr), errors.As(err, &apiErrPtr):
 		if apiErrPtr != nil {
@@ -63,18 +36,12 @@ func classifyGemini(provider string, err error, wire *wireSeen) *Error {
 		if e.Retryable {
 			e.RetryAfter = geminiRetryAfter(apiErr, wire.header)
 		}
-	case errors.As(err, &urlErr) && urlErr.Timeout(), errors.As(err, &netErr) && netErr.Timeout():
-		e.Code, e.Retryable = ProviderTimeout, true
-	case errors.Is(err, errUndecodable), errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong),
-		strings.Contains(err.Error(), "iterateResponseStream"):
+	case errors.Is(err, errUndecodable), strings.Contains(err.Error(), "iterateResponseStream"):
+		// genai's own decoding failures, which never wrap a transport's.
 		e.Code = ProviderInvalidResponse
-	case errors.As(err, &urlErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
-		errors.As(err, &opErr), errors.As(err, &netErr):
-		e.Code, e.Retryable = ProviderNetwork, true
 	default:
-		e.Code = UnknownProviderError
+		c := aierr.OpenAI(err, time.Now())
+		e.Code, e.Retryable = c.Code, c.Retryable
 	}
 	return e
 }

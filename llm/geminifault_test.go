@@ -1,10 +1,7 @@
 package llm_test
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
@@ -14,18 +11,11 @@ import (
 // serves to its code, retry advice and status (the table in docs/llm.md).
 func TestGeminiFaults(t *testing.T) {
 	t.Parallel()
-	const timeout = 300 * time.Millisecond
-	cases := []struct {
-		name       string
-		cfg        sim.Config
-		fault      *sim.Fault
-		model      string
-		code       llm.Code
-		retryable  bool
-		retryAfter int
-		status     int
-		atStream   bool
-	}{
+	runFaults(t, faultSurface{endpoint: sim.EndpointGeminiStream, model: geminiModel, answer: "one two three four five six seven",
+		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+			_, url := newRootSim(t, cfg)
+			return newGemini(t, url, faultTimeout, nil)
+		}}, []faultCase{
 		{name: "rate limit with RetryInfo", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
 			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, status: 429, atStream: true},
 		{name: "rate limit without advice", fault: &sim.Fault{Kind: sim.FaultRateLimit},
@@ -66,44 +56,7 @@ func TestGeminiFaults(t *testing.T) {
 			code: llm.ProviderAuth, status: 400, atStream: true},
 		{name: "unknown model", cfg: sim.Config{Models: []string{"gemini-3.5-flash-lite"}},
 			code: llm.UnknownProviderError, status: 404, atStream: true},
-	}
-	const answer = "one two three four five six seven"
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := c.cfg
-			cfg.Script = sim.Script{Text: answer}
-			if c.fault != nil {
-				f := *c.fault
-				f.Endpoint = sim.EndpointGeminiStream
-				cfg.Faults = []sim.Fault{f}
-			}
-			_, url := newGeminiSim(t, cfg)
-			st, err := newGemini(t, url, timeout, nil).Stream(t.Context(), userRequest(geminiModel, "hello"))
-			if c.atStream {
-				if err == nil {
-					st.Close()
-					t.Fatal("Stream: got nil error, want a failure before the first event")
-				}
-			} else {
-				if err != nil {
-					t.Fatalf("Stream: %v, want the failure after the first event", err)
-				}
-				r := drainGemini(t, st)
-				if err = r.err; err == nil {
-					t.Fatal("the stream ended without the injected failure")
-				}
-				if r.text == "" || len(answer) < len(r.text) || r.text != answer[:len(r.text)] {
-					t.Errorf("text before the failure: got %q, want a prefix of the answer", r.text)
-				}
-			}
-			e := geminiError(t, err)
-			if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.retryAfter || e.Status != c.status {
-				t.Errorf("got %s retryable %v retry-after %d status %d, want %s %v %d %d (%v)",
-					e.Code, e.Retryable, e.RetryAfter, e.Status, c.code, c.retryable, c.retryAfter, c.status, e.Err)
-			}
-		})
-	}
+	})
 }
 
 // TestGeminiCallDroppedWhenStreamFails: a call announced by its delta but
@@ -116,92 +69,15 @@ func TestGeminiCallDroppedWhenStreamFails(t *testing.T) {
 	}}}}}
 	cfg := sim.Config{Script: two,
 		Faults: []sim.Fault{{Endpoint: sim.EndpointGeminiStream, Kind: sim.FaultCutStream, AfterChunks: 1}}}
-	_, url := newGeminiSim(t, cfg)
+	_, url := newRootSim(t, cfg)
 	req := userRequest(geminiModel, "a recipe")
 	req.Tools = []llm.ToolSpec{geminiRecipeTool}
 	st, err := newGemini(t, url, 0, nil).Stream(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := drainGemini(t, st)
-	if len(r.deltas) != 1 || len(r.calls) != 0 || geminiError(t, r.err).Code != llm.ProviderNetwork {
-		t.Errorf("got %d deltas, %d calls, %v: want the delta, no call, a network failure", len(r.deltas), len(r.calls), r.err)
-	}
-}
-
-// TestGeminiCancelAndClose: the caller's own cancellation is its context
-// error, Next after Close is ErrClosed, and Close is safe twice.
-func TestGeminiCancelAndClose(t *testing.T) {
-	t.Parallel()
-	cfg := sim.Config{Script: sim.Script{Text: "one two three"},
-		Faults: []sim.Fault{{Endpoint: sim.EndpointGeminiStream, Kind: sim.FaultTimeout, AfterChunks: 1}}}
-	_, url := newGeminiSim(t, cfg)
-	g := newGemini(t, url, time.Minute, nil)
-	st, err := g.Stream(t.Context(), userRequest(geminiModel, "hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev, err := st.Next(t.Context()); err != nil || ev.Kind != llm.EventText {
-		t.Fatalf("first event: %+v, %v", ev, err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := st.Next(ctx)
-		done <- err
-	}()
-	cancel() // the stream is stalled: only the cancellation can end the wait
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("Next after cancel: %v, want context.Canceled", err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if _, err := st.Next(t.Context()); !errors.Is(err, llm.ErrClosed) {
-		t.Errorf("Next after Close: %v, want ErrClosed", err)
-	}
-}
-
-// TestGeminiCloseEndsAWaitingNext: Close beside a Next that waits on a
-// stalled stream ends that wait with ErrClosed, and the upstream request:
-// the simulator sees its client leave.
-func TestGeminiCloseEndsAWaitingNext(t *testing.T) {
-	t.Parallel()
-	cfg := sim.Config{Script: sim.Script{Text: "one two three"},
-		Faults: []sim.Fault{{Endpoint: sim.EndpointGeminiStream, Kind: sim.FaultTimeout, AfterChunks: 1}}}
-	s, url := newGeminiSim(t, cfg)
-	st, err := newGemini(t, url, time.Minute, nil).Stream(t.Context(), userRequest(geminiModel, "hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Next(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := st.Next(t.Context())
-		done <- err
-	}()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; !errors.Is(err, llm.ErrClosed) {
-		t.Errorf("Next beside Close: %v, want ErrClosed", err)
-	}
-	// The simulator counts the cancellation when its handler returns; poll
-	// that condition, bounded, rather than guess a delay.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		st := s.Stats().Endpoints[sim.EndpointGeminiStream]
-		if st.CancelledByClient == 1 && st.InFlight == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sim stats %+v: want the request cancelled by its client", st)
-		}
-		time.Sleep(5 * time.Millisecond)
+	r := drain(t, st)
+	if len(r.callDeltas) != 1 || len(r.calls) != 0 || geminiError(t, r.err).Code != llm.ProviderNetwork {
+		t.Errorf("got %d deltas, %d calls, %v: want the delta, no call, a network failure", len(r.callDeltas), len(r.calls), r.err)
 	}
 }

@@ -13,18 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
-
-	"github.com/voxgate/voxgate/internal/modelname"
 )
-
-// DefaultTimeout bounds the wait for a provider's first event, and for
-// each event after it (DESIGN §11: 10 s per provider).
-const DefaultTimeout = 10 * time.Second
-
-// DefaultReasoningFirstChunk bounds the wait for a reasoning model's first
-// chunk: such a model is silent while it reasons, for 30 s or more at high
-// effort, and DefaultTimeout would cut healthy turns.
-const DefaultReasoningFirstChunk = 60 * time.Second
 
 // OpenAIParams configure an OpenAI provider.
 type OpenAIParams struct {
@@ -50,9 +39,8 @@ type OpenAIParams struct {
 // OpenAI streams Chat Completions through openai-go. It sends one request
 // per call: retries and failover belong to the router behind Provider.
 type OpenAI struct {
-	client     openai.Client
-	timeout    time.Duration
-	firstChunk map[string]time.Duration
+	waits
+	client openai.Client
 }
 
 var _ Provider = (*OpenAI)(nil)
@@ -65,13 +53,9 @@ func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
 	if !strings.HasPrefix(p.BaseURL, "https://") && !strings.HasPrefix(p.BaseURL, "http://") {
 		return nil, fmt.Errorf("llm: openai: base URL %q is not http(s)", p.BaseURL)
 	}
-	if p.Timeout < 0 {
-		return nil, fmt.Errorf("llm: openai: timeout must not be negative, got %s", p.Timeout)
-	}
-	for m, d := range p.FirstChunk {
-		if m == "" || d <= 0 {
-			return nil, fmt.Errorf("llm: openai: first-chunk timeout of %q must be positive, got %s", m, d)
-		}
+	w, err := newWaits("openai", p.Timeout, p.FirstChunk)
+	if err != nil {
+		return nil, err
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(p.BaseURL, "/") + "/"),
@@ -83,37 +67,7 @@ func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
 		client = &http.Client{Transport: NewTransport()}
 	}
 	opts = append(opts, option.WithHTTPClient(client))
-	timeout := p.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	return &OpenAI{client: openai.NewClient(opts...), timeout: timeout, firstChunk: p.FirstChunk}, nil
-}
-
-// FirstChunkTimeout is how long a call to model waits for its first chunk.
-func (o *OpenAI) FirstChunkTimeout(model string) time.Duration {
-	if d, ok := modelname.Lookup(o.firstChunk, model); ok {
-		return d
-	}
-	return o.timeout
-}
-
-// NewTransport is the provider calls' own transport: the default one with
-// room for many streams at once. Over HTTP/1.1 every stream in flight holds
-// a connection, so a pool of the default two idle connections would close
-// and redial most of them under load; and a held stream's connection keeps
-// its read and write buffers for as long as the model takes, so they are
-// sized for server-sent events (small chunks) rather than bulk transfer.
-// Over HTTP/2 (the real API, through TLS) streams share connections and
-// the buffers are the HTTP/2 framer's. A caller that brings its own
-// HTTPClient (a proxy, a private CA) may start from it.
-func NewTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 0 // no limit across hosts; per host below
-	t.MaxIdleConnsPerHost = 256
-	t.ReadBufferSize = 1 << 10
-	t.WriteBufferSize = 1 << 10
-	return t
+	return &OpenAI{waits: w, client: openai.NewClient(opts...)}, nil
 }
 
 // Name is "openai".
@@ -129,50 +83,19 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
 	}
-	body, err := encode(params)
+	body, err := encodeWith(params.MarshalJSON)
 	if err != nil {
 		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
 	}
-	upstream, cancel := context.WithCancelCause(ctx)
-	s := &openaiStream{provider: o.Name(), caller: ctx, upstream: upstream, cancel: cancel, timeout: o.timeout}
-	s.timer = time.AfterFunc(o.FirstChunkTimeout(req.Model), func() { cancel(errTimedOut) })
-	// NewStreaming's request, its parameters already encoded (see encode):
-	// the same path, headers and body, "stream": true set the same way.
-	// NewStreaming itself would encode its parameters argument here, on
-	// this goroutine; even an empty one, behind production's middleware,
-	// took the stack past 16 KiB.
+	s := newStreamCore(ctx, o.Name(), o.waits, req.Model)
+	// NewStreaming's request, its parameters already encoded (see
+	// encodeWith): the same path, headers and body, "stream": true set the
+	// same way.
 	var raw *http.Response
-	err = o.client.Post(upstream, "chat/completions", nil, &raw,
+	err = o.client.Post(s.upstream, "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
-	s.sse = ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), err)
-	if err := s.first(); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// encode is openai-go's own encoding of p, run on a goroutine of its own.
-// The encoder recurses through reflection past 16 KiB of stack, and a
-// goroutine's stack only halves while less than a quarter of it is in
-// use: encoded on the caller's goroutine, which then waits on the model
-// for as long as the stream lasts, every open stream would hold a 32 KiB
-// stack where 16 KiB do (docs/chat.md, "Idle streams"). It stays, rather
-// than plain NewStreaming, because the 64 KB-per-idle-stream target fails
-// without it.
-func encode(p *openai.ChatCompletionNewParams) (body []byte, err error) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("request: encoding panicked: %v", v)
-			}
-		}()
-		body, err = p.MarshalJSON()
-	}()
-	<-done
-	return body, err
+	return s.start(&openaiDecoder{emitter: &s.emitter,
+		sse: ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), err)})
 }
 
 // chatParams turns a Request into openai-go's parameters. It refuses a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,15 @@ func newSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
 	t.Helper()
 	s, url := testkit.NewSim(t, cfg)
 	return s, url + "/v1"
+}
+
+// newRootSim is newSim returning the simulator's root URL, which is what
+// ANTHROPIC_BASE_URL names and genai takes as its base URL: their SDKs
+// append the API's path themselves.
+func newRootSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	s, url := newSim(t, cfg)
+	return s, strings.TrimSuffix(url, "/v1")
 }
 
 // recorder keeps the bodies of the requests a provider sends.
@@ -74,8 +84,10 @@ func userRequest(model, text string) llm.Request {
 // result is a whole stream, read to its end or its first error.
 type result struct {
 	text   string
-	deltas int
-	calls  []llm.ToolCall
+	deltas int // text deltas
+	// callDeltas are the EventToolCallDeltas, in order.
+	callDeltas []llm.Event
+	calls      []llm.ToolCall
 	// pieces are the tool-call deltas, by index.
 	pieces map[int][]llm.ToolCall
 	done   *llm.Event
@@ -123,6 +135,7 @@ func drain(t *testing.T, s llm.Stream) result {
 			checkPieces(t, r.pieces, *ev.ToolCall)
 			r.calls = append(r.calls, *ev.ToolCall)
 		case llm.EventToolCallDelta:
+			r.callDeltas = append(r.callDeltas, ev)
 			if r.pieces == nil {
 				r.pieces = map[int][]llm.ToolCall{}
 			}

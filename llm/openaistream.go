@@ -2,122 +2,43 @@ package llm
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// Causes of the upstream context's end that are not the caller's.
-var (
-	errTimedOut = errors.New("no event within the timeout")
-	errClosing  = errors.New("stream closed")
-)
-
-// openaiStream turns Chat Completion chunks into Events. Text deltas go out
-// as they come; each piece of a tool call goes out as an EventToolCallDelta
-// (so the router sees the commit point), and the calls, assembled by index,
-// go out whole when the finish reason arrives; EventDone follows the usage
-// chunk and the end of the stream.
-type openaiStream struct {
-	provider string
-	caller   context.Context // Stream's ctx: its end is the caller's own
-	upstream context.Context // the HTTP request's
-	cancel   context.CancelCauseFunc
-	timeout  time.Duration
-	// timer cancels upstream with errTimedOut; it runs only while we wait
-	// on the provider, so a caller slow to ask for events is not taken for
-	// a provider slow to send them.
-	timer *time.Timer
-
-	mu      sync.Mutex // one reader at a time; Close waits for it
-	sse     *ssestream.Stream[openai.ChatCompletionChunk]
-	pending []Event
-	calls   map[int64]*ToolCall
-	finish  string
-	usage   *Usage
-	model   string
-	err     error // sticky: returned by every later Next
-	eof     bool  // EventDone was returned
-	closed  bool
+// openaiDecoder turns Chat Completion chunks into Events. Text deltas go
+// out as they come; each piece of a tool call goes out as an
+// EventToolCallDelta (so the router sees the commit point), and the calls,
+// assembled by index, go out whole when the finish reason arrives;
+// EventDone follows the usage chunk and the end of the stream.
+type openaiDecoder struct {
+	*emitter
+	sse    *ssestream.Stream[openai.ChatCompletionChunk]
+	calls  map[int64]*ToolCall
+	finish string
+	usage  *Usage
+	model  string
 }
 
-// first waits for the first chunk, under the timer Stream started.
-func (s *openaiStream) first() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ok := s.sse.Next()
-	s.timer.Stop()
-	if !ok {
-		if err := s.sse.Err(); err != nil {
-			return s.classify(s.caller, err)
-		}
-		return s.invalid(errors.New("the stream ended before its first chunk"))
+func (s *openaiDecoder) next() (bool, error) {
+	if s.sse.Next() {
+		return true, nil
 	}
-	return s.take(s.sse.Current())
+	return false, s.sse.Err()
 }
 
-// Next returns the next event. Ending ctx while Next waits cancels the call
-// and returns ctx's error; so does ending the ctx Stream was given.
-func (s *openaiStream) Next(ctx context.Context) (Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for {
-		switch {
-		case s.closed:
-			return Event{}, ErrClosed
-		case len(s.pending) > 0:
-			// Events read before a failure still go out first: the text a
-			// content filter stopped was already generated.
-			ev := s.pending[0]
-			s.pending = s.pending[1:]
-			s.eof = ev.Kind == EventDone
-			return ev, nil
-		case s.err != nil:
-			return Event{}, s.err
-		case s.eof:
-			return Event{}, io.EOF
-		}
-		if err := ctx.Err(); err != nil {
-			return Event{}, err
-		}
-		if err := s.read(ctx); err != nil {
-			s.err = err
-			s.cancel(errClosing)
-			if ctx.Err() != nil {
-				return Event{}, err
-			}
-		}
-	}
-}
+func (s *openaiDecoder) take() error { return s.chunk(s.sse.Current()) }
 
-// read consumes one chunk (or the end of the stream) into pending.
-func (s *openaiStream) read(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
-	s.timer.Reset(s.timeout)
-	ok := s.sse.Next()
-	s.timer.Stop()
-	if !stop() {
-		// ctx ended while we read, and cancelled the call.
-		return ctx.Err()
-	}
-	if ok {
-		return s.take(s.sse.Current())
-	}
-	if err := s.sse.Err(); err != nil {
-		return s.classify(s.caller, err)
-	}
-	return s.end()
-}
+func (s *openaiDecoder) classify(err error) *Error { return classifyOpenAI(s.provider, err) }
 
-// take reads one chunk.
-func (s *openaiStream) take(c openai.ChatCompletionChunk) error {
+func (s *openaiDecoder) close() { _ = s.sse.Close() }
+
+// chunk reads one chunk.
+func (s *openaiDecoder) chunk(c openai.ChatCompletionChunk) error {
 	if c.Model != "" {
 		s.model = c.Model
 	}
@@ -138,7 +59,7 @@ func (s *openaiStream) take(c openai.ChatCompletionChunk) error {
 			return s.invalid(errors.New("content after the finish reason"))
 		}
 		if ch.Delta.Content != "" {
-			s.pending = append(s.pending, Event{Kind: EventText, Text: ch.Delta.Content})
+			s.emit(Event{Kind: EventText, Text: ch.Delta.Content})
 		}
 		for _, d := range ch.Delta.ToolCalls {
 			s.addCallDelta(d)
@@ -156,7 +77,7 @@ func (s *openaiStream) take(c openai.ChatCompletionChunk) error {
 // call's id is minted here, at its first piece, and the provider's own is
 // dropped: it is unique only within one response and other providers may
 // refuse its form when the history moves to them (DESIGN §11).
-func (s *openaiStream) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (s *openaiDecoder) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	if s.calls == nil {
 		s.calls = map[int64]*ToolCall{}
 	}
@@ -171,12 +92,12 @@ func (s *openaiStream) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolC
 	// pieces.
 	tc.Name += d.Function.Name
 	tc.Arguments += d.Function.Arguments
-	s.pending = append(s.pending, Event{Kind: EventToolCallDelta, Index: int(d.Index), ToolCall: piece})
+	s.emit(Event{Kind: EventToolCallDelta, Index: int(d.Index), ToolCall: piece})
 }
 
 // finished records the finish reason and releases the assembled tool calls
 // in index order.
-func (s *openaiStream) finished(reason string) error {
+func (s *openaiDecoder) finished(reason string) error {
 	s.finish = reason
 	if reason == FinishContentFilter {
 		// The refusal is returned at the end of the stream (end), with the
@@ -194,54 +115,19 @@ func (s *openaiStream) finished(reason string) error {
 		if tc.Name == "" {
 			return s.invalid(fmt.Errorf("tool call at index %d has no name", i))
 		}
-		s.pending = append(s.pending, Event{Kind: EventToolCall, ToolCall: tc})
+		s.emit(Event{Kind: EventToolCall, ToolCall: tc})
 	}
 	s.calls = nil
 	return nil
 }
 
-// end handles a stream that ended without a transport error. Only one that
-// carried its finish reason and the usage asked for is whole; anything
-// else was cut short.
-func (s *openaiStream) end() error {
+// end handles a stream that ended without a transport error: a content
+// filter's stop is a refusal, anything else whole only with its finish
+// reason and the usage asked for (emitter.done).
+func (s *openaiDecoder) end() error {
 	if s.finish == FinishContentFilter {
-		var u *Usage
-		if s.usage != nil {
-			cp := *s.usage
-			cp.Model = s.model
-			u = &cp
-		}
-		return &Error{Provider: s.provider, Code: ProviderContentFilter, Usage: u,
-			Err: errors.New("the provider's content filter stopped the answer")}
+		// The usage that followed the stop is the stopped answer's.
+		return s.refused(errors.New("the provider's content filter stopped the answer"), withModel(s.usage, s.model))
 	}
-	switch {
-	case s.finish == "":
-		return s.invalid(errors.New("the stream ended without a finish reason"))
-	case s.usage == nil:
-		return s.invalid(errors.New("the stream ended without usage"))
-	}
-	// The body was read to its end; release the request's context too.
-	s.cancel(errClosing)
-	u := *s.usage
-	u.Model = s.model
-	s.pending = append(s.pending, Event{Kind: EventDone, Usage: &u, FinishReason: s.finish})
-	return nil
-}
-
-func (s *openaiStream) invalid(err error) error {
-	return &Error{Provider: s.provider, Code: ProviderInvalidResponse, Err: err}
-}
-
-// Close cancels the call if it is still running and releases the
-// connection. It returns once any Next in progress has returned.
-func (s *openaiStream) Close() error {
-	s.cancel(errClosing)
-	s.timer.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
-		_ = s.sse.Close()
-	}
-	return nil
+	return s.done(s.finish, s.usage, s.model)
 }

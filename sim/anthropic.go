@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -16,6 +17,25 @@ const EndpointAnthropicMessages = "/v1/messages"
 
 // anthVersions are the anthropic-version values the API takes.
 var anthVersions = []string{"2023-06-01", "2023-01-01"}
+
+// forcedToolUseRefusers are the models that answer a forced tool choice
+// (tool_choice any or tool) with a 400 (models.md: Sonnet 5.5), by name or
+// dated snapshot (claude-sonnet-5-5-20261001).
+var forcedToolUseRefusers = regexp.MustCompile(`^claude-sonnet-5-5(-\d{8})?$`)
+
+func refusesForcedToolUse(model string) bool { return forcedToolUseRefusers.MatchString(model) }
+
+// forcesToolUse reports a tool_choice that makes the model call a tool.
+func (r *messagesRequest) forcesToolUse() bool {
+	return r.ToolChoice != nil && (r.ToolChoice.Type == "any" || r.ToolChoice.Type == "tool")
+}
+
+// forcedToolUseRefused is the refusal's message. The API's wording for
+// this model is not published; this is the wording it gives the one
+// documented refusal of forced tool use (with extended thinking on), on
+// the assumption that Sonnet 5.5 refuses it because it always thinks
+// (docs/sim.md).
+const forcedToolUseRefused = "Thinking may not be enabled when tool_choice forces tool use."
 
 // anthropicFaultKinds are the faults /v1/messages can serve (docs/sim.md).
 func anthropicFaultKinds() []FaultKind {
@@ -72,6 +92,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	if s.models != nil && !s.models[req.Model] || s.life.retired(req.Model, s.now()) {
 		return &anthError{Status: http.StatusNotFound, Type: "not_found_error", Message: "model: " + req.Model}
+	}
+	if req.forcesToolUse() && refusesForcedToolUse(req.Model) {
+		return anthInvalid(forcedToolUseRefused)
 	}
 	ctx := r.Context()
 	chat := req.chat()

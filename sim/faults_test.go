@@ -142,7 +142,7 @@ func TestFaultTimeout(t *testing.T) {
 			if chunks != tc.chunks {
 				t.Errorf("chunks before the stall: got %d, want %d", chunks, tc.chunks)
 			}
-			st := testkit.WaitCancelled(t, s)
+			st := testkit.WaitCancelled(t, s, sim.EndpointChatCompletions)
 			if lag := st.LastCancelledAt.Sub(gaveUp); lag > 500*time.Millisecond {
 				t.Errorf("cancellation noticed %v after the client gave up, want within 500ms", lag)
 			}

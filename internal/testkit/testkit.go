@@ -63,14 +63,14 @@ func Eventually(tb testing.TB, ctx context.Context, what string, cond func() boo
 	}
 }
 
-// WaitCancelled waits until the simulator's chat endpoint has counted a
+// WaitCancelled waits until the simulator's endpoint has counted a
 // client's cancellation and has nothing in flight (it notices a
 // disconnect asynchronously), and returns its stats.
-func WaitCancelled(tb testing.TB, s *sim.Server) sim.EndpointStats {
+func WaitCancelled(tb testing.TB, s *sim.Server, endpoint string) sim.EndpointStats {
 	tb.Helper()
 	var st sim.EndpointStats
 	if !poll(context.Background(), func() bool {
-		st = s.Stats().Endpoints[sim.EndpointChatCompletions]
+		st = s.Stats().Endpoints[endpoint]
 		return st.CancelledByClient == 1 && st.InFlight == 0
 	}) {
 		tb.Fatalf("sim stats: got %+v, want 1 cancelled and none in flight", st)
