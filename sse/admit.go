@@ -46,12 +46,16 @@ func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*t
 // reservation is what a turn reserves: chat.estimate_tokens, priced as
 // input at the model's rates (an upper bound for most turns; settlement
 // reconciles), and one request.
-func (s *Service) reservation() quota.Estimate {
-	cost, err := s.ledger.Prices().Cost(billing.Line{Model: s.cfg.Model, Usage: billing.Usage{TextIn: s.cfg.EstimateTokens}})
+func (s *Service) reservation() quota.Estimate { return s.reserve(s.cfg.EstimateTokens) }
+
+// reserve is a reservation of tokens, priced as input at chat.model's
+// rates, and one request.
+func (s *Service) reserve(tokens int64) quota.Estimate {
+	cost, err := s.ledger.Prices().Cost(billing.Line{Model: s.cfg.Model, Usage: billing.Usage{TextIn: tokens}})
 	if err != nil {
 		cost = 0
 	}
-	return quota.Estimate{Tokens: s.cfg.EstimateTokens, CostMicros: cost, Calls: 1}
+	return quota.Estimate{Tokens: tokens, CostMicros: cost, Calls: 1}
 }
 
 // checkWorkflow refuses a workflow that names no tool, or one the caller's

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestPlansInTheFile(t *testing.T) {
 				t.Errorf("got plans %v, want %d", c.Quota.PlanNames(), len(tc.want))
 			}
 			for name, want := range tc.want {
-				if got := c.Quota.Plans[name]; got != want {
+				if got := c.Quota.Plans[name]; !reflect.DeepEqual(got, want) {
 					t.Errorf("plan %s: got %+v, want %+v", name, got, want)
 				}
 			}
