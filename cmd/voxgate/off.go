@@ -28,6 +28,8 @@ type chatService interface {
 	HandleList(http.ResponseWriter, *http.Request) error
 	HandleMessages(http.ResponseWriter, *http.Request) error
 	HandleDelete(http.ResponseWriter, *http.Request) error
+	HandleCompletions(http.ResponseWriter, *http.Request) error
+	HandleModels(http.ResponseWriter, *http.Request) error
 	Run(context.Context)
 }
 
@@ -59,6 +61,10 @@ func (o off) HandleEnd(w http.ResponseWriter, r *http.Request) error      { retu
 func (o off) HandleChat(w http.ResponseWriter, r *http.Request) error     { return o.refuse(w, r) }
 func (o off) HandleMessages(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
 func (o off) HandleDelete(w http.ResponseWriter, r *http.Request) error   { return o.refuse(w, r) }
+func (o off) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
+	return o.refuse(w, r)
+}
+func (o off) HandleModels(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
 
 // Run returns at once: a feature that is off has nothing to sweep or purge.
 func (off) Run(context.Context) {}
