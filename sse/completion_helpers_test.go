@@ -51,6 +51,7 @@ type upstream struct {
 
 	mu       sync.Mutex
 	arrivals []time.Time
+	ended    chan time.Time // when each chat request's handler returned
 }
 
 func newUpstream(t testing.TB) *upstream {
@@ -60,7 +61,7 @@ func newUpstream(t testing.TB) *upstream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &upstream{sim: s}
+	u := &upstream{sim: s, ended: make(chan time.Time, 64)}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == sim.EndpointChatCompletions {
 			u.mu.Lock()
@@ -68,6 +69,9 @@ func newUpstream(t testing.TB) *upstream {
 			u.mu.Unlock()
 		}
 		s.ServeHTTP(w, r)
+		if r.URL.Path == sim.EndpointChatCompletions {
+			u.ended <- time.Now()
+		}
 	}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { _ = s.Close() })
