@@ -10,6 +10,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
@@ -91,11 +92,19 @@ func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) erro
 // nothing (DESIGN §9). The route is checked again against the plan
 // admission found, which may have changed in between.
 func (s *Service) admitCompletion(ctx context.Context, p auth.Principal, req *CompletionRequest, size int64, lreq llm.Request) (*completion, error) {
-	_, plan, err := s.quota.PlanFor(ctx, p)
-	if err != nil {
-		return nil, err
+	allows := func(p config.Plan) bool { return p.AllowsRoute(req.Model) }
+	if !s.quota.AllPlans(allows) {
+		// Only a route some plan may not use costs the look-up of the
+		// caller's plan before admission.
+		_, plan, err := s.quota.PlanFor(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if !allows(plan) {
+			return nil, errNoSuchModel()
+		}
 	}
-	if !s.routeAllowed(req.Model, plan.AllowsRoute) {
+	if !s.routeAllowed(req.Model, func(string) bool { return true }) {
 		return nil, errNoSuchModel()
 	}
 	ticket, err := s.quota.Admit(ctx, p, s.reserve(completionEstimate(s.cfg.EstimateTokens, size, lreq.MaxOutputTokens)))
