@@ -93,26 +93,38 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkCompletionsFirstByte: POST /v1/chat/completions, streaming, 32
-// concurrent clients, against the simulator (20 ms to the first token,
-// then 1,000 tokens a second, 40 tokens): a one-target route, the bench
+// concurrent clients, against the simulator: one-target routes, the bench
 // plan, the production pool size, behind the server's middleware and JWT
 // auth.
-//   - ttfb: each client sends a request through voxgate, then the same
-//     one straight to the simulator, in turn; the time to the answer's
-//     first byte of each, and what voxgate adds (auth, admission, routing;
-//     the ledger is written after the last content, before [DONE]).
-//   - throughput: the same requests through a bare httputil.ReverseProxy
-//     and through voxgate, in alternating phases of equal size: requests
-//     a second and CPU per request of this whole process (clients and
-//     simulator included, the same in both phases), and their ratio.
+//   - ttfb: the simulator answers like a fast real model (50 ms to the
+//     first token, then 200 tokens a second, 100 tokens), so 32 clients
+//     are 32 answers in flight rather than 32 loops racing for the CPU.
+//     Each client sends a request through voxgate, then the same one
+//     straight to the simulator, in turn: the time to the answer's first
+//     byte of each, and what voxgate adds (auth, admission, routing; the
+//     ledger is written after the last content, before [DONE]).
+//   - throughput: a second simulator with no latency, so the clients are
+//     as fast as the machine: the same requests through a bare
+//     httputil.ReverseProxy and through voxgate, in alternating phases of
+//     equal size; requests a second and CPU per request of this whole
+//     process (clients and simulator included, the same in both phases;
+//     PostgreSQL is another process), and their ratios.
 func BenchmarkCompletionsFirstByte(b *testing.B) {
 	const clients = 32
-	cfg := sim.Config{Latency: &sim.Latency{TTFT: 20 * time.Millisecond, TokensPerSecond: 1000, ChunkTokens: 4},
-		Script: sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"hello"}}, Reply: sim.Reply{Text: "Hello there. ", TextTokens: 40}}}}}
-	f := newFixture(b, options{plans: benchPlan, simCfg: &cfg, poolSize: 20, noContextTool: true,
+	realistic := sim.Config{Latency: &sim.Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1},
+		Script: sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"hello"}}, Reply: sim.Reply{Text: "Hello there. ", TextTokens: 100}}}}}
+	fast := realistic
+	fast.Latency = simtest.ZeroLatency()
+	_, fastSim := simtest.NewServer(b, fast)
+	fastProvider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: fastSim.URL + "/v1", APIKey: simtest.TestKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := newFixture(b, options{plans: benchPlan, simCfg: &realistic, poolSize: 20, noContextTool: true,
 		provider: func(p llm.Provider) llm.Provider {
-			r, err := llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"sim": p},
-				Routes: []llm.Route{{Name: "bench", Targets: []llm.Target{{Provider: "sim", Model: fallbackModel}}}}})
+			r, err := llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"sim": p, "fast": fastProvider},
+				Routes: []llm.Route{{Name: "bench", Targets: []llm.Target{{Provider: "sim", Model: fallbackModel}}},
+					{Name: "fast", Targets: []llm.Target{{Provider: "fast", Model: fallbackModel}}}}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -122,7 +134,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	gw.Config.Protocols = bothProtocols()
 	gw.Start()
 	b.Cleanup(gw.Close)
-	target, _ := url.Parse(f.simURL)
+	target, _ := url.Parse(fastSim.URL)
 	proxy := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Header.Set("Authorization", "Bearer "+simtest.TestKey) },
 		FlushInterval: -1,
@@ -139,6 +151,9 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	}
 	direct := func(i int) (time.Duration, error) {
 		return firstByte(client, f.simURL, simtest.TestKey, completionBody(fallbackModel, i))
+	}
+	fastGateway := func(i int) (time.Duration, error) {
+		return firstByte(client, gw.URL, tokens[i%len(tokens)], completionBody("fast", i))
 	}
 	viaProxy := func(i int) (time.Duration, error) {
 		return firstByte(client, proxy.URL, simtest.TestKey, completionBody(fallbackModel, i))
@@ -175,7 +190,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	}
 	// One untimed round dials every connection and creates the users'
 	// quota rows, as steady traffic has.
-	run(2*clients, viaGateway, direct, viaProxy)
+	run(2*clients, viaGateway, direct, fastGateway, viaProxy)
 
 	b.Run("ttfb", func(b *testing.B) {
 		n := max(b.N, 4*clients)
@@ -200,7 +215,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 		b.ResetTimer()
 		for round := range 4 {
 			k := round % 2
-			send := []func(int) (time.Duration, error){viaProxy, viaGateway}[k]
+			send := []func(int) (time.Duration, error){viaProxy, fastGateway}[k]
 			began, c0 := time.Now(), cpuTime()
 			run(q, send)
 			wall[k] += time.Since(began)
