@@ -136,7 +136,10 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	b.Cleanup(gw.Close)
 	target, _ := url.Parse(fastSim.URL)
 	proxy := httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Header.Set("Authorization", "Bearer "+simtest.TestKey) },
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header.Set("Authorization", "Bearer "+simtest.TestKey)
+		},
 		FlushInterval: -1,
 	})
 	b.Cleanup(proxy.Close)
@@ -210,7 +213,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 		}
 	})
 	b.Run("throughput", func(b *testing.B) {
-		q := max(b.N/4, clients) // requests per phase
+		q := max(b.N/4, clients)       // requests per phase
 		var wall, cpu [2]time.Duration // [proxy, gateway]
 		b.ResetTimer()
 		for round := range 4 {
