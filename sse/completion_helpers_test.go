@@ -140,6 +140,9 @@ func newComplFixture(t testing.TB) *complFixture {
 			free := q.Plans["free"]
 			free.Routes = []string{"chat", "locked", "solo"}
 			q.Plans["free"] = free
+			pro := q.Plans["pro"]
+			pro.ConcurrentTurns = 1
+			q.Plans["pro"] = pro
 		}})
 	mux := http.NewServeMux()
 	user := func(h httpx.HandlerFunc) http.Handler {

@@ -1,6 +1,7 @@
 package sse_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -202,6 +203,31 @@ func TestCompletionsQuota(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{userMsg(huge)}})
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("got %v, want 413", err)
+	}
+
+	// The pro plan here allows one answer at a time: a second while the
+	// first streams is refused, as a second chat turn would be.
+	c.primary.fault(t, sim.Fault{Kind: sim.FaultSlowDrip, Fraction: 1, IntervalMS: 500})
+	held, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(held, http.MethodPost, c.gateway+"/v1/chat/completions",
+		strings.NewReader(`{"model":"solo","stream":true,"messages":[{"role":"user","content":"Tell me a story"}]}`))
+	req.Header.Set("X-Test-User", "u-conc")
+	req.Header.Set("X-Test-Plan", "pro")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	_, err = c.client("u-conc", "pro").Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "solo", Messages: ask("hi")})
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusTooManyRequests || ae.Code != "CONCURRENT_LIMIT" {
+		t.Errorf("a second answer at once: got %v, want 429 CONCURRENT_LIMIT", err)
+	}
+	if n := len(c.primary.hits()); n != 1 {
+		t.Errorf("the provider saw %d requests, want the first alone", n)
 	}
 }
 
