@@ -103,7 +103,7 @@ type complFixture struct {
 	prices            *billing.Prices
 }
 
-func newComplFixture(t testing.TB) *complFixture {
+func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 	t.Helper()
 	c := &complFixture{primary: newUpstream(t), fallback: newUpstream(t)}
 	adapter := func(url, key string) llm.Provider {
@@ -134,7 +134,7 @@ func newComplFixture(t testing.TB) *complFixture {
 		t.Fatal(err)
 	}
 	c.router = r
-	c.fixture = newFixture(t, options{sim: c.primary.sim, simURL: c.primary.url,
+	o := options{sim: c.primary.sim, simURL: c.primary.url,
 		provider: func(llm.Provider) llm.Provider { return r },
 		plans: func(q *config.Quota) {
 			free := q.Plans["free"]
@@ -143,7 +143,11 @@ func newComplFixture(t testing.TB) *complFixture {
 			pro := q.Plans["pro"]
 			pro.ConcurrentTurns = 1
 			q.Plans["pro"] = pro
-		}})
+		}}
+	for _, f := range tune {
+		f(&o)
+	}
+	c.fixture = newFixture(t, o)
 	mux := http.NewServeMux()
 	user := func(h httpx.HandlerFunc) http.Handler {
 		return httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
