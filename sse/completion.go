@@ -48,7 +48,8 @@ type completion struct {
 	id      string // the answer's id, and its records' session and turn
 	created int64
 	started time.Time
-	target  llm.Target // the target that committed, once one has
+	target  llm.Target   // the target that committed, once one has
+	cw      *ChunkWriter // the stream's, once its first byte is out
 
 	// What the answer used: the committed target's usage, or an estimate
 	// when it reported none (estimated), and the trace's billed failures.
@@ -154,6 +155,13 @@ func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
 		if p := recover(); p != nil {
 			err = apierr.Wrap(apierr.Internal, "", fmt.Errorf("sse: completion panicked: %v\n%s", p, debug.Stack()))
 			c.end(ctx) // a second end does nothing
+			if c.cw != nil {
+				// The stream has begun: the error goes in it, never a JSON
+				// body after its chunks.
+				httpx.Logger(ctx).ErrorContext(ctx, "completion failed", "err", err)
+				_ = c.cw.Fail(apierr.From(err))
+				err = nil
+			}
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.TurnTimeout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,5 +121,48 @@ func TestCompletionEndSurvivesADatabaseOutage(t *testing.T) {
 	}
 	if again := count(`SELECT day_tokens FROM quota_users WHERE user_id = 'u-outage'`); again != tokens {
 		t.Errorf("tokens after the replay: %d, want %d", again, tokens)
+	}
+}
+
+// panicky is the router with streams that panic at their second event.
+type panicky struct{ llm.Provider }
+
+func (p panicky) Routes() []string { return p.Provider.(*llm.Router).Routes() }
+
+func (p panicky) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	st, err := p.Provider.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &midPanicStream{Stream: st}, nil
+}
+
+type midPanicStream struct {
+	llm.Stream
+	n int
+}
+
+func (s *midPanicStream) Next(ctx context.Context) (llm.Event, error) {
+	if s.n++; s.n == 2 {
+		panic("a bug in the middle of an answer")
+	}
+	return s.Stream.Next(ctx)
+}
+
+// A panic after the first byte ends the stream with the in-stream error,
+// never a JSON body after the chunks, and the ticket is still settled.
+func TestCompletionPanicMidStream(t *testing.T) {
+	t.Parallel()
+	c := newComplFixture(t, func(o *options) {
+		router := o.provider
+		o.provider = func(p llm.Provider) llm.Provider { return panicky{router(p)} }
+	})
+	body := c.raw(t, "u-panic", `{"model":"chat","stream":true,"messages":[{"role":"user","content":"Tell me a story"}]}`)
+	lines := dataLines(body)
+	if len(lines) != 2 || !strings.Contains(lines[1], `"code":"INTERNAL"`) || strings.Contains(body, "[DONE]") {
+		t.Errorf("stream after a panic: %q", body)
+	}
+	if d := c.day(t, "u-panic"); d.tickets != 0 || d.requests != 1 {
+		t.Errorf("day %+v, want the ticket settled", d)
 	}
 }

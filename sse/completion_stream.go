@@ -24,6 +24,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 	rc := http.NewResponseController(w)
 	cw := NewChunkWriter(w, func() { _ = rc.Flush() }, c.id, c.created)
 	cw.SetModel(c.model())
+	c.cw = cw
 	for {
 		ev, err := st.Next(ctx)
 		if err != nil {
