@@ -243,3 +243,35 @@ func TestCompletionsClientLeaves(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // polling the database, not waiting for an event
 	}
 }
+
+// TestCompletionsBilledAttempt: a content filter that stops the answer
+// before its first content is propagated, never failed over, and the
+// usage its provider reported for the stopped call is recorded as what it
+// was: an attempt, never a completion.
+func TestCompletionsBilledAttempt(t *testing.T) {
+	t.Parallel()
+	c := newComplFixture(t)
+	c.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1, AfterChunks: 1})
+	_, err := c.client("u-billed", "").Chat.Completions.New(context.Background(),
+		openai.ChatCompletionNewParams{Model: "chat", Messages: ask("hello")})
+	var ae *openai.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 422 || ae.Code != "AI_CONTENT_FILTERED" {
+		t.Fatalf("got %v, want 422 AI_CONTENT_FILTERED", err)
+	}
+	if n := len(c.fallback.hits()); n != 0 {
+		t.Errorf("the fallback saw %d requests", n)
+	}
+	recs := c.records(t, "u-billed")
+	if len(recs) != 1 {
+		t.Fatalf("records: %+v", recs)
+	}
+	r := recs[0]
+	if r.Kind != billing.KindAttempt || r.TurnID != r.SessionID+"/1" || r.Provider != "primary" ||
+		r.UsageSource != billing.SourceProviderReported || r.Usage.TextIn == 0 || r.CostMicros == nil ||
+		*r.CostMicros != c.cost(t, r.Model, r.Usage) {
+		t.Errorf("record %+v, want the stopped attempt's, priced", r)
+	}
+	if d := c.day(t, "u-billed"); d.tickets != 0 || d.tokens != r.Usage.TextIn+r.Usage.TextOut || d.cost != *r.CostMicros {
+		t.Errorf("day %+v, want the attempt's tokens and cost settled", d)
+	}
+}
