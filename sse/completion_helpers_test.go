@@ -1,7 +1,9 @@
 package sse_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -51,6 +53,7 @@ type upstream struct {
 
 	mu       sync.Mutex
 	arrivals []time.Time
+	bodies   []string       // each chat request's body
 	ended    chan time.Time // when each chat request's handler returned
 }
 
@@ -64,8 +67,11 @@ func newUpstream(t testing.TB) *upstream {
 	u := &upstream{sim: s, ended: make(chan time.Time, 64)}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == sim.EndpointChatCompletions {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			u.mu.Lock()
 			u.arrivals = append(u.arrivals, time.Now())
+			u.bodies = append(u.bodies, string(body))
 			u.mu.Unlock()
 		}
 		s.ServeHTTP(w, r)
@@ -85,6 +91,12 @@ func (u *upstream) fault(t testing.TB, f sim.Fault) {
 	if _, err := u.sim.AddFault(f); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func (u *upstream) requests() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.bodies...)
 }
 
 func (u *upstream) hits() []time.Time {

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -305,4 +306,30 @@ func dataLines(body string) []string {
 		}
 	}
 	return out
+}
+
+// TestCompletionsNoUserData: what the client says about its user (user,
+// metadata, its own safety_identifier) never reaches a provider, nor does
+// the caller's id; the provider gets the salted safety identifier alone.
+func TestCompletionsNoUserData(t *testing.T) {
+	t.Parallel()
+	ids := safety.NewIdentifiers([]byte("completions-test-salt"))
+	c := newComplFixture(t, func(o *options) { o.safetyIDs = ids })
+	raw := c.raw(t, "user-4711", `{"model":"chat","messages":[{"role":"user","content":"hello"}],
+		"user":"alice@example.com","metadata":{"name":"Alice Secretname"},"safety_identifier":"alice-hash"}`)
+	if !strings.Contains(raw, `"chat.completion"`) {
+		t.Fatalf("response: %s", raw)
+	}
+	bodies := c.primary.requests()
+	if len(bodies) != 1 {
+		t.Fatalf("requests: %d", len(bodies))
+	}
+	for _, leak := range []string{"alice", "Alice", "Secretname", "user-4711", `"user":`, `"metadata"`} {
+		if strings.Contains(bodies[0], leak) {
+			t.Errorf("the provider got %q: %s", leak, bodies[0])
+		}
+	}
+	if want := ids.For("user-4711"); want == "" || !strings.Contains(bodies[0], `"safety_identifier":"`+want+`"`) {
+		t.Errorf("the provider's safety identifier: want %q in %s", want, bodies[0])
+	}
 }
