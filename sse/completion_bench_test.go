@@ -83,6 +83,22 @@ func firstByte(client *http.Client, url, auth, body string) (time.Duration, erro
 	return took, nil
 }
 
+// bareReverseProxy serves httputil.ReverseProxy in front of the simulator
+// at simURL, flushing every write and signing in with the simulator's
+// key: the least a Go gateway does. It returns the proxy's URL.
+func bareReverseProxy(b *testing.B, simURL string) string {
+	target, _ := url.Parse(simURL)
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header.Set("Authorization", "Bearer "+simtest.TestKey)
+		},
+		FlushInterval: -1,
+	})
+	b.Cleanup(proxy.Close)
+	return proxy.URL
+}
+
 // cpuTime is this process's user and system CPU time so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -100,9 +116,10 @@ func cpuTime() time.Duration {
 //     first token, then 200 tokens a second, 100 tokens), so 32 clients
 //     are 32 answers in flight rather than 32 loops racing for the CPU.
 //     Each client sends a request through voxgate, then the same one
-//     straight to the simulator, in turn: the time to the answer's first
-//     byte of each, and what voxgate adds (auth, admission, routing; the
-//     ledger is written after the last content, before [DONE]).
+//     straight to the simulator, then through a bare reverse proxy, in
+//     turn: the time to the answer's first byte of each, and what voxgate
+//     adds (auth, admission, routing; the ledger is written after the last
+//     content, before [DONE]) beside what the proxy's hop alone adds.
 //   - throughput: a second simulator with no latency, so the clients are
 //     as fast as the machine: the same requests through a bare
 //     httputil.ReverseProxy and through voxgate, in alternating phases of
@@ -134,15 +151,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	gw.Config.Protocols = bothProtocols()
 	gw.Start()
 	b.Cleanup(gw.Close)
-	target, _ := url.Parse(fastSim.URL)
-	proxy := httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Header.Set("Authorization", "Bearer "+simtest.TestKey)
-		},
-		FlushInterval: -1,
-	})
-	b.Cleanup(proxy.Close)
+	proxy, slowProxy := bareReverseProxy(b, fastSim.URL), bareReverseProxy(b, f.simURL)
 	tokens := make([]string, 64)
 	for u := range tokens {
 		tokens[u] = benchToken(b, fmt.Sprintf("compl-bench-%d", u), "bench")
@@ -159,7 +168,10 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 		return firstByte(client, gw.URL, tokens[i%len(tokens)], completionBody("fast", i))
 	}
 	viaProxy := func(i int) (time.Duration, error) {
-		return firstByte(client, proxy.URL, simtest.TestKey, completionBody(fallbackModel, i))
+		return firstByte(client, proxy, simtest.TestKey, completionBody(fallbackModel, i))
+	}
+	viaSlowProxy := func(i int) (time.Duration, error) {
+		return firstByte(client, slowProxy, simtest.TestKey, completionBody(fallbackModel, i))
 	}
 	// run sends n requests from the clients, each through every one of
 	// sends in turn, and returns each send's times in request order.
@@ -193,16 +205,17 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	}
 	// One untimed round dials every connection and creates the users'
 	// quota rows, as steady traffic has.
-	run(2*clients, viaGateway, direct, fastGateway, viaProxy)
+	run(2*clients, viaGateway, direct, viaSlowProxy, fastGateway, viaProxy)
 
 	b.Run("ttfb", func(b *testing.B) {
 		n := max(b.N, 4*clients)
 		b.ResetTimer()
-		got := run(n, viaGateway, direct)
+		got := run(n, viaGateway, direct, viaSlowProxy)
 		b.StopTimer()
-		g, d := got[0], got[1]
+		g, d, px := got[0], got[1], got[2]
 		slices.Sort(g)
 		slices.Sort(d)
+		slices.Sort(px)
 		for _, p := range []struct {
 			name string
 			q    float64
@@ -210,6 +223,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 			b.ReportMetric(latency.Millis(b, d, p.q), "direct-"+p.name+"-ms")
 			b.ReportMetric(latency.Millis(b, g, p.q), "gw-"+p.name+"-ms")
 			b.ReportMetric(latency.Millis(b, g, p.q)-latency.Millis(b, d, p.q), "added-"+p.name+"-ms")
+			b.ReportMetric(latency.Millis(b, px, p.q)-latency.Millis(b, d, p.q), "proxy-added-"+p.name+"-ms")
 		}
 	})
 	b.Run("throughput", func(b *testing.B) {
