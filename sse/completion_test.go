@@ -3,6 +3,7 @@ package sse_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -331,5 +332,38 @@ func TestCompletionsNoUserData(t *testing.T) {
 	}
 	if want := ids.For("user-4711"); want == "" || !strings.Contains(bodies[0], `"safety_identifier":"`+want+`"`) {
 		t.Errorf("the provider's safety identifier: want %q in %s", want, bodies[0])
+	}
+}
+
+// TestCompletionsWholeToolCall: stream: false with a tool call answers
+// OpenAI's message shape: the text said before it, the call whole,
+// finish tool_calls.
+func TestCompletionsWholeToolCall(t *testing.T) {
+	t.Parallel()
+	c := newComplFixture(t)
+	raw := c.raw(t, "u-whole", `{"model":"chat","messages":[{"role":"user","content":"weather?"}],
+		"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]}`)
+	var got struct {
+		Choices []struct {
+			FinishReason string          `json:"finish_reason"`
+			Message      json.RawMessage `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(raw), &got); err != nil || len(got.Choices) != 1 {
+		t.Fatalf("response %s: %v", raw, err)
+	}
+	var msg map[string]any
+	_ = json.Unmarshal(got.Choices[0].Message, &msg)
+	calls, _ := msg["tool_calls"].([]any)
+	if got.Choices[0].FinishReason != "tool_calls" || msg["role"] != "assistant" || len(calls) != 1 {
+		t.Fatalf("message %s (%s)", got.Choices[0].Message, got.Choices[0].FinishReason)
+	}
+	call := calls[0].(map[string]any)
+	fn := call["function"].(map[string]any)
+	if call["type"] != "function" || call["id"] == "" || fn["name"] != "get_weather" || fn["arguments"] != `{"city":"Paris"}` {
+		t.Errorf("call %v", call)
+	}
+	if msg["content"] != "Checking. " {
+		t.Errorf("content %v", msg["content"])
 	}
 }
