@@ -177,6 +177,17 @@ func (r *Router) Routes() []string {
 	return out
 }
 
+// Models lists route's target models in order, none for an unknown route:
+// any of them may answer, so a reservation prices at the dearest.
+func (r *Router) Models(route string) []string {
+	rt := r.routes[route]
+	out := make([]string, 0, len(rt.Targets))
+	for _, t := range rt.Targets {
+		out = append(out, t.Model)
+	}
+	return out
+}
+
 // Stream runs req.Model's route until a target commits, and returns that
 // target's stream. A failure before commit is a *RouteError (its Err an
 // *Error when a provider failed); the caller's own cancellation is its

@@ -141,3 +141,8 @@ func (s *routedStream) Close() error {
 	})
 	return err
 }
+
+// Answering is the target that committed: the model whose answer this is,
+// known before the first event is read, so that an OpenAI-shaped stream can
+// name it in every chunk.
+func (s *routedStream) Answering() Target { return s.t }

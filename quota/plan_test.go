@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestPlanResolution(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if name != tc.want || plan != config.DefaultQuota().Plans[tc.want] {
+			if name != tc.want || !reflect.DeepEqual(plan, config.DefaultQuota().Plans[tc.want]) {
 				t.Errorf("PlanFor: got %s %+v, want %s", name, plan, tc.want)
 			}
 			if tk := mustAdmit(t, s, p, Estimate{}); tk.Plan != tc.want {

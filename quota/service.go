@@ -98,6 +98,17 @@ func (s *Service) fallbackPlan(p auth.Principal) string {
 	return s.cfg.DefaultPlan
 }
 
+// AllPlans says whether every configured plan passes ok: a check that
+// every plan passes needs no look-up of the caller's.
+func (s *Service) AllPlans(ok func(config.Plan) bool) bool {
+	for _, p := range s.cfg.Plans {
+		if !ok(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // PlanFor resolves p's plan: the user_plans row, then the JWT plan claim,
 // then the default plan. Nothing is cached, so an admin's change applies to
 // the next request. A row naming a plan this config lacks (say, removed in

@@ -47,15 +47,19 @@ func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*t
 // input at the dearest rates of chat.route's targets (any of them may
 // answer; an upper bound for most turns; settlement reconciles), and one
 // request.
-func (s *Service) reservation() quota.Estimate {
+func (s *Service) reservation() quota.Estimate { return s.reserve(s.cfg.EstimateTokens, s.models) }
+
+// reserve is a reservation of tokens, priced as input at the dearest rates
+// of models (the targets that may answer), and one request.
+func (s *Service) reserve(tokens int64, models []string) quota.Estimate {
 	var cost int64
-	for _, m := range s.models {
-		c, err := s.ledger.Prices().Cost(billing.Line{Model: m, Usage: billing.Usage{TextIn: s.cfg.EstimateTokens}})
+	for _, m := range models {
+		c, err := s.ledger.Prices().Cost(billing.Line{Model: m, Usage: billing.Usage{TextIn: tokens}})
 		if err == nil {
 			cost = max(cost, c)
 		}
 	}
-	return quota.Estimate{Tokens: s.cfg.EstimateTokens, CostMicros: cost, Calls: 1}
+	return quota.Estimate{Tokens: tokens, CostMicros: cost, Calls: 1}
 }
 
 // checkWorkflow refuses a workflow that names no tool, or one the caller's

@@ -56,9 +56,9 @@ type StreamOptions struct {
 type CompletionMessage struct {
 	Role       string               `json:"role"`
 	Content    json.RawMessage      `json:"content"`
-	Name       string               `json:"name"`
-	ToolCalls  []CompletionToolCall `json:"tool_calls"`
-	ToolCallID string               `json:"tool_call_id"`
+	Name       string               `json:"name,omitempty"`
+	ToolCalls  []CompletionToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string               `json:"tool_call_id,omitempty"`
 	Refusal    *string              `json:"refusal"`
 }
 

@@ -136,6 +136,9 @@ type Service struct {
 	schema      *responseSchema
 	// pingEvery is PingEvery; tests shorten it.
 	pingEvery time.Duration
+	// created is when the service started: the created time of the
+	// routes GET /v1/models lists.
+	created int64
 }
 
 // New checks p and builds the service. A model with no price stops it.
@@ -166,8 +169,10 @@ func New(p Params) (*Service, error) {
 		}
 	}
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, models: p.RouteModels, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
-		cfg: p.Config, contextTool: p.ContextTool, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery}
+		cfg: p.Config, contextTool: p.ContextTool, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery,
+		created: time.Now().Unix()}
 	p.Spool.Register(turnEndKind, s.decodeTurnEnd)
+	p.Spool.Register(completionEndKind, s.decodeCompletionEnd)
 	return s, nil
 }
 

@@ -29,6 +29,8 @@ type chatService interface {
 	HandleMessages(http.ResponseWriter, *http.Request) error
 	HandleDelete(http.ResponseWriter, *http.Request) error
 	HandleTurnAudit(http.ResponseWriter, *http.Request) error
+	HandleCompletions(http.ResponseWriter, *http.Request) error
+	HandleModels(http.ResponseWriter, *http.Request) error
 	Run(context.Context)
 }
 
@@ -61,6 +63,10 @@ func (o off) HandleChat(w http.ResponseWriter, r *http.Request) error      { ret
 func (o off) HandleMessages(w http.ResponseWriter, r *http.Request) error  { return o.refuse(w, r) }
 func (o off) HandleDelete(w http.ResponseWriter, r *http.Request) error    { return o.refuse(w, r) }
 func (o off) HandleTurnAudit(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
+func (o off) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
+	return o.refuse(w, r)
+}
+func (o off) HandleModels(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
 
 // Run returns at once: a feature that is off has nothing to sweep or purge.
 func (off) Run(context.Context) {}

@@ -34,6 +34,10 @@ func routes(m *Main) []server.Route {
 		// Chat (DESIGN §7). A turn streams and bounds its own work; reading
 		// and deleting conversations work with the AI switched off.
 		{Pattern: "POST /v1/chat", Handler: s.AI(chat.HandleChat), Stream: true},
+		// The OpenAI-compatible endpoint (DESIGN §7): a routed call bounds
+		// its own work, as a turn does.
+		{Pattern: "POST /v1/chat/completions", Handler: s.AI(chat.HandleCompletions), Stream: true},
+		{Pattern: "GET /v1/models", Handler: s.User(chat.HandleModels)},
 		{Pattern: "GET /v1/chat/sessions", Handler: s.User(chat.HandleList)},
 		{Pattern: "GET /v1/chat/sessions/{id}/messages", Handler: s.User(chat.HandleMessages)},
 		{Pattern: "DELETE /v1/chat/sessions/{id}", Handler: s.User(chat.HandleDelete)},

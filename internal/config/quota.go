@@ -42,6 +42,16 @@ type Plan struct {
 	VoiceSecondsPerMonth int64
 	MaxSessionSeconds    int64
 	VoiceSessions        int64 // concurrent voice sessions; 1 in every built-in plan
+	// Routes are the router's routes the plan may name as a model on
+	// /v1/chat/completions (and that GET /v1/models lists). Like a limit's
+	// 0, nil is "every configured route", which the file says as
+	// `routes: all`; a list names them, and an empty one is refused.
+	Routes []string
+}
+
+// AllowsRoute says whether the plan may use the route named name.
+func (p Plan) AllowsRoute(name string) bool {
+	return p.Routes == nil || slices.Contains(p.Routes, name)
 }
 
 // DefaultQuota is DESIGN §9's table plus the dev-only bench plan.
@@ -186,11 +196,20 @@ func decodePlan(body *yaml.Node, p *Plan) []string {
 		k, v := body.Content[i], body.Content[i+1]
 		f := slices.IndexFunc(planFields, func(f planField) bool { return f.key == k.Value })
 		switch {
-		case f < 0:
-			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.Plan", k.Line, k.Value))
-			continue
 		case seen[k.Value]:
 			errs = append(errs, fmt.Sprintf("line %d: %s is already set", k.Line, k.Value))
+			continue
+		case k.Value == "routes":
+			seen[k.Value] = true
+			routes, msg := parseRoutes(v)
+			if msg != "" {
+				errs = append(errs, fmt.Sprintf("line %d: routes: %s", v.Line, msg))
+				continue
+			}
+			p.Routes = routes
+			continue
+		case f < 0:
+			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.Plan", k.Line, k.Value))
 			continue
 		}
 		seen[k.Value] = true
@@ -218,6 +237,27 @@ func parseLimit(v *yaml.Node) (int64, string) {
 		return 0, `0 is not a limit: write unlimited for no limit`
 	}
 	return n, "" // the range is Validate's
+}
+
+// parseRoutes reads a plan's routes: "all", or a list of one or more
+// route names. A refusal is the message to show.
+func parseRoutes(v *yaml.Node) ([]string, string) {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == "all" {
+		return nil, ""
+	}
+	var names []string
+	if v.Kind != yaml.SequenceNode || v.Decode(&names) != nil {
+		return nil, "want all, or a list of route names"
+	}
+	if len(names) == 0 {
+		return nil, "an empty list is not a setting: name the routes, or write all"
+	}
+	for _, n := range names {
+		if n == "" {
+			return nil, "a route name must not be empty"
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(names))), ""
 }
 
 func typeErrors(msgs ...string) error {

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -44,6 +45,13 @@ func TestPlansInTheFile(t *testing.T) {
 			},
 		},
 		{
+			name: "routes: a list, sorted and unique, or all",
+			yaml: "quota:\n  plans:\n    free:\n      routes: [solo, chat, solo]\n    pro:\n      routes: all\n",
+			want: map[string]config.Plan{
+				"free": with(free, func(p *config.Plan) { p.Routes = []string{"chat", "solo"} }), "pro": pro,
+			},
+		},
+		{
 			name: "an empty new plan is free's limits",
 			yaml: "quota:\n  plans:\n    x: {}\n  default_plan: x\n",
 			want: map[string]config.Plan{"free": free, "pro": pro, "x": free},
@@ -60,11 +68,14 @@ func TestPlansInTheFile(t *testing.T) {
 				t.Errorf("got plans %v, want %d", c.Quota.PlanNames(), len(tc.want))
 			}
 			for name, want := range tc.want {
-				if got := c.Quota.Plans[name]; got != want {
+				if got := c.Quota.Plans[name]; !reflect.DeepEqual(got, want) {
 					t.Errorf("plan %s: got %+v, want %+v", name, got, want)
 				}
 			}
 		})
+	}
+	if c := config.NewPlan(); c.Routes != nil {
+		t.Errorf("NewPlan: routes %v, want all (nil)", c.Routes)
 	}
 	if c := config.NewPlan(); c.VoiceSessions != 1 || c.TokensPerDay == config.Unlimited {
 		t.Errorf("NewPlan: got %+v, want one voice session and a token limit", c)
@@ -97,6 +108,12 @@ func TestPlanLimitErrors(t *testing.T) {
 		{"not a mapping", "quota:\n  plans:\n    free: 3\n", []string{"quota.plans.free", "mapping"}},
 		{"every error at once", "quota:\n  plans:\n    free:\n      tokens_per_day: 0\n      cost_per_day_micros: 0\n",
 			[]string{"quota.plans.free.tokens_per_day", "quota.plans.free.cost_per_day_micros"}},
+		{"no routes", "quota:\n  plans:\n    free:\n      routes: []\n",
+			[]string{"quota.plans.free.routes", "name the routes, or write all"}},
+		{"routes a word", "quota:\n  plans:\n    free:\n      routes: some\n",
+			[]string{"quota.plans.free.routes", "want all, or a list of route names"}},
+		{"routes twice", "quota:\n  plans:\n    free:\n      routes: all\n      routes: [a]\n",
+			[]string{"routes", "already set"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,298 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// The OpenAI-compatible endpoint (DESIGN §7, docs/chat.md): the client
+// keeps the conversation and its own tools; voxgate authenticates, admits,
+// routes by model = a route name, meters and records. It stores no
+// message and runs no tool.
+
+// routeLister is the provider as the endpoint needs it: llm.Router, whose
+// models are its routes. Another provider serves no completions.
+type routeLister interface{ Routes() []string }
+
+// routeModels is the provider as a reservation needs it: llm.Router,
+// which names a route's target models.
+type routeModels interface{ Models(route string) []string }
+
+// modelsOf are the models that may answer route: its targets', else
+// chat.route's.
+func (s *Service) modelsOf(route string) []string {
+	if r, ok := s.provider.(routeModels); ok {
+		if ms := r.Models(route); len(ms) > 0 {
+			return ms
+		}
+	}
+	return s.models
+}
+
+// answering is a routed stream that names its committed target before the
+// first event is read (llm.Router's streams).
+type answering interface{ Answering() llm.Target }
+
+// routes are the router's route names, none when the provider is not one.
+func (s *Service) routes() []string {
+	if r, ok := s.provider.(routeLister); ok {
+		return r.Routes()
+	}
+	return nil
+}
+
+// completion is one admitted POST /v1/chat/completions: it owns the quota
+// ticket until it ends, whatever happens.
+type completion struct {
+	s       *Service
+	p       auth.Principal
+	req     *CompletionRequest
+	llmReq  llm.Request
+	ticket  *quota.Ticket
+	id      string // the answer's id, and its records' session and turn
+	created int64
+	started time.Time
+	target  llm.Target   // the target that committed, once one has
+	cw      *ChunkWriter // the stream's, once its first byte is out
+
+	// What the answer used: the committed target's usage, or an estimate
+	// when it reported none (estimated), and the trace's billed failures.
+	usage     *llm.Usage
+	estimated bool
+	trace     llm.Trace
+	sent      int  // bytes of content and tool-call arguments received, for an estimate
+	ended     bool // end ran
+}
+
+// HandleCompletions serves POST /v1/chat/completions. Errors before the
+// first byte are DESIGN §5 JSON with their status; after it, a streamed
+// answer ends with OpenAI's in-stream error object and no [DONE].
+func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, err := auth.Caller(ctx)
+	if err != nil {
+		return err
+	}
+	body, err := httpx.ReadBody(r, MaxCompletionBodyBytes)
+	if err != nil {
+		return err
+	}
+	req, err := DecodeCompletionRequest(body)
+	if err != nil {
+		return err
+	}
+	lreq, err := req.LLMRequest()
+	if err != nil {
+		return err
+	}
+	c, err := s.admitCompletion(ctx, p, req, int64(len(body)), lreq)
+	if err != nil {
+		return err
+	}
+	return c.run(w, r)
+}
+
+// admitCompletion checks the route against the caller's plan, then takes
+// the quota ticket: a request for a route the plan may not use counts
+// nothing (DESIGN §9). The route is checked again against the plan
+// admission found, which may have changed in between.
+func (s *Service) admitCompletion(ctx context.Context, p auth.Principal, req *CompletionRequest, size int64, lreq llm.Request) (*completion, error) {
+	allows := func(p config.Plan) bool { return p.AllowsRoute(req.Model) }
+	if !s.quota.AllPlans(allows) {
+		// Only a route some plan may not use costs the look-up of the
+		// caller's plan before admission.
+		_, plan, err := s.quota.PlanFor(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if !allows(plan) {
+			return nil, errNoSuchModel()
+		}
+	}
+	if !s.routeAllowed(req.Model, func(string) bool { return true }) {
+		return nil, errNoSuchModel()
+	}
+	ticket, err := s.quota.Admit(ctx, p, s.reserve(completionEstimate(s.cfg.EstimateTokens, size, lreq.MaxOutputTokens), s.modelsOf(req.Model)))
+	if err != nil {
+		return nil, err
+	}
+	c := &completion{s: s, p: p, req: req, llmReq: lreq, ticket: ticket, id: newID("chatcmpl-"),
+		created: time.Now().Unix(), started: time.Now()}
+	if !s.routeAllowed(req.Model, ticket.Limits.AllowsRoute) {
+		c.end(ctx)
+		return nil, errNoSuchModel()
+	}
+	return c, nil
+}
+
+// completionEstimate is what a request reserves: its body at about four
+// bytes a token (the whole conversation is sent as input) and the answer
+// it allows, never less than chat.estimate_tokens.
+func completionEstimate(floor, bodyBytes int64, maxOut int) int64 {
+	return max(floor, (bodyBytes+3)/4+int64(maxOut))
+}
+
+func (s *Service) routeAllowed(name string, allows func(string) bool) bool {
+	for _, r := range s.routes() {
+		if r == name {
+			return allows(name)
+		}
+	}
+	return false
+}
+
+// errNoSuchModel is a model that names no route the caller may use: one
+// answer for both, so a plan's routes are not probed. Its param and type
+// are what OpenAI's clients show for a model they may not use.
+func errNoSuchModel() error {
+	return apierr.New(apierr.NotFound, "That model does not exist or your plan does not include it; GET /v1/models lists the ones you can use.").
+		With("param", "model").With("type", "invalid_request_error")
+}
+
+// run routes the request and answers it, then records and settles it:
+// an answer, a failure, the client leaving or a panic.
+func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
+	defer c.s.spool.Hold()() // shutdown waits for the end to be handed over
+	ctx := r.Context()
+	defer c.ticket.KeepAlive(ctx)()
+	defer func() {
+		if p := recover(); p != nil {
+			err = apierr.Wrap(apierr.Internal, "", fmt.Errorf("sse: completion panicked: %v\n%s", p, debug.Stack()))
+			c.end(ctx) // a second end does nothing
+			if c.cw != nil {
+				// The stream has begun: the error goes in it, never a JSON
+				// body after its chunks.
+				httpx.Logger(ctx).ErrorContext(ctx, "completion failed", "err", err)
+				_ = c.cw.Fail(apierr.From(err))
+				err = nil
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.TurnTimeout)
+	defer cancel()
+	req := c.llmReq
+	req.SafetyIdentifier = c.s.safetyID.For(c.p.UserID)
+	st, err := c.s.provider.Stream(ctx, req)
+	if err != nil {
+		c.failed(err)
+		c.end(ctx)
+		return completionError(ctx, err)
+	}
+	defer func() { _ = st.Close() }()
+	if a, ok := st.(answering); ok {
+		c.target = a.Answering()
+	}
+	if c.req.Stream {
+		return c.stream(ctx, w, st)
+	}
+	return c.whole(ctx, w, st)
+}
+
+// model is the model the answer names: the committed target's.
+func (c *completion) model() string {
+	if c.target.Model != "" {
+		return c.target.Model
+	}
+	return c.req.Model
+}
+
+// done takes the end of a whole answer: its usage and trace.
+func (c *completion) done(ev llm.Event) {
+	c.trace = ev.Trace
+	if ev.Usage != nil {
+		u := *ev.Usage
+		c.usage = &u
+		return
+	}
+	c.estimate()
+}
+
+// failed takes a failure: the trace's billed attempts, and for one after
+// commit the answering attempt's usage, reported or estimated.
+func (c *completion) failed(err error) {
+	var re *llm.RouteError
+	if !errors.As(err, &re) {
+		if c.target.Model != "" {
+			c.estimate() // the caller left mid-answer: the router has no verdict
+		}
+		return
+	}
+	c.trace = re.Trace
+	if !re.Committed {
+		return
+	}
+	if a, ok := re.Trace.Answered(); ok && a.Usage != nil {
+		u := *a.Usage
+		c.usage = &u
+		return
+	}
+	c.estimate()
+}
+
+// estimate counts an answer whose provider reported nothing: about four
+// bytes a token of what was sent and what came back, as the chat turn
+// counts one.
+func (c *completion) estimate() {
+	in := 0
+	for _, m := range c.llmReq.Messages {
+		in += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			in += len(tc.Name) + len(tc.Arguments)
+		}
+	}
+	for _, t := range c.llmReq.Tools {
+		in += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	c.usage = &llm.Usage{InputTokens: int64((in + 3) / 4), OutputTokens: int64((c.sent + 3) / 4)}
+	c.estimated = true
+}
+
+// completionError is what the client gets for a failure (docs/chat.md):
+// DESIGN §11's outcomes, except that every target failing is 503
+// AI_UNAVAILABLE here (degraded mode is /v1/chat's: an OpenAI client
+// would show its canned answer as the model's), and a conversation too
+// long for every target is the request's fault, 400.
+func completionError(ctx context.Context, err error) *apierr.Error {
+	if ctx.Err() != nil {
+		return apierr.From(ctxError(ctx, err))
+	}
+	var le *llm.Error
+	hasLE := errors.As(err, &le)
+	var re *llm.RouteError
+	if errors.As(err, &re) {
+		switch re.Outcome {
+		case llm.RouteAuth:
+			return apierr.Wrap(apierr.AIConfigError, "", err)
+		case llm.RouteRateLimited:
+			retry := 1
+			if hasLE {
+				retry = max(le.RetryAfter, 1)
+			}
+			return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(retry)
+		case llm.RouteContentFiltered:
+			return apierr.Wrap(apierr.AIContentFiltered, "", err)
+		case llm.RouteRefused:
+			switch {
+			case errors.Is(err, llm.ErrUnknownRoute):
+				return apierr.From(errNoSuchModel())
+			case hasLE && le.Code == llm.ProviderContextLength:
+				return apierr.Wrap(apierr.InvalidRequest, "The conversation is longer than the model can take.", err).
+					With("param", "messages")
+			case hasLE:
+				return le.Class().APIError(err)
+			}
+		}
+	}
+	return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5)
+}

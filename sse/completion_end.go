@@ -1,0 +1,128 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/quota"
+)
+
+// completionEndKind names a completion's end on the durable path.
+const completionEndKind = "completion_end"
+
+// completionEnd is what ends an admitted completion in the database, as
+// turnEnd ends a chat turn: its records (the answer's, kind completion,
+// and one per failed attempt the provider billed, kind attempt), then the
+// ticket's settlement with their tokens and cost. Every step is
+// idempotent (each record's unique key, the ticket's settlement row), so
+// the spool may replay it.
+type completionEnd struct {
+	UserID   string      `json:"user_id"`
+	TicketID int64       `json:"ticket_id"`
+	Records  []endRecord `json:"records,omitempty"`
+
+	s       *Service
+	written []billing.Record // what Complete wrote
+}
+
+// endRecord is a record and its usage, which the record's JSON leaves out.
+type endRecord struct {
+	Record billing.Record `json:"record"`
+	Usage  billing.Usage  `json:"usage"`
+}
+
+func (j *completionEnd) Key() string { return fmt.Sprintf("ticket:%d", j.TicketID) }
+
+func (j *completionEnd) Complete(ctx context.Context) error {
+	var u quota.Usage
+	j.written = j.written[:0]
+	for _, er := range j.Records {
+		r := er.Record
+		r.Usage = er.Usage
+		rec, err := j.s.ledger.Write(ctx, j.s.pool, r)
+		if err != nil {
+			return err
+		}
+		j.written = append(j.written, rec)
+		u.Tokens += r.Usage.TextIn + r.Usage.TextOut
+		u.Calls++
+		if rec.CostMicros != nil {
+			u.CostMicros += *rec.CostMicros
+		}
+	}
+	_, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u)
+	return err
+}
+
+// decodeCompletionEnd rebuilds a spooled completionEnd.
+func (s *Service) decodeCompletionEnd(raw []byte) (spool.Job, error) {
+	j := &completionEnd{s: s}
+	if err := json.Unmarshal(raw, j); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// end hands the completion's records and settlement to the durable path,
+// once. It runs on after the client has gone: what was used was used.
+func (c *completion) end(ctx context.Context) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	j := &completionEnd{UserID: c.p.UserID, TicketID: c.ticket.ID, Records: c.records(), s: c.s}
+	spooled, err := c.s.spool.Do(ctx, completionEndKind, j)
+	switch {
+	case err != nil:
+		c.s.log.ErrorContext(ctx, "completions: usage could not be recorded or settled", "id", c.id, "ticket", c.ticket.ID, "err", err)
+	case spooled:
+		c.s.log.WarnContext(ctx, "completions: the database did not take a completion's end; spooled until it does", "id", c.id, "ticket", c.ticket.ID)
+	}
+}
+
+// records are the completion's ledger records: each failed attempt the
+// provider reported usage for (kind attempt, turn "<id>/<n>", n its place
+// in the trace), then the answer (kind completion), if one began.
+func (c *completion) records() []endRecord {
+	var out []endRecord
+	dur := time.Since(c.started).Milliseconds()
+	for i, a := range c.trace {
+		if a.Answered || a.Usage == nil {
+			continue
+		}
+		out = append(out, c.record(billing.KindAttempt, c.id+"/"+strconv.Itoa(i+1), a.Provider, a.Model, *a.Usage, false, dur))
+	}
+	if c.usage == nil {
+		return out
+	}
+	provider, model := c.target.Provider, c.target.Model
+	if a, ok := c.trace.Answered(); ok {
+		provider, model = a.Provider, a.Model
+	}
+	if provider == "" {
+		return out
+	}
+	return append(out, c.record(billing.KindCompletion, c.id, provider, model, *c.usage, c.estimated, dur))
+}
+
+func (c *completion) record(kind, turnID, provider, model string, u llm.Usage, estimated bool, dur int64) endRecord {
+	if u.Model != "" {
+		model = u.Model // the provider's own name (a dated snapshot) is what it billed
+	}
+	source := billing.SourceProviderReported
+	if estimated {
+		source = billing.SourceServerObserved
+	}
+	return endRecord{
+		Record: billing.Record{UserID: c.p.UserID, SessionID: c.id, TurnID: turnID, Kind: kind,
+			Provider: provider, Model: model, DurationMS: dur, UsageSource: source},
+		Usage: billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens,
+			TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens},
+	}
+}

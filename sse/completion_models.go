@@ -1,0 +1,43 @@
+package sse
+
+import (
+	"net/http"
+
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/httpx"
+)
+
+// ModelList is GET /v1/models in OpenAI's shape: the routes the caller's
+// plan may use, each a model a client may name.
+type ModelList struct {
+	Object string      `json:"object"` // "list"
+	Data   []ModelInfo `json:"data"`
+}
+
+// ModelInfo is one route as a model.
+type ModelInfo struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`  // "model"
+	Created int64  `json:"created"` // when this gateway started: a route has no birth of its own
+	OwnedBy string `json:"owned_by"`
+}
+
+// HandleModels serves GET /v1/models.
+func (s *Service) HandleModels(w http.ResponseWriter, r *http.Request) error {
+	p, err := auth.Caller(r.Context())
+	if err != nil {
+		return err
+	}
+	_, plan, err := s.quota.PlanFor(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out := ModelList{Object: "list", Data: []ModelInfo{}}
+	for _, name := range s.routes() {
+		if plan.AllowsRoute(name) {
+			out.Data = append(out.Data, ModelInfo{ID: name, Object: "model", Created: s.created, OwnedBy: "voxgate"})
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,118 @@
+package sse
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/llm"
+)
+
+// stream answers as server-sent events. The router has committed before
+// the first byte, so the status is 200; a failure from here on is
+// OpenAI's in-stream error object with no [DONE], so that a client raises
+// it instead of taking a cut answer for a whole one. The completion is
+// recorded and settled before the last line goes out.
+func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.Stream) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	cw := NewChunkWriter(w, func() { _ = rc.Flush() }, c.id, c.created)
+	cw.SetModel(c.model())
+	c.cw = cw
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			c.failed(err)
+			_ = st.Close() // a client that left: the upstream call ends now
+			c.end(ctx)
+			if ctx.Err() == nil {
+				_ = cw.Fail(completionError(ctx, err))
+			} else {
+				httpx.Logger(ctx).InfoContext(ctx, "completion cancelled", "cause", context.Cause(ctx))
+			}
+			return nil
+		}
+		c.took(ev)
+		if ev.Kind == llm.EventDone {
+			c.done(ev)
+			c.end(ctx)
+			var usage *llm.Usage
+			if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
+				usage = c.usage
+			}
+			_ = cw.Finish(finishReason(ev.FinishReason), usage)
+			return nil
+		}
+		// A failed write is a client gone: the next Next sees its context.
+		_ = cw.Event(ev)
+	}
+}
+
+// whole answers stream: false with one chat.completion. Nothing is
+// written before the answer is whole, so every failure is JSON.
+func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.Stream) error {
+	msg := CompletionMessage{Role: llm.RoleAssistant}
+	var text []byte
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			c.failed(err)
+			_ = st.Close()
+			c.end(ctx)
+			return completionError(ctx, err)
+		}
+		c.took(ev)
+		switch ev.Kind {
+		case llm.EventText:
+			text = append(text, ev.Text...)
+		case llm.EventToolCall:
+			if tc := ev.ToolCall; tc != nil {
+				msg.ToolCalls = append(msg.ToolCalls, CompletionToolCall{ID: tc.ID, Type: "function",
+					Function: CompletionCalled{Name: tc.Name, Arguments: tc.Arguments}})
+			}
+		case llm.EventDone:
+			c.done(ev)
+			c.end(ctx)
+			msg.Content = json.RawMessage("null")
+			if len(text) > 0 || len(msg.ToolCalls) == 0 {
+				raw, err := json.Marshal(string(text))
+				if err != nil {
+					return apierr.Wrap(apierr.Internal, "", err)
+				}
+				msg.Content = raw
+			}
+			httpx.WriteJSON(w, http.StatusOK, Completion{ID: c.id, Object: "chat.completion", Created: c.created,
+				Model: c.model(), Usage: NewCompletionUsage(*c.usage),
+				Choices: []CompletionChoice{{Message: msg, FinishReason: finishReason(ev.FinishReason)}}})
+			return nil
+		}
+	}
+}
+
+// took counts what an event brought, for an estimate should the provider
+// report nothing.
+func (c *completion) took(ev llm.Event) {
+	switch ev.Kind {
+	case llm.EventText:
+		c.sent += len(ev.Text)
+	case llm.EventToolCallDelta:
+		if ev.ToolCall != nil {
+			c.sent += len(ev.ToolCall.Name) + len(ev.ToolCall.Arguments)
+		}
+	}
+}
+
+// finishReason is llm's, which are OpenAI's; a provider that gave none
+// stopped.
+func finishReason(r string) string {
+	if r == "" {
+		return llm.FinishStop
+	}
+	return r
+}
