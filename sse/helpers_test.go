@@ -202,11 +202,15 @@ func newFixture(t testing.TB, o options) *fixture {
 		o.cfg(&cfg)
 	}
 	// The service calls the router, as cmd/voxgate wires it: chat.route
-	// with one target, chat.model on the simulator.
-	router, err := llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"openai": provider},
-		Routes: []llm.Route{{Name: cfg.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model, Timeout: o.timeout}}}}})
-	if err != nil {
-		t.Fatal(err)
+	// with one target, chat.model on the simulator, unless the test
+	// brings a router of its own.
+	var router llm.Provider = provider
+	if _, routed := provider.(interface{ Routes() []string }); !routed {
+		router, err = llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"openai": provider},
+			Routes: []llm.Route{{Name: cfg.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model, Timeout: o.timeout}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	contextTool := "profile"
 	if o.noContextTool {
