@@ -287,7 +287,7 @@ func holdStreams(b *testing.B, cfg sim.Config, n int, via string, body []byte, h
 		// Through the server's own middleware and JWT auth, as in
 		// production: the handler's depth decides its stack.
 		f = newFixture(b, options{plans: benchPlan, simCfg: &cfg, tls: true, production: true,
-			noContextTool: true})
+			noContextTool: true, idle: true})
 		client = idleClientConfig{URL: f.url + "/v1/chat", Body: []byte(`{"message":"hello"}`), H2: h2}
 		for u := range 100 {
 			tok := benchToken(b, fmt.Sprintf("idle-%d", u), "bench")

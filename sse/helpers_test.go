@@ -124,6 +124,7 @@ type options struct {
 	// noContextTool answers without the profile tool.
 	noContextTool bool
 	timeout       time.Duration // the provider's per-event timeout
+	idle          bool          // the route waits as long as the adapter does (idle-stream benchmarks)
 	poolSize      int32         // default 6
 	// tls serves the simulator over TLS and HTTP/2, as the real API is.
 	tls bool
@@ -154,6 +155,18 @@ func testQuota() config.Quota {
 		q.Plans[name] = p
 	}
 	return q
+}
+
+// testRoute is chat.route with one target, chat.model on the simulator.
+// An idle fixture lifts the route's own deadlines (the 25 s budget, the
+// first-content wait), so that only the adapter's bound a stream that
+// waits on a silent model.
+func testRoute(cfg config.Chat, o options) llm.Route {
+	rt := llm.Route{Name: cfg.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model, Timeout: o.timeout}}}
+	if o.idle {
+		rt.Budget, rt.Targets[0].FirstContent = time.Hour, time.Hour
+	}
+	return rt
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -207,7 +220,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	var router llm.Provider = provider
 	if _, routed := provider.(interface{ Routes() []string }); !routed {
 		router, err = llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"openai": provider},
-			Routes: []llm.Route{{Name: cfg.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model, Timeout: o.timeout}}}}})
+			Routes: []llm.Route{testRoute(cfg, o)}})
 		if err != nil {
 			t.Fatal(err)
 		}
