@@ -65,13 +65,19 @@ func openDef(name string) config.SQLTool {
 // sqlExecutor has the open tool "ask" and the fixed tool "minutes_by_kind".
 func sqlExecutor(t testing.TB, pool *pgxpool.Pool) *Executor {
 	t.Helper()
+	return sqlExecutorWith(t, pool, openDef("ask"))
+}
+
+// sqlExecutorWith is sqlExecutor with open as the open tool.
+func sqlExecutorWith(t testing.TB, pool *pgxpool.Pool, open config.SQLTool) *Executor {
+	t.Helper()
 	fixed := config.SQLTool{Name: "minutes_by_kind", Description: "Minutes of one kind.",
 		Views: []string{"sqltest.my_entries"}, Voice: true,
 		Query: "SELECT kind, sum(minutes) AS minutes, count(*) AS n FROM sqltest.my_entries WHERE kind = $1 GROUP BY kind",
 		Args:  []string{"kind"},
 		Parameters: map[string]any{"type": "object", "required": []any{"kind"}, "additionalProperties": false,
 			"properties": map[string]any{"kind": map[string]any{"type": "string", "maxLength": 40}}}}
-	reg := mustRegistry(t, RegistryParams{DB: pool, Config: config.Tools{SQL: []config.SQLTool{openDef("ask"), fixed}}})
+	reg := mustRegistry(t, RegistryParams{DB: pool, Config: config.Tools{SQL: []config.SQLTool{open, fixed}}})
 	return mustExecutor(t, pool, reg)
 }
 
