@@ -256,3 +256,22 @@ func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, 
 	}
 	return entries, a.Provider, a.Model, a.Status
 }
+
+// breakerItem is one target's breaker as GET /v1/admin/providers shows it.
+type breakerItem struct {
+	Provider, State, Reason string
+	Failures                int
+	Configured              bool
+}
+
+// breakers are every target's breaker, in route order, as an admin reads
+// them through GET /v1/admin/providers.
+func (g *gateway) breakers(t *testing.T) []breakerItem {
+	t.Helper()
+	code, _, body := call(t, "GET", g.m.URL()+"/v1/admin/providers", mint(t, "ops", "admin", ""), nil)
+	var st struct{ Items []breakerItem }
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || len(st.Items) != 2 {
+		t.Fatalf("GET /v1/admin/providers: %d %s", code, body)
+	}
+	return st.Items
+}
