@@ -148,3 +148,65 @@ func checkComplAnswer(t *testing.T, c *complFixture, tc complCase, got streamed)
 		t.Errorf("record %+v, want what the primary streamed, observed", r)
 	}
 }
+
+// TestCompletionsPrimaryDownThenHealthy: the primary is down for the first
+// 60 s of 20 requests, 5 s apart on the breakers' clock. The fallback
+// serves each of them meanwhile, named with its usage; three failures open
+// the primary's breaker and it sees no request while open; one probe a
+// minute after opening finds it healthy, and every later request is its.
+func TestCompletionsPrimaryDownThenHealthy(t *testing.T) {
+	t.Parallel()
+	c := newComplFixture(t)
+	c.primary.fault(t, sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1})
+	p, f := "primary/"+primaryModel, "fallback/"+fallbackModel
+	for i := range 20 {
+		at := time.Duration(i) * 5 * time.Second
+		if at == 60*time.Second {
+			c.primary.sim.ClearFaults()
+		}
+		got := c.stream(t, "u-outage", "chat", "hello")
+		var want []string
+		answeredBy, state := fallbackModel, llm.BreakerOpen
+		switch {
+		case at == 0: // two failures: the try and its retry
+			want, state = []string{p + ":PROVIDER_UNAVAILABLE", p + ":PROVIDER_UNAVAILABLE", f + ":success"}, llm.BreakerClosed
+		case at == 5*time.Second: // the third opens it; the retry finds it open
+			want = []string{p + ":PROVIDER_UNAVAILABLE", p + ":circuit_open", f + ":success"}
+		case at < 65*time.Second: // open: the primary is not asked
+			want = []string{p + ":circuit_open", f + ":success"}
+		default: // a minute after opening: the probe, healthy, closes it
+			want, answeredBy, state = []string{p + ":success"}, primaryModel, llm.BreakerClosed
+		}
+		if got.err != nil || len(got.models) != 1 || !got.models[answeredBy] || got.acc.Usage.CompletionTokens == 0 {
+			t.Errorf("request %d at %s: %v by %v with %+v, want %s's answer", i, at, got.err, got.models, got.acc.Usage, answeredBy)
+		}
+		if tr := c.router.trace(i); !slices.Equal(tr, want) {
+			t.Errorf("request %d at %s: trace %q, want %q", i, at, tr, want)
+		}
+		wantHits := min(3, 2+i) // 2, then 3 until the probe
+		if at >= 65*time.Second {
+			wantHits = 3 + int((at-60*time.Second)/(5*time.Second))
+		}
+		if n := len(c.primary.hits()); n != wantHits {
+			t.Errorf("request %d at %s: primary saw %d requests, want %d", i, at, n, wantHits)
+		}
+		if st := c.router.Status()[0].State; st != state {
+			t.Errorf("request %d at %s: breaker %s, want %s", i, at, st, state)
+		}
+		c.clock.advance(5 * time.Second)
+	}
+	if n := len(c.fallback.hits()); n != 13 {
+		t.Errorf("the fallback saw %d requests, want the 13 of the outage", n)
+	}
+	recs := c.records(t, "u-outage")
+	byProvider := map[string]int{}
+	for _, r := range recs {
+		if r.Kind != billing.KindCompletion || r.UsageSource != billing.SourceProviderReported || r.Usage.TextOut == 0 {
+			t.Errorf("record %+v, want a completion with its reported usage", r)
+		}
+		byProvider[r.Provider]++
+	}
+	if len(recs) != 20 || byProvider["fallback"] != 13 || byProvider["primary"] != 7 {
+		t.Errorf("%d records by %v, want 20: 13 by the fallback, 7 by the primary (failed attempts not billed)", len(recs), byProvider)
+	}
+}
