@@ -113,7 +113,7 @@ type complFixture struct {
 	primary, fallback *upstream
 	router            *tracedRouter
 	clock             *complClock // the breakers'
-	gateway           string // the completions server's root
+	gateway           string      // the completions server's root
 	prices            *billing.Prices
 }
 

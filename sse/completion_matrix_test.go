@@ -99,12 +99,7 @@ func TestCompletionsFaultMatrix(t *testing.T) {
 					t.Errorf("the retry came %s after the failure, want within [%s, %s]", gap, tc.gap, tc.gap+complSlack)
 				}
 			}
-			if tr := c.router.trace(0); !slices.Equal(tr, tc.trace) {
-				t.Errorf("trace %q, want %q", tr, tc.trace)
-			}
-			if st := c.router.Status()[0]; st.State != llm.BreakerClosed || st.Failures != tc.failures {
-				t.Errorf("primary's breaker %s with %d failures, want closed with %d", st.State, st.Failures, tc.failures)
-			}
+			c.checkRouted(t, tc.trace, tc.failures)
 		})
 	}
 }
@@ -208,5 +203,17 @@ func TestCompletionsPrimaryDownThenHealthy(t *testing.T) {
 	}
 	if len(recs) != 20 || byProvider["fallback"] != 13 || byProvider["primary"] != 7 {
 		t.Errorf("%d records by %v, want 20: 13 by the fallback, 7 by the primary (failed attempts not billed)", len(recs), byProvider)
+	}
+}
+
+// checkRouted asserts the first call's trace, and the primary's breaker
+// closed with failures counted toward opening it.
+func (c *complFixture) checkRouted(t *testing.T, trace []string, failures int) {
+	t.Helper()
+	if tr := c.router.trace(0); !slices.Equal(tr, trace) {
+		t.Errorf("trace %q, want %q", tr, trace)
+	}
+	if st := c.router.Status()[0]; st.State != llm.BreakerClosed || st.Failures != failures {
+		t.Errorf("primary's breaker %s with %d failures, want closed with %d", st.State, st.Failures, failures)
 	}
 }
