@@ -264,7 +264,7 @@ func (r *tracedRouter) Stream(ctx context.Context, req llm.Request) (llm.Stream,
 		r.keep(nil, err)
 		return nil, err
 	}
-	return &tracedStream{Stream: st, r: r}, nil
+	return &keptStream{Stream: st, r: r}, nil
 }
 
 // keep notes the trace that ended a call: its EventDone's, or its
@@ -292,8 +292,8 @@ func (r *tracedRouter) trace(n int) []string {
 	return r.traces[n]
 }
 
-// tracedStream passes a routed stream on, noting the trace it ends with.
-type tracedStream struct {
+// keptStream passes a routed stream on, noting the trace it ends with.
+type keptStream struct {
 	llm.Stream
 	r     *tracedRouter
 	ended bool
@@ -301,11 +301,11 @@ type tracedStream struct {
 
 // Answering passes the router stream's own on: the endpoint names the
 // committed target from it.
-func (s *tracedStream) Answering() llm.Target {
+func (s *keptStream) Answering() llm.Target {
 	return s.Stream.(interface{ Answering() llm.Target }).Answering()
 }
 
-func (s *tracedStream) Next(ctx context.Context) (llm.Event, error) {
+func (s *keptStream) Next(ctx context.Context) (llm.Event, error) {
 	ev, err := s.Stream.Next(ctx)
 	if !s.ended && (err != nil || ev.Kind == llm.EventDone) {
 		s.ended = true
