@@ -72,11 +72,9 @@ func TestCompletionsFaultMatrix(t *testing.T) {
 			fault: sim.Fault{Kind: sim.FaultMalformedJSON, Fraction: 1}, text: "hello",
 			answeredBy: fallbackModel, primary: 1, fallback: 1, failures: 1, within: complSlack,
 			trace: []string{p + ":PROVIDER_INVALID_RESPONSE", f + ":success"}},
-		// Every failure after commit is AI_UNAVAILABLE here (completionError);
-		// /v1/chat names an unreadable chunk AI_PARSE_ERROR.
-		{name: "a malformed chunk after part of the answer: the in-stream error, never the fallback",
+		{name: "a malformed chunk after part of the answer: the in-stream AI_PARSE_ERROR, never the fallback",
 			fault: sim.Fault{Kind: sim.FaultMalformedJSON, Fraction: 1, AfterChunks: 3}, text: "Tell me a story",
-			errCode: "AI_UNAVAILABLE", primary: 1, failures: 1, within: complSlack,
+			errCode: "AI_PARSE_ERROR", primary: 1, failures: 1, within: complSlack,
 			trace: []string{p + ":PROVIDER_INVALID_RESPONSE"}},
 	}
 	for _, tc := range cases {
