@@ -34,7 +34,10 @@ type streamed struct {
 
 func (c *complFixture) stream(t testing.TB, user, route, text string) streamed {
 	t.Helper()
-	st := c.client(user, "").Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+	// A bound far past the route's budget, so that no case can hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := c.client(user, "").Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
 		Model: route, Messages: ask(text), StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
 	out := streamed{models: map[string]bool{}}
 	for st.Next() {

@@ -174,7 +174,10 @@ func (r chatReply) response() map[string]any {
 // chat posts one turn as user and reads the whole answer.
 func (g *gateway) chat(t *testing.T, user, body string) chatReply {
 	t.Helper()
-	resp := postChat(t, context.Background(), g.m.URL(), mint(t, user, "", "pro"), body)
+	// A bound far past the route's budget, so that no case can hang.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp := postChat(t, ctx, g.m.URL(), mint(t, user, "", "pro"), body)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	out := chatReply{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
