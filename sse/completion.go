@@ -282,6 +282,12 @@ func completionError(ctx context.Context, err error) *apierr.Error {
 			return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(retry)
 		case llm.RouteContentFiltered:
 			return apierr.Wrap(apierr.AIContentFiltered, "", err)
+		case llm.RouteCut:
+			// After commit the failure's own class, as /v1/chat's error
+			// event: AI_PARSE_ERROR for an unreadable chunk.
+			if hasLE {
+				return le.Class().APIError(err)
+			}
 		case llm.RouteRefused:
 			switch {
 			case errors.Is(err, llm.ErrUnknownRoute):

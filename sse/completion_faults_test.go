@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -32,7 +34,10 @@ type streamed struct {
 
 func (c *complFixture) stream(t testing.TB, user, route, text string) streamed {
 	t.Helper()
-	st := c.client(user, "").Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+	// A bound far past the route's budget, so that no case can hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := c.client(user, "").Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
 		Model: route, Messages: ask(text), StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
 	out := streamed{models: map[string]bool{}}
 	for st.Next() {
@@ -48,6 +53,7 @@ func (c *complFixture) stream(t testing.TB, user, route, text string) streamed {
 // many requests each simulator saw and how far apart, and the ledger.
 func TestCompletionsFaults(t *testing.T) {
 	t.Parallel()
+	pri, fb := "primary/"+primaryModel, "fallback/"+fallbackModel
 
 	t.Run("503 persistent: the fallback answers, named with its usage; failed attempts not billed", func(t *testing.T) {
 		t.Parallel()
@@ -67,6 +73,7 @@ func TestCompletionsFaults(t *testing.T) {
 		if p, f := len(c.primary.hits()), len(c.fallback.hits()); p != 2 || f != 1 {
 			t.Errorf("primary saw %d, fallback %d; want 2 and 1", p, f)
 		}
+		c.checkRouted(t, []string{pri + ":PROVIDER_UNAVAILABLE", pri + ":PROVIDER_UNAVAILABLE", fb + ":success"}, 2)
 		recs := c.records(t, "u-503")
 		want := billing.Usage{TextIn: u.PromptTokens, TextCachedIn: u.PromptTokensDetails.CachedTokens, TextOut: u.CompletionTokens}
 		if len(recs) != 1 || recs[0].Kind != billing.KindCompletion || recs[0].Provider != "fallback" ||
@@ -94,6 +101,7 @@ func TestCompletionsFaults(t *testing.T) {
 		if gap := hits[1].Sub(hits[0]); gap < 2*time.Second || gap > 2*time.Second+complSlack {
 			t.Errorf("retry after %v, want 2 s", gap)
 		}
+		c.checkRouted(t, []string{pri + ":PROVIDER_RATE_LIMIT", pri + ":success"}, 0)
 	})
 
 	t.Run("a stream that ends without [DONE]: finalised with its usage", func(t *testing.T) {
@@ -104,6 +112,7 @@ func TestCompletionsFaults(t *testing.T) {
 		if got.err != nil {
 			t.Fatal(got.err)
 		}
+		c.checkRouted(t, []string{pri + ":success"}, 0)
 		if got.acc.Choices[0].Message.Content != "Hello there." || got.acc.Usage.TotalTokens == 0 {
 			t.Errorf("answer %q usage %+v", got.acc.Choices[0].Message.Content, got.acc.Usage)
 		}
@@ -126,26 +135,33 @@ func TestCompletionsFaults(t *testing.T) {
 		primary   int // requests each simulator saw, over both calls
 		fallback  int
 		retryHint bool
+		trace     []string // the first call's
+		breaker   string   // the primary's state after both
 	}{
 		{name: "context length: 400, never failed over", route: "chat", status: 400, code: "INVALID_REQUEST", primary: 2,
+			trace: []string{pri + ":PROVIDER_CONTEXT_LENGTH"}, breaker: llm.BreakerClosed,
 			setup: func(t testing.TB, c *complFixture) {
 				c.primary.fault(t, sim.Fault{Kind: sim.FaultContextLength, Fraction: 1})
 			}},
 		{name: "content filter: 422, never failed over", route: "chat", status: 422, code: "AI_CONTENT_FILTERED", primary: 2,
+			trace: []string{pri + ":PROVIDER_CONTENT_FILTER"}, breaker: llm.BreakerClosed,
 			setup: func(t testing.TB, c *complFixture) {
 				c.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1})
 			}},
 		// Two requests: the first tries each target twice, the second once,
 		// and that third failure in a row opens each breaker.
 		{name: "every target rate-limited: 429 AI_RATE_LIMITED", route: "chat", status: 429, code: "AI_RATE_LIMITED",
-			primary: 3, fallback: 3, retryHint: true,
+			primary: 3, fallback: 3, retryHint: true, breaker: llm.BreakerOpen,
+			trace: []string{pri + ":PROVIDER_RATE_LIMIT", pri + ":PROVIDER_RATE_LIMIT", fb + ":PROVIDER_RATE_LIMIT", fb + ":PROVIDER_RATE_LIMIT"},
 			setup: func(t testing.TB, c *complFixture) {
 				c.primary.fault(t, sim.Fault{Kind: sim.FaultRateLimit, Fraction: 1})
 				c.fallback.fault(t, sim.Fault{Kind: sim.FaultRateLimit, Fraction: 1})
 			}},
-		{name: "every target refuses the key: 502 AI_CONFIG_ERROR", route: "locked", status: 502, code: "AI_CONFIG_ERROR", primary: 2},
+		{name: "every target refuses the key: 502 AI_CONFIG_ERROR", route: "locked", status: 502, code: "AI_CONFIG_ERROR", primary: 2,
+			trace: []string{"locked/" + primaryModel + ":PROVIDER_AUTH"}},
 		{name: "every target down: 503 AI_UNAVAILABLE, not degraded mode", route: "chat", status: 503, code: "AI_UNAVAILABLE",
-			primary: 3, fallback: 3, retryHint: true,
+			primary: 3, fallback: 3, retryHint: true, breaker: llm.BreakerOpen,
+			trace: []string{pri + ":PROVIDER_UNAVAILABLE", pri + ":PROVIDER_UNAVAILABLE", fb + ":PROVIDER_UNAVAILABLE", fb + ":PROVIDER_UNAVAILABLE"},
 			setup: func(t testing.TB, c *complFixture) {
 				c.primary.fault(t, sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1})
 				c.fallback.fault(t, sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1})
@@ -181,6 +197,12 @@ func TestCompletionsFaults(t *testing.T) {
 			}
 			if p, f := len(c.primary.hits()), len(c.fallback.hits()); p != tc.primary || f != tc.fallback {
 				t.Errorf("primary saw %d, fallback %d; want %d and %d", p, f, tc.primary, tc.fallback)
+			}
+			if tr := c.router.trace(0); !slices.Equal(tr, tc.trace) {
+				t.Errorf("the first call's trace %q, want %q", tr, tc.trace)
+			}
+			if st := c.router.Status()[0].State; tc.breaker != "" && st != tc.breaker {
+				t.Errorf("the primary's breaker %s, want %s", st, tc.breaker)
 			}
 			if recs := c.records(t, user); len(recs) != 0 {
 				t.Errorf("records of failures no provider billed: %+v", recs)

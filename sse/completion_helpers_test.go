@@ -3,6 +3,7 @@ package sse_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -110,14 +111,15 @@ func (u *upstream) hits() []time.Time {
 type complFixture struct {
 	*fixture
 	primary, fallback *upstream
-	router            *llm.Router
-	gateway           string // the completions server's root
+	router            *tracedRouter
+	clock             *complClock // the breakers'
+	gateway           string      // the completions server's root
 	prices            *billing.Prices
 }
 
 func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 	t.Helper()
-	c := &complFixture{primary: newUpstream(t), fallback: newUpstream(t)}
+	c := &complFixture{primary: newUpstream(t), fallback: newUpstream(t), clock: &complClock{}}
 	adapter := func(url, key string) llm.Provider {
 		p, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: url + "/v1", APIKey: key, Timeout: complFirstContent})
 		if err != nil {
@@ -141,13 +143,14 @@ func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 			{Name: "locked", Budget: complBudget, Targets: []llm.Target{target("locked", primaryModel)}},
 		},
 		RetryDelay: complRetryDelay,
+		Now:        c.clock.now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.router = r
+	c.router = &tracedRouter{Router: r}
 	o := options{sim: c.primary.sim, simURL: c.primary.url,
-		provider: func(llm.Provider) llm.Provider { return r },
+		provider: func(llm.Provider) llm.Provider { return c.router },
 		plans: func(q *config.Quota) {
 			free := q.Plans["free"]
 			free.Routes = []string{"chat", "locked", "solo"}
@@ -227,3 +230,86 @@ func (c *complFixture) cost(t testing.TB, model string, u billing.Usage) int64 {
 }
 
 func userMsg(text string) openai.ChatCompletionMessageParamUnion { return openai.UserMessage(text) }
+
+// complClock is the breakers' clock: the real time, moved on by a test
+// that needs minutes to pass (a breaker's open window) in no time.
+type complClock struct {
+	mu    sync.Mutex
+	ahead time.Duration
+}
+
+func (k *complClock) now() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return time.Now().Add(k.ahead)
+}
+
+func (k *complClock) advance(d time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ahead += d
+}
+
+// tracedRouter is the fixture's router keeping every call's failover
+// trace, as /v1/chat's audit row does: a completion stores none.
+type tracedRouter struct {
+	*llm.Router
+	mu     sync.Mutex
+	traces [][]string
+}
+
+func (r *tracedRouter) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	st, err := r.Router.Stream(ctx, req)
+	if err != nil {
+		r.keep(nil, err)
+		return nil, err
+	}
+	return &keptStream{Stream: st, r: r}, nil
+}
+
+// keep notes the trace that ended a call: its EventDone's, or its
+// RouteError's.
+func (r *tracedRouter) keep(done llm.Trace, err error) {
+	var re *llm.RouteError
+	if err != nil && !errors.As(err, &re) {
+		return // the caller's own end (it left): no route outcome
+	}
+	if re != nil {
+		done = re.Trace
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.traces = append(r.traces, done.Strings())
+}
+
+// trace is the nth call's trace (from 0), nil before it ended.
+func (r *tracedRouter) trace(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n >= len(r.traces) {
+		return nil
+	}
+	return r.traces[n]
+}
+
+// keptStream passes a routed stream on, noting the trace it ends with.
+type keptStream struct {
+	llm.Stream
+	r     *tracedRouter
+	ended bool
+}
+
+// Answering passes the router stream's own on: the endpoint names the
+// committed target from it.
+func (s *keptStream) Answering() llm.Target {
+	return s.Stream.(interface{ Answering() llm.Target }).Answering()
+}
+
+func (s *keptStream) Next(ctx context.Context) (llm.Event, error) {
+	ev, err := s.Stream.Next(ctx)
+	if !s.ended && (err != nil || ev.Kind == llm.EventDone) {
+		s.ended = true
+		s.r.keep(ev.Trace, err)
+	}
+	return ev, err
+}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -17,6 +19,29 @@ const longAnswer = "Here is a long and friendly answer about eating well, with p
 
 func longScript(p, _ *sim.Config) { p.Script = sim.Script{Text: longAnswer} }
 
+// routeFault is one row of the matrix: a fault on the primary and what
+// every party should see of it.
+type routeFault struct {
+	name  string
+	fault sim.Fault
+	tune  func(*config.Config)
+	// what the client sees: done, or an error event with this code
+	errCode string
+	// the calls each upstream saw
+	primary, fallback int
+	trace             []string
+	answeredBy        string // the chat record's provider
+	// within bounds the turn; 0 is 20 s.
+	within time.Duration
+	// primaryFailures is what the primary's breaker counts after the
+	// turn (toward opening it; it stays closed below 3).
+	primaryFailures int
+	// message is the user's; "" asks about eating, which the simulator
+	// answers with a tool call in its first chunk.
+	message string
+	check   func(t *testing.T, g *gateway)
+}
+
 // The fault matrix of issue #23 where the llm-level matrix
 // (llm/router_test.go) leaves the HTTP layer unproven: each fault on the
 // primary, through POST /v1/chat on the real Main, asserting what the
@@ -25,32 +50,22 @@ func longScript(p, _ *sim.Config) { p.Script = sim.Script{Text: longAnswer} }
 func TestChatRouteFaults(t *testing.T) {
 	t.Parallel()
 	pri, fb := "primary/"+primaryModel, "fallback/"+fallbackModel
-	cases := []struct {
-		name  string
-		fault sim.Fault
-		tune  func(*config.Config)
-		// what the client sees: done, or an error event with this code
-		errCode string
-		// the calls each upstream saw
-		primary, fallback int
-		trace             []string
-		answeredBy        string // the chat record's provider
-		check             func(t *testing.T, g *gateway)
-	}{
+	cases := []routeFault{
 		{name: "503 persistent: one retry, then the fallback answers",
 			fault:   sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1},
 			primary: 2, fallback: 1, answeredBy: "fallback",
-			trace: []string{"1 " + pri + ":PROVIDER_UNAVAILABLE", "1 " + pri + ":PROVIDER_UNAVAILABLE", "1 " + fb + ":success"}},
+			trace:           []string{"1 " + pri + ":PROVIDER_UNAVAILABLE", "1 " + pri + ":PROVIDER_UNAVAILABLE", "1 " + fb + ":success"},
+			primaryFailures: 2},
 		{name: "no response at all: not retried, failed over at the first-content deadline",
 			fault: sim.Fault{Kind: sim.FaultTimeout, Fraction: 1},
 			tune: func(c *config.Config) {
 				c.Routes[0].Targets[0].FirstContent = time.Second
 			},
-			primary: 1, fallback: 1, answeredBy: "fallback",
+			primary: 1, fallback: 1, answeredBy: "fallback", primaryFailures: 1,
 			trace: []string{"1 " + pri + ":PROVIDER_TIMEOUT", "1 " + fb + ":success"}},
 		{name: "stream cut after commit: one error event, never the fallback",
 			fault:   sim.Fault{Kind: sim.FaultCutStream, Fraction: 1, AfterChunks: 4},
-			errCode: "AI_UNAVAILABLE", primary: 1, fallback: 0, answeredBy: "primary",
+			errCode: "AI_UNAVAILABLE", primary: 1, fallback: 0, answeredBy: "primary", primaryFailures: 1,
 			trace: []string{"1 " + pri + ":PROVIDER_NETWORK"}},
 		{name: "no [DONE]: the answer ends with its usage, at once",
 			fault:   sim.Fault{Kind: sim.FaultNoDone, Fraction: 1},
@@ -67,13 +82,14 @@ func TestChatRouteFaults(t *testing.T) {
 				}
 			}},
 	}
+	cases = append(cases, moreRouteFaults(pri, fb)...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g := startGateway(t, longScript, tc.tune)
 			g.primary.fault(t, tc.fault)
 			start := time.Now()
-			r := g.chat(t, "u1", `{"message":"how should I eat this week?"}`)
+			r := g.chat(t, "u1", `{"message":"`+cmp.Or(tc.message, "how should I eat this week?")+`"}`)
 			took := time.Since(start)
 			last := r.last()
 			switch {
@@ -86,8 +102,11 @@ func TestChatRouteFaults(t *testing.T) {
 			case tc.errCode != "" && (slices.Contains(r.types(), "done") || slices.Contains(r.types(), "stream_complete")):
 				t.Fatalf("events %v: a cut answer ended as a complete one", r.types())
 			}
-			if took > 20*time.Second {
-				t.Errorf("the turn took %s", took)
+			if within := cmp.Or(tc.within, 20*time.Second); took > within {
+				t.Errorf("the turn took %s, want at most %s", took, within)
+			}
+			if st := g.breakers(t)[0]; st.State != llm.BreakerClosed || st.Failures != tc.primaryFailures {
+				t.Errorf("primary's breaker %s with %d failures, want closed with %d", st.State, st.Failures, tc.primaryFailures)
 			}
 			if got := g.primary.count(); got != tc.primary {
 				t.Errorf("primary saw %d calls, want %d", got, tc.primary)
@@ -99,8 +118,9 @@ func TestChatRouteFaults(t *testing.T) {
 			if !slices.Equal(trace, tc.trace) {
 				t.Errorf("failover_trace %q, want %q", trace, tc.trace)
 			}
-			if provider != tc.answeredBy {
-				t.Errorf("audit names provider %q, want %q", provider, tc.answeredBy)
+			// A turn no target answered names none in the ledger, no one in its audit row.
+			if want := strings.TrimPrefix(tc.answeredBy, "none"); provider != want {
+				t.Errorf("audit names provider %q, want %q", provider, want)
 			}
 			recs := g.records(t, "u1")
 			if len(recs) != 1 || recs[0].Kind != "chat" || recs[0].Provider != tc.answeredBy {

@@ -174,7 +174,10 @@ func (r chatReply) response() map[string]any {
 // chat posts one turn as user and reads the whole answer.
 func (g *gateway) chat(t *testing.T, user, body string) chatReply {
 	t.Helper()
-	resp := postChat(t, context.Background(), g.m.URL(), mint(t, user, "", "pro"), body)
+	// A bound far past the route's budget, so that no case can hang.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp := postChat(t, ctx, g.m.URL(), mint(t, user, "", "pro"), body)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	out := chatReply{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
@@ -255,4 +258,23 @@ func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, 
 		entries = append(entries, fmt.Sprintf("%d %s", e.Call, e.Entry))
 	}
 	return entries, a.Provider, a.Model, a.Status
+}
+
+// breakerItem is one target's breaker as GET /v1/admin/providers shows it.
+type breakerItem struct {
+	Provider, State, Reason string
+	Failures                int
+	Configured              bool
+}
+
+// breakers are every target's breaker, in route order, as an admin reads
+// them through GET /v1/admin/providers.
+func (g *gateway) breakers(t *testing.T) []breakerItem {
+	t.Helper()
+	code, _, body := call(t, "GET", g.m.URL()+"/v1/admin/providers", mint(t, "ops", "admin", ""), nil)
+	var st struct{ Items []breakerItem }
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || len(st.Items) != 2 {
+		t.Fatalf("GET /v1/admin/providers: %d %s", code, body)
+	}
+	return st.Items
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +39,11 @@ func TestChatRouteOutcomes(t *testing.T) {
 				g.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1})
 			},
 			status: 422, code: "AI_CONTENT_FILTERED", status_: "AI_CONTENT_FILTERED"},
+		{name: "a context too long for every target: 502, never failed over",
+			faults: func(t *testing.T, g *gateway) {
+				g.primary.fault(t, sim.Fault{Kind: sim.FaultContextLength, Fraction: 1})
+			},
+			status: 502, code: "AI_CONFIG_ERROR", status_: "AI_CONFIG_ERROR"},
 	}
 	const fallback = "Our assistant is resting. Try again soon."
 	tune := func(c *config.Config) {
@@ -180,21 +184,11 @@ func TestChatRouteToolLoopSwitchesProvider(t *testing.T) {
 		}
 	}
 	// The operator sees why traffic moved: the primary's two failures.
-	code, _, body := call(t, "GET", g.m.URL()+"/v1/admin/providers", mint(t, "ops", "admin", ""), nil)
-	var st struct {
-		Items []struct {
-			Provider, State, Reason string
-			Failures                int
-			Configured              bool
-		}
-	}
-	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || len(st.Items) != 2 {
-		t.Fatalf("GET /v1/admin/providers: %d %s", code, body)
-	}
-	if p := st.Items[0]; p.Provider != "primary" || p.State != "closed" || p.Failures != 2 || !p.Configured || !strings.Contains(p.Reason, "2 recent failures") {
+	st := g.breakers(t)
+	if p := st[0]; p.Provider != "primary" || p.State != "closed" || p.Failures != 2 || !p.Configured || !strings.Contains(p.Reason, "2 recent failures") {
 		t.Errorf("primary: %+v, want closed with 2 failures, and why", p)
 	}
-	if f := st.Items[1]; f.Provider != "fallback" || f.Failures != 0 || f.Reason != "closed: healthy" {
+	if f := st[1]; f.Provider != "fallback" || f.Failures != 0 || f.Reason != "closed: healthy" {
 		t.Errorf("fallback: %+v, want closed and healthy", f)
 	}
 }
