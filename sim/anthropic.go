@@ -165,24 +165,5 @@ func (s *Server) writeMessage(ctx context.Context, w http.ResponseWriter, a *ant
 			return err
 		}
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	switch kind {
-	case FaultMalformedJSON:
-		body = malformed(body)
-	case FaultCutStream:
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body[:len(body)/2])
-		_ = http.NewResponseController(w).Flush()
-		panic(http.ErrAbortHandler)
-	case FaultSlowDrip:
-		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(body); err != nil {
-		return errClientGone
-	}
-	return nil
+	return s.writeWhole(ctx, w, "application/json", body, f)
 }

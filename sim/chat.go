@@ -118,32 +118,7 @@ func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *
 			return err
 		}
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	kind := FaultKind("")
-	if f != nil {
-		kind = f.Kind
-	}
-	switch kind {
-	case FaultMalformedJSON:
-		body = malformed(body)
-	case FaultCutStream:
-		// Promise the whole body, send half, then drop the connection: the
-		// client sees an unexpected EOF.
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body[:len(body)/2])
-		_ = http.NewResponseController(w).Flush()
-		panic(http.ErrAbortHandler)
-	case FaultSlowDrip:
-		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(body); err != nil {
-		return errClientGone
-	}
-	return nil
+	return s.writeWhole(ctx, w, "application/json", body, f)
 }
 
 // reset drops the connection before any response header, as a load
@@ -204,4 +179,35 @@ func setCommonHeaders(w http.ResponseWriter, start time.Time) {
 	h := w.Header()
 	h.Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(start).Milliseconds(), 10))
 	h.Set("Openai-Version", "2020-10-01")
+}
+
+// writeWhole sends a non-streaming answer's body, shaped by the body
+// faults every chat surface serves alike: malformed JSON, a body cut
+// halfway (the whole length promised, half sent, then the connection
+// dropped: the client sees an unexpected EOF), or a slow drip.
+func (s *Server) writeWhole(ctx context.Context, w http.ResponseWriter, contentType string, body []byte, f *Fault) error {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	kind := FaultKind("")
+	if f != nil {
+		kind = f.Kind
+	}
+	switch kind {
+	case FaultMalformedJSON:
+		body = malformed(body)
+	case FaultCutStream:
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body[:len(body)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	case FaultSlowDrip:
+		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(body); err != nil {
+		return errClientGone
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -232,26 +231,7 @@ func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *gemi
 			return err
 		}
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=UTF-8")
-	switch kind {
-	case FaultMalformedJSON:
-		body = malformed(body)
-	case FaultCutStream:
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body[:len(body)/2])
-		_ = http.NewResponseController(w).Flush()
-		panic(http.ErrAbortHandler)
-	case FaultSlowDrip:
-		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(body); err != nil {
-		return errClientGone
-	}
-	return nil
+	return s.writeWhole(ctx, w, "application/json; charset=UTF-8", body, f)
 }
 
 // streamGemini sends g as server-sent events, paced by the latency config,
