@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
@@ -15,12 +16,14 @@ const turnEndKind = "chat_turn_end"
 
 // turnEnd is what ends an admitted turn in the database: its cost record
 // (unless the turn's own transaction wrote it), the records of failed
-// attempts a provider billed, its audit row, and then its ticket's
-// settlement, which frees the concurrency lease. It goes through the
+// attempts a provider billed, its ticket's settlement, which frees the
+// concurrency lease, and then its audit row's final status (after the
+// settlement, so an audit row refused as a bug never holds the lease). It goes through the
 // durable path (package spool): a database outage at a turn's end loses
 // neither, and the lease is freed as soon as the database answers again.
 // Every step is idempotent (the records' unique key, the audit row's,
-// the ticket's settlement row), so a replay changes nothing.
+// the ticket's settlement row, the audit row's one transition), so a
+// replay changes nothing.
 type turnEnd struct {
 	UserID   string `json:"user_id"`
 	TicketID int64  `json:"ticket_id"`
@@ -35,8 +38,9 @@ type turnEnd struct {
 	// they are the operator's cost, not the user's: the settlement counts
 	// only the turn's own record.
 	Attempts []attemptRecord `json:"attempts,omitempty"`
-	// Audit is the turn's audit row, nil when it made no routed call.
-	Audit *Audit `json:"audit,omitempty"`
+	// Audit is the turn's final audit row, nil when the turn never began
+	// one.
+	Audit *audit.Row `json:"audit,omitempty"`
 
 	s *Service
 	// What Complete wrote and the user's day after it.
@@ -64,11 +68,6 @@ func (j *turnEnd) Complete(ctx context.Context) error {
 			return err
 		}
 	}
-	if j.Audit != nil {
-		if err := writeAudit(ctx, j.s.pool, j.Audit); err != nil {
-			return err
-		}
-	}
 	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}
 	if cost != nil {
 		u.CostMicros = *cost
@@ -78,6 +77,9 @@ func (j *turnEnd) Complete(ctx context.Context) error {
 		return err
 	}
 	j.daily = d
+	if j.Audit != nil {
+		return j.s.audit.Finish(ctx, *j.Audit)
+	}
 	return nil
 }
 

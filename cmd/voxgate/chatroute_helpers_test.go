@@ -235,7 +235,7 @@ func (g *gateway) records(t *testing.T, user string) []record {
 // audit is the failover_trace entries of user's one turn ("<call>
 // <provider>/<model>:<outcome>"), as an admin reads them through GET
 // /v1/admin/chat/turns/{turn_id}, and the row's provider, model and
-// status.
+// status (followed by its error_code, when it has one).
 func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, model, status string) {
 	t.Helper()
 	var turn string
@@ -246,6 +246,7 @@ func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, 
 	code, _, body := call(t, "GET", g.m.URL()+"/v1/admin/chat/turns/"+turn, mint(t, "ops", "admin", ""), nil)
 	var a struct {
 		Provider, Model, Status string
+		ErrorCode               string `json:"error_code"`
 		FailoverTrace           []struct {
 			Call  int    `json:"call"`
 			Entry string `json:"entry"`
@@ -257,7 +258,7 @@ func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, 
 	for _, e := range a.FailoverTrace {
 		entries = append(entries, fmt.Sprintf("%d %s", e.Call, e.Entry))
 	}
-	return entries, a.Provider, a.Model, a.Status
+	return entries, a.Provider, a.Model, strings.TrimSpace(a.Status + " " + a.ErrorCode)
 }
 
 // breakerItem is one target's breaker as GET /v1/admin/providers shows it.

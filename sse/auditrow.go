@@ -1,0 +1,71 @@
+package sse
+
+import (
+	"context"
+	"time"
+
+	"github.com/voxgate/voxgate/audit"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/llm"
+)
+
+// flagMedicalClaim is DESIGN §7's safety flag for a medical claim the
+// output filter blocked.
+const flagMedicalClaim = "medical_claim"
+
+// filtersRan is what the turn's audit row says ran on its text: only what
+// did (audit.Required lists what success needs).
+func (t *turn) filtersRan() []string { return t.ran }
+
+// beginAudit inserts the turn's pending audit row once it is admitted and
+// has its session, before any model call: a crash leaves it pending.
+func (t *turn) beginAudit(ctx context.Context) error {
+	return t.s.audit.Begin(ctx, audit.Row{ID: t.turnID, Kind: audit.KindChat, UserID: t.p.UserID,
+		SessionID: t.sessionID, Route: t.s.cfg.Route, InputHash: audit.Hash(t.req.Message)})
+}
+
+// answeredStatus is the final status of a turn that answered (a
+// confirmation it stopped for included): a medical claim the output
+// filter blocked, the router's fallback, or success when every required
+// filter ran (audit.Settle).
+func (t *turn) answeredStatus(resp *Response) audit.Status {
+	for _, f := range resp.SafetyFlags {
+		if f.Type == flagMedicalClaim && f.Blocked {
+			return audit.MedicalClaimBlocked
+		}
+	}
+	if t.degraded {
+		return audit.Degraded
+	}
+	return audit.Settle(audit.KindChat, audit.Success, t.filtersRan())
+}
+
+// auditRow is the turn's final audit row: its status, the code it failed
+// with ("" when it answered), the hash of its answer ("" when none) and
+// where its model calls went.
+func (t *turn) auditRow(status audit.Status, code, answer string) *audit.Row {
+	return &audit.Row{ID: t.turnID, Kind: audit.KindChat, UserID: t.p.UserID, SessionID: t.sessionID,
+		Route: t.s.cfg.Route, Provider: t.provider, Model: t.answerModel, Status: status, ErrorCode: code,
+		FailoverTrace: traceEntries(t.traces.all()), FiltersRan: t.filtersRan(), RuleIDs: t.rules,
+		InputHash: audit.Hash(t.req.Message), OutputHash: audit.Hash(answer),
+		DurationMS: time.Since(t.started).Milliseconds()}
+}
+
+// failedStatus is the audit status of a unit that ended with code, or of
+// one cut short (cancelled): the code's class.
+func failedStatus(code string) audit.Status {
+	return audit.ForCode(apierr.Code(code))
+}
+
+// traceEntries flattens calls' traces into failover_trace entries, each
+// numbered by its call (1 is the first).
+func traceEntries(calls []llm.Trace) []audit.TraceEntry {
+	out := []audit.TraceEntry{}
+	for i, tr := range calls {
+		for _, at := range tr {
+			out = append(out, audit.TraceEntry{Call: i + 1, Entry: at.String(), Status: at.Status,
+				DurationMS: at.Duration.Milliseconds()})
+		}
+	}
+	return out
+}
