@@ -2,6 +2,7 @@ package sse
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/voxgate/voxgate/audit"
@@ -68,4 +69,53 @@ func traceEntries(calls []llm.Trace) []audit.TraceEntry {
 		}
 	}
 	return out
+}
+
+// completionAudit is what a completion's audit row needs beyond the
+// completion itself.
+type completionAudit struct {
+	began   bool     // the pending row is in
+	failure error    // what the completion failed with, nil when it answered
+	ran     []string // filters that ran on the completion's text, set by its filters
+}
+
+// beginAudit inserts the completion's pending audit row once it is
+// admitted, before the model call. Its input hash is the hash of the
+// conversation it sends.
+func (c *completion) beginAudit(ctx context.Context) error {
+	if err := c.s.audit.Begin(ctx, audit.Row{ID: c.id, Kind: audit.KindCompletion, UserID: c.p.UserID,
+		SessionID: c.id, Route: c.req.Model, InputHash: c.inputHash()}); err != nil {
+		return err
+	}
+	c.audit.began = true
+	return nil
+}
+
+func (c *completion) inputHash() string {
+	raw, _ := json.Marshal(c.llmReq.Messages)
+	return audit.Hash(string(raw))
+}
+
+// auditRow is the completion's final audit row, nil when it began none.
+// A completion keeps no answer text, so its row has no output hash.
+func (c *completion) auditRow(ctx context.Context) *audit.Row {
+	if !c.audit.began {
+		return nil
+	}
+	r := &audit.Row{ID: c.id, Kind: audit.KindCompletion, UserID: c.p.UserID, SessionID: c.id, Route: c.req.Model,
+		FailoverTrace: traceEntries([]llm.Trace{c.trace}), FiltersRan: c.audit.ran, InputHash: c.inputHash(),
+		DurationMS: time.Since(c.started).Milliseconds()}
+	if a, ok := c.trace.Answered(); ok {
+		r.Provider, r.Model = a.Provider, a.Model
+	}
+	if c.audit.failure != nil {
+		code := string(completionError(ctx, c.audit.failure).Code)
+		if ctx.Err() != nil { // as a chat turn's: cut short, whatever the provider said
+			code = "cancelled"
+		}
+		r.Status, r.ErrorCode = failedStatus(code), code
+		return r
+	}
+	r.Status = audit.Settle(audit.KindCompletion, audit.Success, c.audit.ran)
+	return r
 }

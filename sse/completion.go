@@ -73,6 +73,8 @@ type completion struct {
 	trace     llm.Trace
 	sent      int  // bytes of content and tool-call arguments received, for an estimate
 	ended     bool // end ran
+
+	audit completionAudit // its audit row (auditrow.go)
 }
 
 // HandleCompletions serves POST /v1/chat/completions. Errors before the
@@ -133,6 +135,10 @@ func (s *Service) admitCompletion(ctx context.Context, p auth.Principal, req *Co
 		c.end(ctx)
 		return nil, errNoSuchModel()
 	}
+	if err := c.beginAudit(ctx); err != nil { // pending until the completion ends
+		c.end(ctx)
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -169,6 +175,7 @@ func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = apierr.Wrap(apierr.Internal, "", fmt.Errorf("sse: completion panicked: %v\n%s", p, debug.Stack()))
+			c.audit.failure = err
 			c.end(ctx) // a second end does nothing
 			if c.cw != nil {
 				// The stream has begun: the error goes in it, never a JSON
@@ -221,6 +228,7 @@ func (c *completion) done(ev llm.Event) {
 // failed takes a failure: the trace's billed attempts, and for one after
 // commit the answering attempt's usage, reported or estimated.
 func (c *completion) failed(err error) {
+	c.audit.failure = err
 	var re *llm.RouteError
 	if !errors.As(err, &re) {
 		if c.target.Model != "" {
