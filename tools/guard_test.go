@@ -30,8 +30,8 @@ func weightHook(t *testing.T, dryRun bool) (*Executor, *atomic.Int64) {
 	w := config.WebhookTool{Name: "record_weight", Description: "Records the user's weight.", URL: srv.URL, SecretEnv: "HOOK",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{
 			"weight": map[string]any{"type": "number"}, "note": map[string]any{"type": "string"}}, "required": []any{"weight"}},
-		Output:   map[string]any{"type": "object", "required": []any{"saved"}},
-		Tier:     "standard", WritesTo: []string{"app.weights"},
+		Output: map[string]any{"type": "object", "required": []any{"saved"}},
+		Tier:   "standard", WritesTo: []string{"app.weights"},
 		Measures: map[string]string{"weight": "weight_kg"}, Timeout: 2 * time.Second}
 	reg := mustRegistry(t, RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{w}},
 		Getenv: func(string) string { return hookSecret }})
