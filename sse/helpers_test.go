@@ -141,6 +141,8 @@ type options struct {
 	// moreModels are models of further route targets, beside chat.model
 	// (the reservation prices at the dearest).
 	moreModels []string
+	// moreTools join testTools.
+	moreTools []*tools.Tool
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -181,7 +183,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	runs := &counts{}
 	g := testkit.NewGraph(t, testkit.Options{DBURL: o.dbURL, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
-		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, Tools: testTools(runs)})
+		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, Tools: append(testTools(runs), o.moreTools...)})
 	o.simURL = g.SimURL
 	if g.SimServer != nil {
 		o.simTLS = g.SimServer.Client()
