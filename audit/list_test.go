@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/page"
@@ -123,4 +126,32 @@ func TestLegacyInsert(t *testing.T) {
 			t.Errorf("legacy %s: %+v %v, want %s %q, finished", old, got, err, want[0], want[1])
 		}
 	}
+}
+
+// FuzzParseFilter: the admin's query is untrusted text; the filter never
+// panics, and what it accepts is in the vocabulary with from before to.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{"status=success&kind=chat", "from=2026-01-01&to=2026-02-01", "user_id=%00", "status=ok", "to=2026-01-01T00:00:00Z"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		fl, err := ParseFilter(q, now)
+		if err != nil {
+			return
+		}
+		if !fl.From.Before(fl.To) {
+			t.Fatalf("%q: from %v not before to %v", raw, fl.From, fl.To)
+		}
+		if fl.Status != "" && fl.Status != Pending && !slices.Contains(Finals, fl.Status) {
+			t.Fatalf("%q: status %q accepted", raw, fl.Status)
+		}
+		if fl.Kind != "" && !slices.Contains(Kinds, fl.Kind) {
+			t.Fatalf("%q: kind %q accepted", raw, fl.Kind)
+		}
+	})
 }

@@ -199,7 +199,7 @@ func TestChatRouteAdminOnly(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, nil, nil)
 	for _, role := range []string{"", "finance"} {
-		for _, path := range []string{"/v1/admin/providers", "/v1/admin/chat/turns/turn_x"} {
+		for _, path := range []string{"/v1/admin/providers", "/v1/admin/chat/turns/turn_x", "/v1/admin/audit"} {
 			if code, _, body := call(t, "GET", g.m.URL()+path, mint(t, "u1", role, ""), nil); code != 403 || errorCode(body) != "FORBIDDEN" {
 				t.Errorf("%s as %q: %d %s, want 403 FORBIDDEN", path, role, code, body)
 			}
