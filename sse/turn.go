@@ -54,7 +54,9 @@ type turn struct {
 	degraded    bool   // every target failed: the configured fallback answered
 
 	// The audit row (auditrow.go).
-	ran   []string // filters that ran on this turn's text, set by filters.go
+	// filters that ran on this turn's text, set by filters.go (admission
+	// adds input: decodeChat sanitized the message before it)
+	ran   []string
 	rules []string // ids of the filter rules that fired on it, set by filters.go
 
 	language string
