@@ -20,8 +20,8 @@ const completionEndKind = "completion_end"
 // completionEnd is what ends an admitted completion in the database, as
 // turnEnd ends a chat turn: its records (the answer's, kind completion,
 // and one per failed attempt the provider billed, kind attempt), then the
-// ticket's settlement with their tokens and cost, then the final audit
-// row. Every step is idempotent (each record's unique key, the ticket's
+// final audit row, then the ticket's settlement with their tokens and
+// cost. Every step is idempotent (each record's unique key, the ticket's
 // settlement row, the audit row's one transition), so the spool may
 // replay it.
 type completionEnd struct {
@@ -60,13 +60,18 @@ func (j *completionEnd) Complete(ctx context.Context) error {
 			u.CostMicros += *rec.CostMicros
 		}
 	}
-	if _, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u); err != nil {
-		return err
-	}
 	if j.Audit != nil {
-		return j.s.audit.Finish(ctx, *j.Audit)
+		if err := j.s.audit.Finish(ctx, *j.Audit); err != nil {
+			if spool.Retryable(err) {
+				return err
+			}
+			// A row the log refuses (a second final status: a bug) must
+			// not keep the lease: the settlement goes on.
+			j.s.log.ErrorContext(ctx, "completions: an audit row was refused", "id", j.Audit.ID, "err", err)
+		}
 	}
-	return nil
+	_, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u)
+	return err
 }
 
 // decodeCompletionEnd rebuilds a spooled completionEnd.

@@ -77,10 +77,10 @@ func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
 
 // end hands the turn's end to the durable path: write (the record to
 // write) or written (the record its transaction wrote), the attempts a
-// provider billed, the settlement, then the final audit row (nil for a
-// turn that never began one). It returns the record and the user's day after it; when the
-// database did not take them in time, the record as it will be written
-// and the day as admission saw it.
+// provider billed, the final audit row (nil for a turn that never began
+// one), then the settlement. It returns the record and the user's day
+// after it; when the database did not take them in time, the record as it
+// will be written and the day as admission saw it.
 func (t *turn) end(ctx context.Context, write, written *billing.Record, row *audit.Row) (billing.Record, quota.Daily) {
 	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: t.attempts(), Audit: row, s: t.s}
 	var rec billing.Record

@@ -16,14 +16,12 @@ const turnEndKind = "chat_turn_end"
 
 // turnEnd is what ends an admitted turn in the database: its cost record
 // (unless the turn's own transaction wrote it), the records of failed
-// attempts a provider billed, its ticket's settlement, which frees the
-// concurrency lease, and then its audit row's final status (after the
-// settlement, so an audit row refused as a bug never holds the lease). It goes through the
+// attempts a provider billed, its audit row's final status, and then its
+// ticket's settlement, which frees the concurrency lease. It goes through the
 // durable path (package spool): a database outage at a turn's end loses
 // neither, and the lease is freed as soon as the database answers again.
-// Every step is idempotent (the records' unique key, the audit row's,
-// the ticket's settlement row, the audit row's one transition), so a
-// replay changes nothing.
+// Every step is idempotent (the records' unique key, the audit row's one
+// transition, the ticket's settlement row), so a replay changes nothing.
 type turnEnd struct {
 	UserID   string `json:"user_id"`
 	TicketID int64  `json:"ticket_id"`
@@ -68,6 +66,16 @@ func (j *turnEnd) Complete(ctx context.Context) error {
 			return err
 		}
 	}
+	if j.Audit != nil {
+		if err := j.s.audit.Finish(ctx, *j.Audit); err != nil {
+			if spool.Retryable(err) {
+				return err
+			}
+			// A row the log refuses (a second final status: a bug) must
+			// not keep the lease: the settlement goes on.
+			j.s.log.ErrorContext(ctx, "chat: a turn's audit row was refused", "turn_id", j.Audit.ID, "err", err)
+		}
+	}
 	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}
 	if cost != nil {
 		u.CostMicros = *cost
@@ -77,9 +85,6 @@ func (j *turnEnd) Complete(ctx context.Context) error {
 		return err
 	}
 	j.daily = d
-	if j.Audit != nil {
-		return j.s.audit.Finish(ctx, *j.Audit)
-	}
 	return nil
 }
 
