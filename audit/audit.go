@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -198,18 +199,7 @@ func (r *Row) check() error {
 		return apierr.Wrap(apierr.Internal, "", errors.New("audit: unknown status "+string(r.Status)))
 	}
 	if m := Missing(r.Kind, r.FiltersRan); r.Status == Success && len(m) > 0 {
-		return apierr.Wrap(apierr.Internal, "", errors.New("audit: success refused: filters did not run: "+join(m)))
+		return apierr.Wrap(apierr.Internal, "", errors.New("audit: success refused: filters did not run: "+strings.Join(m, ", ")))
 	}
 	return nil
-}
-
-func join(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
