@@ -207,15 +207,15 @@ func (g *gateway) chat(t *testing.T, user, body string) chatReply {
 
 // record is a usage record as the ledger stored it.
 type record struct {
-	Kind, Provider, Model, TurnID string
-	TextIn, TextOut               int64
-	CostMicros                    *int64
+	Kind, Provider, Model, TurnID, UsageSource string
+	TextIn, TextOut                            int64
+	CostMicros                                 *int64
 }
 
 // records are user's usage records, oldest first.
 func (g *gateway) records(t *testing.T, user string) []record {
 	t.Helper()
-	rows, err := g.m.Pool.Query(context.Background(), `SELECT kind, provider, model, turn_id, text_in, text_out, cost_micros
+	rows, err := g.m.Pool.Query(context.Background(), `SELECT kind, provider, model, turn_id, usage_source, text_in, text_out, cost_micros
 		FROM usage_records WHERE user_id = $1 ORDER BY id`, user)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func (g *gateway) records(t *testing.T, user string) []record {
 	var out []record
 	for rows.Next() {
 		var r record
-		if err := rows.Scan(&r.Kind, &r.Provider, &r.Model, &r.TurnID, &r.TextIn, &r.TextOut, &r.CostMicros); err != nil {
+		if err := rows.Scan(&r.Kind, &r.Provider, &r.Model, &r.TurnID, &r.UsageSource, &r.TextIn, &r.TextOut, &r.CostMicros); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
