@@ -65,6 +65,7 @@ type completion struct {
 	started time.Time
 	target  llm.Target   // the target that committed, once one has
 	cw      *ChunkWriter // the stream's, once its first byte is out
+	obs     *completionObs
 
 	// What the answer used: the committed target's usage, or an estimate
 	// when it reported none (estimated), and the trace's billed failures.
@@ -78,8 +79,10 @@ type completion struct {
 // HandleCompletions serves POST /v1/chat/completions. Errors before the
 // first byte are DESIGN §5 JSON with their status; after it, a streamed
 // answer ends with OpenAI's in-stream error object and no [DONE].
-func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
+func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) (err error) {
 	ctx := r.Context()
+	obs := &completionObs{m: s.metrics, received: time.Now(), route: unknownRoute}
+	defer func() { obs.done(ctx, err) }()
 	p, err := auth.Caller(ctx)
 	if err != nil {
 		return err
@@ -92,6 +95,10 @@ func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	if s.routeAllowed(req.Model, func(string) bool { return true }) {
+		obs.route = req.Model
+	}
+	obs.stream = req.Stream
 	lreq, err := req.LLMRequest()
 	if err != nil {
 		return err
@@ -100,6 +107,7 @@ func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	c.obs = obs
 	return c.run(w, r)
 }
 
@@ -174,6 +182,7 @@ func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
 				// The stream has begun: the error goes in it, never a JSON
 				// body after its chunks.
 				httpx.Logger(ctx).ErrorContext(ctx, "completion failed", "err", err)
+				c.obs.outcome = string(apierr.Internal)
 				_ = c.cw.Fail(apierr.From(err))
 				err = nil
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
@@ -141,6 +142,8 @@ type options struct {
 	// moreModels are models of further route targets, beside chat.model
 	// (the reservation prices at the dearest).
 	moreModels []string
+	// registry, when set, takes the service's metrics.
+	registry *prometheus.Registry
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -234,7 +237,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
 	svc, err := sse.New(sse.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs, Registerer: o.registry})
 	if err != nil {
 		t.Fatal(err)
 	}
