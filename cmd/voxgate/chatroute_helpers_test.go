@@ -95,6 +95,13 @@ const (
 // start.
 func startGateway(t *testing.T, simCfg func(primary, fallback *sim.Config), tune func(*config.Config)) *gateway {
 	t.Helper()
+	return startGatewayWith(t, simCfg, tune, nil)
+}
+
+// startGatewayWith is startGateway with main, when set, changing Main
+// before it runs (its clocks).
+func startGatewayWith(t *testing.T, simCfg func(primary, fallback *sim.Config), tune func(*config.Config), main func(*Main)) *gateway {
+	t.Helper()
 	var pc, fc sim.Config
 	if simCfg != nil {
 		simCfg(&pc, &fc)
@@ -119,6 +126,9 @@ func startGateway(t *testing.T, simCfg func(primary, fallback *sim.Config), tune
 		tune(cfg)
 	}
 	m := &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{}), Getenv: func(k string) string { return env[k] }}
+	if main != nil {
+		main(m)
+	}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
