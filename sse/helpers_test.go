@@ -236,8 +236,12 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
+	var reg prometheus.Registerer // a nil *Registry would be a non-nil Registerer
+	if o.registry != nil {
+		reg = o.registry
+	}
 	svc, err := sse.New(sse.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs, Registerer: o.registry})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
