@@ -40,6 +40,10 @@ type Main struct {
 	// Now is the clock the models' shutdown dates are read by; nil means
 	// time.Now.
 	Now func() time.Time
+	// RouterNow is the clock the text router's breakers read (their
+	// 5-minute window, their minute open); nil means time.Now. Tests move
+	// it through the minute instead of waiting it out.
+	RouterNow func() time.Time
 
 	Pool     *pgxpool.Pool
 	Verifier *auth.Verifier
