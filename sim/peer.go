@@ -215,21 +215,34 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 	}
 	k := dataChannelSink(dc)
 	k.dropAfter = c.dropAfter
-	// The caller may send as soon as its side is open, which can be before
-	// this side's OnOpen has joined the channel to the session: its first
-	// events wait for the join, or their answers would reach every
-	// transport but the one that asked.
+	wireEvents(dc, k, c.sess)
+}
+
+// eventSession is what an oai-events channel talks to: a Realtime or a
+// Live session.
+type eventSession interface {
+	join(k *sink) bool
+	submit(data []byte, from *sink) bool
+	leave(k *sink)
+	ended() <-chan struct{}
+}
+
+// wireEvents joins a data channel to its session once it opens. The caller
+// may send as soon as its side is open, which can be before this side's
+// OnOpen has joined the channel: its first events wait for the join, or
+// their answers would reach every transport but the one that asked.
+func wireEvents(dc *webrtc.DataChannel, k *sink, s eventSession) {
 	joined := make(chan struct{})
-	dc.OnOpen(func() { c.sess.join(k); close(joined) })
+	dc.OnOpen(func() { s.join(k); close(joined) })
 	dc.OnMessage(func(m webrtc.DataChannelMessage) {
 		select {
 		case <-joined:
-		case <-c.sess.ctx.Done():
+		case <-s.ended():
 			return
 		}
-		c.sess.submit(m.Data, k)
+		s.submit(m.Data, k)
 	})
-	dc.OnClose(func() { c.sess.leave(k) })
+	dc.OnClose(func() { s.leave(k) })
 }
 
 // dataChannelSink is the outgoing side of an oai-events channel.
