@@ -19,7 +19,7 @@ func TestLiveSession(t *testing.T) {
 	t.Parallel()
 	s, base := newLiveSim(t, sim.Live{Said: []string{"What can I cook with eggs"}})
 	ctx := testCtx(t)
-	c := dialLive(t, ctx, base, func(offer string) live.LiveNewParams { return liveParams(offer, 0) })
+	c := dialLive(t, ctx, s, base, func(offer string) live.LiveNewParams { return liveParams(offer, 0) })
 	if !strings.HasPrefix(c.id, "live_") {
 		t.Errorf("session id %q, want live_…", c.id)
 	}

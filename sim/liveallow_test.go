@@ -16,7 +16,7 @@ func TestLiveDataChannelAllowlist(t *testing.T) {
 	t.Parallel()
 	s, base := newLiveSim(t, sim.Live{})
 	ctx := testCtx(t)
-	c := dialLive(t, ctx, base, func(offer string) live.LiveNewParams { return liveParams(offer, 0) })
+	c := dialLive(t, ctx, s, base, func(offer string) live.LiveNewParams { return liveParams(offer, 0) })
 	if e := nextPhone(t, ctx, c.phone); e.Type != "session.started" {
 		t.Fatalf("first phone event %s", e.Type)
 	}

@@ -63,7 +63,7 @@ type liveCall struct {
 // dialLive creates a session for a loopback pion phone through openai-go's
 // client.Live.New, waits for its oai-events channel, and attaches a
 // sideband with client.Live.Sideband.Connect.
-func dialLive(t *testing.T, ctx context.Context, base string, params func(offer string) live.LiveNewParams) *liveCall {
+func dialLive(t *testing.T, ctx context.Context, s *sim.Server, base string, params func(offer string) live.LiveNewParams) *liveCall {
 	t.Helper()
 	phone := simtest.NewCaller(t)
 	offer, err := phone.Offer(ctx)
@@ -87,6 +87,11 @@ func dialLive(t *testing.T, ctx context.Context, base string, params func(offer 
 		t.Fatalf("Sideband.Connect: %v", err)
 	}
 	t.Cleanup(sb.Abort)
+	// The attach returns once upgraded; wait until the session counts it.
+	testkit.Eventually(t, ctx, "the sideband to join", func() bool {
+		st, _ := s.LiveSession(resp.Session.ID)
+		return st.Sidebands >= 1
+	})
 	return &liveCall{phone: phone, id: resp.Session.ID, sb: sb}
 }
 
