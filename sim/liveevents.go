@@ -55,7 +55,6 @@ type liveError struct {
 // sent it.
 type liveResource struct {
 	ID           string          `json:"id"`
-	Object       string          `json:"-"`
 	ExpiresAt    int64           `json:"expires_at"`
 	Model        string          `json:"model"`
 	Status       string          `json:"status"`
