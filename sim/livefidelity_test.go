@@ -139,7 +139,7 @@ func checkLiveVariant(t *testing.T, typ string, v any, raw []byte) {
 func TestLiveDecodeCheckFails(t *testing.T) {
 	t.Parallel()
 	for raw, want := range map[string]string{
-		`{"type":"session.usage.updated","event_id":"e","usage":{"seconds":"many"}}`: "usage.seconds: not a valid float64",
+		`{"type":"session.usage.updated","event_id":"e","usage":{"seconds":"many"}}`:                                              "usage.seconds: not a valid float64",
 		`{"type":"session.delegation.created","event_id":"e","delegation":{"id":"item_1","type":"delegation","target":"client"}}`: "offset_ms: required but missing",
 	} {
 		var u live.ConnectServerEventUnion

@@ -317,7 +317,7 @@ func (ls *liveSession) usageEvent() *liveEvent {
 func (ls *liveSession) resource() *liveResource {
 	r := &liveResource{ID: ls.id, Model: ls.set.model, Status: "active", Instructions: ls.set.instructions,
 		Store: ls.set.store, Client: ls.set.client, Input: ls.set.input, Triggers: ls.set.triggers,
-		ExpiresAt: ls.clock.start.Add(ls.clock.real(ls.expireAfter)).Unix(),
+		ExpiresAt:  ls.clock.start.Add(ls.clock.real(ls.expireAfter)).Unix(),
 		Delegation: liveDelegConfig{Type: "client", AcknowledgementDelayMS: ls.set.ackDelayMS}}
 	r.Audio.Output.Voice = ls.set.voice
 	return r
