@@ -93,6 +93,8 @@ func (s *LiveSideband) Discarded() (events, bytes int64) { return s.audio.Load()
 // reflectedAudio reports an event that is a copy of the call's audio. It
 // reads the type only: the first member when it is "type" (as the API and
 // the simulator send it), else one pass that keeps nothing but the type.
+// An object with several "type" members is no well-formed event; which of
+// them counts here is left unspecified.
 func reflectedAudio(raw []byte) bool {
 	typ := leadingType(raw)
 	if typ == "" {
