@@ -15,9 +15,11 @@ import (
 // delay on the session clock, and any thinking or commentary cancels it.
 func TestLiveAcknowledgementDelay(t *testing.T) {
 	t.Parallel()
-	s, base := newLiveSim(t, sim.Live{})
+	// 10 s on a clock 10 times real time: the thinking has a whole real
+	// second to arrive first, however loaded the machine.
+	s, base := newLiveSim(t, sim.Live{ClockRate: 10})
 	ctx := testCtx(t)
-	c := dialLive(t, ctx, s, base, func(offer string) live.LiveNewParams { return liveParams(offer, 3000) })
+	c := dialLive(t, ctx, s, base, func(offer string) live.LiveNewParams { return liveParams(offer, 10000) })
 
 	// Turn 1: thinking arrives before the delay runs out: no "one moment".
 	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
@@ -34,7 +36,7 @@ func TestLiveAcknowledgementDelay(t *testing.T) {
 	if a := appended.AsThinkingAppendedEvent(); a.ClientEventID != "t1" {
 		t.Errorf("thinking.appended %s", a.RawJSON())
 	}
-	// Turn 2, no append: the acknowledgement comes 3 s (session clock)
+	// Turn 2, no append: the acknowledgement comes 10 s (session clock)
 	// after the delegation, and the cancelled one never does.
 	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
 		t.Fatal(err)
@@ -43,8 +45,8 @@ func TestLiveAcknowledgementDelay(t *testing.T) {
 	seen = append(seen, more...)
 	d2 := created.AsDelegationCreatedEvent()
 	ack := spoken(t, ctx, c.sb, "One moment.")
-	if ack.StartMs < d2.OffsetMs+3000 {
-		t.Errorf("acknowledgement at %d, before the delegation at %d + 3000", ack.StartMs, d2.OffsetMs)
+	if ack.StartMs < d2.OffsetMs+10000 {
+		t.Errorf("acknowledgement at %d, before the delegation at %d + 10000", ack.StartMs, d2.OffsetMs)
 	}
 	for _, e := range seen {
 		if e.Type == "session.output_transcript.delta" {

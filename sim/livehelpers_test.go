@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/live"
@@ -25,6 +26,11 @@ func newLiveSim(t *testing.T, lv sim.Live) (*sim.Server, string) {
 	}
 	if lv.TurnPackets == 0 {
 		lv.TurnPackets = 5
+	}
+	if lv.ConnectTimeout == 0 {
+		// A fast clock makes the default 30 s a fraction of a second of
+		// real time, which a loaded machine's ICE may take.
+		lv.ConnectTimeout = time.Hour
 	}
 	return testkit.NewSim(t, sim.Config{Live: lv})
 }

@@ -349,7 +349,7 @@ func (ls *liveSession) emit(ev *liveEvent, sidebandsOnly bool) {
 // emitTo sends ev to one transport: the phone's session.started, and
 // errors about the events a transport sent.
 func (ls *liveSession) emitTo(k *sink, ev *liveEvent) {
-	if k == ls.phone && !ls.phoneMay(ev.Type) {
+	if k.path == PathDataChannel && !ls.phoneMay(ev.Type) {
 		return
 	}
 	b, err := json.Marshal(ev)

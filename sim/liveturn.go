@@ -14,7 +14,9 @@ import (
 func (ls *liveSession) handle(in liveIn) (closeReason string) {
 	ls.stats.update(func(s *LiveStats) { s.EventsIn++ })
 	ev, apiErr := decodeLiveClientEvent(in.data)
-	if in.from == ls.phone && ls.set.allowClient != nil && ev.Type != "" && !ls.set.allowClient[ev.Type] {
+	// By path, not by identity: a phone channel the session has dropped is
+	// still the phone's.
+	if in.from.path == PathDataChannel && ls.set.allowClient != nil && ev.Type != "" && !ls.set.allowClient[ev.Type] {
 		ls.stats.update(func(s *LiveStats) { s.RefusedClientEvents = appendCapped(s.RefusedClientEvents, ev.Type) })
 		ls.emitTo(in.from, liveErrorEvent(errNotAllowed(ev.Type), ev.EventID))
 		return ""
