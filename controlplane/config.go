@@ -15,8 +15,14 @@ import (
 // naming the key. Relay is refused as a default until it is built.
 func checkConfig(c config.Voice, contextTool string, reg *tools.Registry) error {
 	switch {
-	case c.Mode != ModeDirect && c.Mode != ModeSideband:
-		return fmt.Errorf("voice.mode: %q is not available; use %q or %q", c.Mode, ModeDirect, ModeSideband)
+	case c.Mode != ModeDirect && c.Mode != ModeSideband && c.Mode != ModeLive:
+		return fmt.Errorf("voice.mode: %q is not available; use %q, %q or %q", c.Mode, ModeDirect, ModeSideband, ModeLive)
+	case c.Live.Model == "":
+		return fmt.Errorf("voice.live.model is required")
+	case c.Live.AcknowledgementDelay < 0 || c.Live.AcknowledgementDelay > 10*time.Second:
+		return fmt.Errorf("voice.live.acknowledgement_delay must be from 0 to 10s")
+	case c.Live.DelegationDeadline < time.Second || c.Live.DelegationDeadline > 2*time.Minute:
+		return fmt.Errorf("voice.live.delegation_deadline must be from 1s to 2m")
 	case c.Provider == "":
 		return fmt.Errorf("voice.provider is required")
 	case c.Model == "":

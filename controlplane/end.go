@@ -24,6 +24,7 @@ const (
 	ReasonQuota           = "quota"
 	ReasonIdle            = "idle"
 	ReasonUpstreamExpired = "upstream_expired"
+	ReasonSafety          = "safety" // a live session the provider closed for its content
 )
 
 // clientReasons are the reasons an app may give (DESIGN §6).
@@ -89,7 +90,11 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 		return Session{}, false, apierr.New(apierr.Unavailable, "").WithRetry(1)
 	}
 	if j.ended && j.sess.callID != nil && !req.byHolder {
-		s.hangup(ctx, *j.sess.callID)
+		if j.sess.Mode == ModeLive {
+			s.closeLive(ctx, *j.sess.callID)
+		} else {
+			s.hangup(ctx, *j.sess.callID)
+		}
 	}
 	return j.sess, j.ended, nil
 }
@@ -204,6 +209,9 @@ func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int6
 	r := billing.Record{
 		UserID: sess.UserID, SessionID: sess.ID, Kind: billing.KindVoice, Provider: sess.provider, Model: sess.Model,
 		DurationMS: durationMS, OverrunS: overrunS, UsageSource: billing.SourceNone,
+	}
+	if sess.Mode == ModeLive {
+		return liveRecord(r, sess.observed)
 	}
 	u, source := req.Usage, billing.SourceClientReported
 	if sess.Mode != ModeDirect {

@@ -98,7 +98,7 @@ func (s *Service) Close() {
 
 // heldSession is what a holder needs of its session's row.
 type heldSession struct {
-	userID, plan, callID string
+	userID, plan, callID, mode string
 	config               realtime.Session
 	observed             ReportedUsage
 	deadline             time.Time // the reservation's end, on this replica's clock
@@ -112,10 +112,10 @@ func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) 
 	var config, observed []byte
 	var left float64
 	var maxS int64
-	err := s.pool.QueryRow(ctx, `SELECT user_id, plan, call_id, config, observed, max_duration_s,
+	err := s.pool.QueryRow(ctx, `SELECT user_id, plan, mode, call_id, config, observed, max_duration_s,
 		extract(epoch FROM expires_at - now())::float8
 		FROM voice_sessions WHERE id = $1 AND ended_at IS NULL AND call_id IS NOT NULL`, id).
-		Scan(&h.userID, &h.plan, &h.callID, &config, &observed, &maxS, &left)
+		Scan(&h.userID, &h.plan, &h.mode, &h.callID, &config, &observed, &maxS, &left)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return h, err
@@ -124,7 +124,10 @@ func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) 
 	}
 	h.deadline = s.clock.Now().Add(time.Duration(left * float64(time.Second)))
 	h.max = time.Duration(maxS) * time.Second
-	if err := json.Unmarshal(config, &h.config); err != nil {
+	if h.mode == ModeLive {
+		// A live session's config is realtime.LiveSession, read by the
+		// offer only; its holder needs none of it.
+	} else if err := json.Unmarshal(config, &h.config); err != nil {
 		return h, err
 	}
 	if observed != nil {

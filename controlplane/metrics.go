@@ -22,6 +22,7 @@ type metrics struct {
 	roundTrip prometheus.Histogram
 	hangups   *prometheus.CounterVec
 	notices   prometheus.Counter
+	live      *liveMetrics
 }
 
 func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error) {
@@ -77,7 +78,9 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error)
 			return nil, fmt.Errorf("controlplane: metrics: %w", err)
 		}
 	}
-	return m, nil
+	var err error
+	m.live, err = newLiveMetrics(reg)
+	return m, err
 }
 
 // activeSessions counts open sessions at scrape time. A session outlives

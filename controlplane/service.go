@@ -37,6 +37,7 @@ const (
 	ModeDirect   = "direct"
 	ModeSideband = "sideband"
 	ModeRelay    = "relay"
+	ModeLive     = "live"
 )
 
 // Params are what a Service needs. New checks them.
@@ -120,7 +121,7 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Ledger.Prices().Require(cfg.Model, cfg.TranscriptionModel); err != nil {
+	if err := p.Ledger.Prices().Require(cfg.Model, cfg.TranscriptionModel, cfg.Live.Model); err != nil {
 		return nil, err
 	}
 	if p.Logger == nil {

@@ -89,6 +89,10 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		}
 		return
 	}
+	if held.mode == ModeLive {
+		s.runLive(ctx, id, h, held)
+		return
+	}
 	c := &call{s: s, id: id, heldSession: held, answered: map[string]bool{}, written: map[string]fnCall{},
 		outputs: map[string]*answers{}, lastActivity: s.clock.Now()}
 	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {

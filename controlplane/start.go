@@ -62,11 +62,11 @@ func (s *Service) checkStart(req *StartRequest) error {
 	switch req.Mode {
 	case "":
 		req.Mode = s.cfg.Mode
-	case ModeDirect, ModeSideband:
+	case ModeDirect, ModeSideband, ModeLive:
 	case ModeRelay:
-		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct or sideband.", req.Mode)
+		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct, sideband or live.", req.Mode)
 	default:
-		return apierr.New(apierr.InvalidRequest, "mode must be direct, sideband or relay.")
+		return apierr.New(apierr.InvalidRequest, "mode must be direct, sideband, relay or live.")
 	}
 	if req.Voice == "" {
 		req.Voice = s.cfg.Voice
@@ -123,7 +123,13 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 	// keeps the config for the call the gateway places with the app's
 	// offer, and the app gets only where to post it.
 	var config []byte
-	if req.Mode == ModeDirect {
+	model, transcription := s.cfg.Model, s.cfg.TranscriptionModel
+	if req.Mode == ModeLive {
+		// No secret and no tools in the config: the voice delegates every
+		// task to the gateway (livestart.go).
+		model, transcription, config = s.liveConfig(sess)
+		out.Model, out.SDPURL = model, "/v1/voice/sessions/"+id+"/sdp"
+	} else if req.Mode == ModeDirect {
 		began := time.Now()
 		secret, err := s.rt.Mint(ctx, sess, s.cfg.SecretTTL)
 		s.metrics.mint.Observe(time.Since(began).Seconds())
@@ -145,7 +151,7 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 	_, err = s.pool.Exec(ctx, `INSERT INTO voice_sessions
 		(id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id, max_duration_s, expires_at, config)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, now() + make_interval(secs => $11::bigint), $12)`,
-		id, p.UserID, req.Mode, res.Plan, s.cfg.Provider, s.cfg.Model, req.Voice, req.Language, s.cfg.TranscriptionModel,
+		id, p.UserID, req.Mode, res.Plan, s.cfg.Provider, model, req.Voice, req.Language, transcription,
 		chatID, res.Seconds, config)
 	if err != nil {
 		giveBack()

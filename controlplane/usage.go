@@ -18,6 +18,9 @@ import (
 type ReportedUsage struct {
 	Session       billing.Usage
 	Transcription billing.Usage
+	// BackendModel is a live session's: the chat model its delegations
+	// ran on, whose tokens Transcription then holds (livecost.go).
+	BackendModel string `json:",omitempty"`
 }
 
 // The provider's usage shape. Only these fields are read; total_tokens,

@@ -32,6 +32,8 @@ type Voice struct {
 	// reported usage, by class (text_in, transcription.audio_ms, …), over
 	// the control plane's defaults (docs/voice.md).
 	UsageCeilings map[string]int64 `yaml:"usage_ceilings"`
+	// Live is mode live's (GPT-Live) own settings.
+	Live LiveVoice `yaml:"live"`
 
 	// Not in the file: fixed in production, shortened by tests.
 
@@ -47,6 +49,16 @@ type Voice struct {
 	LeaseRenew time.Duration `yaml:"-"`
 }
 
+// LiveVoice is the voice.live section: the GPT-Live model, how long the
+// voice waits before saying "one moment" about a delegation, and how long
+// the gateway gives a delegation before it tells the voice it could not be
+// done.
+type LiveVoice struct {
+	Model                string        `yaml:"model"`
+	AcknowledgementDelay time.Duration `yaml:"acknowledgement_delay"`
+	DelegationDeadline   time.Duration `yaml:"delegation_deadline"`
+}
+
 // DefaultVoice is the voice section of a file that has none. The models
 // are current ones with no announced shutdown (docs/voice.md).
 func DefaultVoice() Voice {
@@ -57,6 +69,7 @@ func DefaultVoice() Voice {
 		TranscriptionModel: "gpt-live-transcribe",
 		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
 		IdleTimeout: 45 * time.Second, VADIdleTimeout: 15 * time.Second,
+		Live:     LiveVoice{Model: "gpt-live-1.1", AcknowledgementDelay: 400 * time.Millisecond, DelegationDeadline: 20 * time.Second},
 		Provider: "openai", AttachWithin: 5 * time.Second, LeaseTTL: 3 * time.Second, LeaseRenew: time.Second,
 	}
 }

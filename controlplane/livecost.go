@@ -1,0 +1,33 @@
+package controlplane
+
+import (
+	"time"
+
+	"github.com/voxgate/voxgate/billing"
+)
+
+// liveStartCharge is what creating a GPT-Live WebRTC session bills while
+// it initialises, credited against its duration once it runs: a session
+// that never connects still costs this much.
+const liveStartCharge = 15 * time.Second
+
+// liveRecord fills a live session's cost record. Its first line is the
+// voice time at the Live model's per-minute price: the highest cumulative
+// usage.seconds observed, at least the start charge, in milliseconds, and
+// also the record's duration_ms, so that the seconds priced are visible
+// in the record and the CSV. Its second line (the transcription columns,
+// which a live session has no other use for) is the delegations' backend
+// model and tokens. One rounding for both (billing.Prices.Cost).
+func liveRecord(r billing.Record, observed *ReportedUsage) billing.Record {
+	var u ReportedUsage
+	if observed != nil {
+		u = *observed
+	}
+	billed := max(u.Session.AudioMillis, liveStartCharge.Milliseconds())
+	r.Usage, r.DurationMS, r.UsageSource = billing.Usage{AudioMillis: billed}, billed, billing.SourceServerObserved
+	r.Transcription, r.TranscriptionModel = billing.Usage{}, ""
+	if !u.Transcription.IsZero() && u.BackendModel != "" {
+		r.Transcription, r.TranscriptionModel = u.Transcription, u.BackendModel
+	}
+	return r
+}

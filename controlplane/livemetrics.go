@@ -1,0 +1,50 @@
+package controlplane
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// liveMetrics are mode live's own: delegations by outcome, appends the
+// provider refused, and sidebands attached again after a drop.
+type liveMetrics struct {
+	delegations *prometheus.CounterVec
+	refused     prometheus.Counter
+	reattaches  prometheus.Counter
+}
+
+// Delegation outcomes: created, answered, timed_out (the voice was told it
+// could not be done), dropped (a result after its deadline, or superseded).
+const (
+	delegationCreated  = "created"
+	delegationAnswered = "answered"
+	delegationTimedOut = "timed_out"
+	delegationDropped  = "dropped"
+)
+
+func newLiveMetrics(reg prometheus.Registerer) (*liveMetrics, error) {
+	m := &liveMetrics{
+		delegations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "live_delegations_total",
+			Help: "GPT-Live delegations, by outcome (created, answered, timed_out, dropped).",
+		}, []string{"outcome"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "live_appends_refused_total",
+			Help: "Thinking, commentary or instructions the provider refused (an error event naming the append).",
+		}),
+		reattaches: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "live_reattaches_total",
+			Help: "Live sidebands attached again after a drop; what was said in the gap is lost.",
+		}),
+	}
+	for _, o := range []string{delegationCreated, delegationAnswered, delegationTimedOut, delegationDropped} {
+		m.delegations.WithLabelValues(o)
+	}
+	for _, c := range []prometheus.Collector{m.delegations, m.refused, m.reattaches} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("controlplane: metrics: %w", err)
+		}
+	}
+	return m, nil
+}
