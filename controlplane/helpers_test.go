@@ -20,6 +20,7 @@ import (
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
@@ -83,6 +84,9 @@ type options struct {
 	clock       controlplane.Clock // the holders'; nil: the system's
 	// moreTools join testTools.
 	moreTools []*tools.Tool
+	// backend is the model live delegations run on, through the OpenAI
+	// adapter against the sim; "" gives the service no backend.
+	backend string
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -114,8 +118,15 @@ func newFixture(t testing.TB, o options) fixture {
 	if o.registry != nil {
 		metrics = o.registry
 	}
-	svc, err := controlplane.New(controlplane.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Realtime: rt, Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock})
+	params := controlplane.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Realtime: rt, Ledger: g.Ledger,
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock}
+	if o.backend != "" {
+		if params.Backend, err = llm.NewOpenAI(llm.OpenAIParams{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey}); err != nil {
+			t.Fatal(err)
+		}
+		params.BackendModel = o.backend
+	}
+	svc, err := controlplane.New(params)
 	if err != nil {
 		t.Fatal(err)
 	}

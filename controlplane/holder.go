@@ -94,12 +94,15 @@ func (s *Service) Close() {
 	}
 	s.stop()
 	s.hwg.Wait()
+	s.dwg.Wait() // live delegations, cancelled with their holders
 }
 
 // heldSession is what a holder needs of its session's row.
 type heldSession struct {
 	userID, plan, callID, mode string
 	config               realtime.Session
+	live                 realtime.LiveSession // a live session's config
+	transcript           []LiveLine           // and its transcript so far
 	observed             ReportedUsage
 	deadline             time.Time // the reservation's end, on this replica's clock
 	max                  time.Duration
@@ -125,14 +128,22 @@ func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) 
 	h.deadline = s.clock.Now().Add(time.Duration(left * float64(time.Second)))
 	h.max = time.Duration(maxS) * time.Second
 	if h.mode == ModeLive {
-		// A live session's config is realtime.LiveSession, read by the
-		// offer only; its holder needs none of it.
+		if err := json.Unmarshal(config, &h.live); err != nil {
+			return h, err
+		}
 	} else if err := json.Unmarshal(config, &h.config); err != nil {
 		return h, err
 	}
 	if observed != nil {
 		if err := json.Unmarshal(observed, &h.observed); err != nil {
 			return h, err
+		}
+		if h.mode == ModeLive {
+			var lo liveObserved
+			if err := json.Unmarshal(observed, &lo); err != nil {
+				return h, err
+			}
+			h.transcript = lo.Transcript
 		}
 	}
 	return h, nil

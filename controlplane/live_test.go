@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +81,7 @@ func priceLive(ms int64) int64 { return (ms*50_000 + 30_000) / 60_000 }
 // provider and the record prices the sim's billed seconds.
 func TestLiveCallStartOfferEnd(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{simCfg: liveSim(sim.Live{UsageInterval: time.Second})})
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{UsageInterval: time.Second})})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -92,9 +93,6 @@ func TestLiveCallStartOfferEnd(t *testing.T) {
 	}
 	if err := phone.Send(map[string]any{"type": "session.update", "session": map[string]any{
 		"delegation": map[string]any{"type": "client", "acknowledgement_delay_ms": 9000}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := phone.SendAudio(ctx, 40, 20*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, ctx, "both phone events refused and some usage", func() bool {
@@ -137,11 +135,88 @@ func TestLiveCallStartOfferEnd(t *testing.T) {
 	}
 }
 
+// liveScript: the user asks for a pasta recipe (the sim delegates it);
+// the backend model calls echo, then answers.
+func liveScript() sim.Script {
+	no, yes := false, true
+	return sim.Script{Rules: []sim.Rule{
+		{Name: "call", When: sim.When{Contains: []string{"pasta"}, ToolResults: &no},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "echo", Arguments: map[string]any{"q": "pasta"}}}}},
+		{Name: "answer", When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: "Try the lemon pasta with peas tonight."}},
+	}}
+}
+
+// The whole call: the user's question becomes a delegation, the gateway
+// runs echo through the executor, its answer goes back as commentary with
+// the delegation's id and the sim speaks it; the phone hangs up, and the
+// record is the sim's billed seconds plus the backend's tokens, priced by
+// hand.
+func TestLiveDelegationEndToEnd(t *testing.T) {
+	t.Parallel()
+	var runs int64
+	cfg := liveSim(sim.Live{Said: []string{"Find me a pasta recipe"}, TurnPackets: 25, UsageInterval: time.Second})
+	cfg.Script, cfg.Latency = liveScript(), simtest.ZeroLatency()
+	f := newFixture(t, options{runs: &runs, backend: "gpt-4.1-mini", simCfg: cfg})
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the answer spoken", func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		for _, l := range st.Transcript {
+			if l.Speaker == "model" && strings.Contains(l.Text, "lemon pasta") {
+				return true
+			}
+		}
+		return false
+	})
+	if len(st.Delegations) != 1 {
+		t.Fatalf("delegations %v; want one", st.Delegations)
+	}
+	var comments int
+	for _, a := range st.Applied {
+		if a.Type == "session.commentary.append" {
+			comments++
+			if a.Path != "sideband" || a.DelegationID == nil || *a.DelegationID != st.Delegations[0] || a.Content != "Try the lemon pasta with peas tonight." {
+				t.Fatalf("commentary %+v", a)
+			}
+		}
+	}
+	if comments != 1 || runs != 1 {
+		t.Fatalf("%d commentaries, echo ran %d times; want 1, 1 (applied %+v)", comments, runs, st.Applied)
+	}
+
+	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
+	if w.Code != 200 {
+		t.Fatalf("end: %d %s", w.Code, w.Body)
+	}
+	ended := decode[controlplane.Session](t, w)
+	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		return st.Status == "closed"
+	})
+	rec := ended.Cost
+	ms := liveMillis(st)
+	tk := rec.Tokens
+	// gpt-4.1-mini: $0.40 / 1M in, $1.60 / 1M out; the voice at 50,000
+	// micro-USD a minute; one half-up rounding over both.
+	want := (ms*50_000*1_000_000 + tk.TranscriptionTextIn*400_000*60_000 + tk.TranscriptionTextOut*1_600_000*60_000 +
+		30_000*1_000_000) / (60_000 * 1_000_000)
+	if rec.DurationMS != ms || !strings.HasPrefix(rec.TranscriptionModel, "gpt-4.1-mini") || tk.TranscriptionTextIn == 0 ||
+		tk.TranscriptionTextOut == 0 || rec.CostMicros == nil || *rec.CostMicros != want {
+		t.Fatalf("record %+v; sim billed %v s: want %d ms and %d micros", rec, st.BilledSeconds, ms, want)
+	}
+}
+
 // A live session whose phone never connects costs exactly the 15 s start
 // charge.
 func TestLiveNeverConnectedCostsStartCharge(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{simCfg: liveSim(sim.Live{ConnectTimeout: 200 * time.Millisecond, ClockRate: 1})})
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{ConnectTimeout: 200 * time.Millisecond, ClockRate: 1})})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

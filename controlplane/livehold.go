@@ -25,6 +25,15 @@ type liveCall struct {
 	ending       string // the gateway's end reason, once it asked for the close
 	drainUntil   time.Time
 	closed       string // session.closed's reason, once it came
+	// The transcript (kept with the usage), how far the input transcript
+	// reaches, and the delegations claimed here and not yet finished.
+	transcript   []LiveLine
+	heardMS      int64
+	delegations  map[string]*delegation
+	seq          int // delegations created
+	answeredSeq  int // the newest delegation answered
+	out          chan delegationOut
+	instructions string // the session's, with the profile: the backend's context
 }
 
 // liveReader reads one sideband into events until it fails or is
@@ -67,8 +76,16 @@ func (r *liveReader) stop() {
 // runLive holds live session id until it closes or ctx ends (the replica
 // closing: the session stays open for another replica to adopt).
 func (s *Service) runLive(ctx context.Context, id string, h *holder, held heldSession) {
-	c := &liveCall{s: s, id: id, heldSession: held, lastActivity: s.clock.Now()}
-	c.voiceMS = held.observed.Session.AudioMillis
+	c := &liveCall{s: s, id: id, heldSession: held, lastActivity: s.clock.Now(), delegations: map[string]*delegation{},
+		out: make(chan delegationOut, 16), instructions: held.live.Instructions}
+	c.voiceMS, c.transcript = held.observed.Session.AudioMillis, held.transcript
+	defer func() {
+		for _, d := range c.delegations {
+			if d.cancel != nil {
+				d.cancel() // the session is over, or another replica holds it
+			}
+		}
+	}()
 	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
 		c.notices++ // adopted: its holder gave the notices already due
 	}
@@ -115,6 +132,8 @@ func (s *Service) runLive(ctx context.Context, id string, h *holder, held heldSe
 			}
 			c.finish(ctx, c.ending)
 			return
+		case o := <-c.out:
+			c.delivered(ctx, o)
 		case reason := <-h.ends:
 			if c.ending == "" {
 				c.close(ctx, reason)
@@ -149,10 +168,22 @@ func (c *liveCall) drain(ctx context.Context, rd *liveReader) {
 // and unknown ones, are ignored.
 func (c *liveCall) handle(ctx context.Context, ev live.ConnectServerEventUnion) {
 	switch ev.Type {
-	case "session.input_transcript.delta", "session.output_transcript.delta":
-		c.lastActivity = c.s.clock.Now()
+	case "session.input_transcript.delta":
+		e := ev.AsInputTranscriptDeltaEvent()
+		c.heard("user", e.Delta, e.StartMs, e.EndMs)
+		c.heardMS = max(c.heardMS, e.EndMs)
+		c.startReady(ctx, c.lastActivity)
+	case "session.output_transcript.delta":
+		e := ev.AsOutputTranscriptDeltaEvent()
+		c.heard("assistant", e.Delta, e.StartMs, e.EndMs)
 	case "session.delegation.created":
 		c.lastActivity = c.s.clock.Now()
+		e := ev.AsDelegationCreatedEvent()
+		c.delegated(ctx, e.Delegation.ID, e.OffsetMs)
+	case "error":
+		// An append the provider refused (an error naming a client event
+		// of ours); the phone's own errors never reach the sideband.
+		c.s.metrics.live.refused.Inc()
 	case "session.usage.updated":
 		c.noteSeconds(ev.AsSessionUsageUpdatedEvent().Usage.Seconds)
 	case "session.closed":
@@ -176,10 +207,24 @@ func (c *liveCall) noteSeconds(sec float64) {
 	}
 }
 
-func (c *liveCall) usage() ReportedUsage {
-	u := c.observed
+// liveObserved is what a live session saves as it goes: the usage, and
+// the transcript an adopter reads delegations' tasks from.
+type liveObserved struct {
+	ReportedUsage
+	Transcript []LiveLine `json:",omitempty"`
+}
+
+func (c *liveCall) usage() liveObserved {
+	u := liveObserved{ReportedUsage: c.observed, Transcript: c.transcript}
 	u.Session.AudioMillis = c.voiceMS
 	return u
+}
+
+// heard keeps one transcript delta; it is activity for the idle limit.
+func (c *liveCall) heard(speaker, delta string, startMS, endMS int64) {
+	c.lastActivity = c.s.clock.Now()
+	c.transcript = addDelta(c.transcript, speaker, delta, startMS, endMS)
+	c.s.noteUsage(c.id, c.usage())
 }
 
 // Close reasons the provider gives, as end reasons. close_requested is
@@ -231,7 +276,7 @@ func (c *liveCall) flush(ctx context.Context) {
 
 // nextWake: a notice, the cap, the idle limit, or the end of a drain.
 func (c *liveCall) nextWake() time.Time {
-	next := c.lastActivity.Add(c.s.cfg.IdleTimeout)
+	next := c.nextDelegationWake(c.lastActivity.Add(c.s.cfg.IdleTimeout))
 	switch {
 	case c.ending != "":
 		next = c.drainUntil
@@ -253,6 +298,8 @@ func (c *liveCall) tick(ctx context.Context, now time.Time) bool {
 	if c.ending != "" {
 		return !now.Before(c.drainUntil)
 	}
+	c.startReady(ctx, now)
+	c.expire(ctx, now)
 	for c.notices < len(noticeAt) && !now.Before(c.noticeTime(c.notices)) {
 		c.s.metrics.notices.Inc()
 		if err := c.sb.Instruct(ctx, "", noticeText[c.notices], ""); err != nil {

@@ -14,10 +14,11 @@ const saveUsageSQL = `UPDATE voice_sessions v SET observed = u.observed::jsonb
 FROM unnest($1::text[], $2::text[]) AS u(id, observed)
 WHERE v.id = u.id AND v.ended_at IS NULL AND (v.holder = $3 OR v.holder IS NULL)`
 
-// noteUsage keeps a call's usage sum for the next save: the lease loop
+// noteUsage keeps a call's usage sum (a ReportedUsage, or a live
+// session's liveObserved) for the next save: the lease loop
 // saves every held call's in one statement each renewal, so usage costs
 // the database a write per replica per second, not one per response.
-func (s *Service) noteUsage(id string, u ReportedUsage) {
+func (s *Service) noteUsage(id string, u any) {
 	raw, _ := json.Marshal(u)
 	s.umu.Lock()
 	s.unsaved[id] = string(raw)

@@ -26,6 +26,7 @@ import (
 	"github.com/voxgate/voxgate/internal/heartbeat"
 	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
@@ -64,6 +65,11 @@ type Params struct {
 	// unexported (tests).
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
+	// Backend runs live sessions' delegations (the text router, as chat's
+	// turns use it) on BackendModel (chat's route). Without it, mode live
+	// is refused.
+	Backend      llm.Provider
+	BackendModel string
 	// Clock is the sideband holders' clock; nil is the system's. Tests of
 	// the cap move one on instead of waiting out a reservation.
 	Clock Clock
@@ -89,6 +95,11 @@ type Service struct {
 	metrics     *metrics
 
 	safetyID safety.Identifiers // the provider's view of a user
+
+	// Live delegations' backend, and their loops still running.
+	backend      llm.Provider
+	backendModel string
+	dwg          sync.WaitGroup
 
 	// The sideband calls this replica holds (holder.go). life ends them
 	// on Close.
@@ -116,6 +127,9 @@ func New(p Params) (*Service, error) {
 	cfg := p.Config
 	if err := checkConfig(cfg, p.ContextTool, p.Tools.Registry()); err != nil {
 		return nil, err
+	}
+	if cfg.Mode == ModeLive && p.Backend == nil {
+		return nil, errors.New("voice.mode: live needs a chat route for its delegations")
 	}
 	ceilings, err := usageCeilings(cfg.UsageCeilings)
 	if err != nil {
@@ -145,7 +159,7 @@ func New(p Params) (*Service, error) {
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, clock: p.Clock, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
+		replica: randid.New("vr_", 8), unsaved: map[string]string{}, backend: p.Backend, backendModel: p.BackendModel}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil
 }

@@ -62,7 +62,11 @@ func (s *Service) checkStart(req *StartRequest) error {
 	switch req.Mode {
 	case "":
 		req.Mode = s.cfg.Mode
-	case ModeDirect, ModeSideband, ModeLive:
+	case ModeDirect, ModeSideband:
+	case ModeLive:
+		if s.backend == nil {
+			return apierr.New(apierr.InvalidRequest, "mode live is not available on this gateway: it has no chat route for its delegations.")
+		}
 	case ModeRelay:
 		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct, sideband or live.", req.Mode)
 	default:

@@ -122,10 +122,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Spool, err = newSpool(ctx, m); err != nil {
 		return err
 	}
-	if m.Voice, err = newVoice(m); err != nil {
+	if m.Router, err = newRouter(m); err != nil {
 		return err
 	}
-	if m.Router, err = newRouter(m); err != nil {
+	// After the router: live voice sessions run their delegations on it.
+	if m.Voice, err = newVoice(m); err != nil {
 		return err
 	}
 	if m.Chat, err = newChat(m); err != nil {

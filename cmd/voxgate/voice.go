@@ -47,11 +47,15 @@ func newVoice(m *Main) (voiceService, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := controlplane.New(controlplane.Params{
+	params := controlplane.Params{
 		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool,
 		Config: m.Config.Voice, ContextTool: m.Config.ContextTool(), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
-	})
+	}
+	if chatConfigured(m.Router, m.Config) {
+		params.Backend, params.BackendModel = m.Router, m.Config.Chat.Route
+	}
+	svc, err := controlplane.New(params)
 	if err != nil {
 		return nil, err // not svc: a nil *Service would be a non-nil voiceService
 	}

@@ -1,0 +1,294 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/voxgate/voxgate/agent"
+	"github.com/voxgate/voxgate/audit"
+	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// transcriptWait bounds how long a delegation waits for the input
+// transcript to reach its offset_ms (it may arrive after the delegation);
+// past it the task is read from what was heard.
+const transcriptWait = 2 * time.Second
+
+// Delegation wording the voice gets from the gateway itself.
+const (
+	// delegationApology is said when a delegation's deadline passed, or its
+	// loop failed: plainly, that it could not be done.
+	delegationApology = "Tell the user plainly, in their language, that you could not get that done this time, and offer to try again."
+	backendPrompt     = "You are the backend of a voice assistant for a food and wellness app. The voice model talks with " +
+		"the user and has handed you the user's latest request. Read the conversation, use the tools to do what was asked, " +
+		"and answer in a few short spoken sentences for the voice to say. Never give medical advice."
+)
+
+// errNotVoiceTool refuses a call to a tool the delegation was not given:
+// not voice-allowed, not tier none, or not in the plan.
+var errNotVoiceTool = apierr.New(apierr.Forbidden, "This tool is not available in a voice session.")
+
+// delegation is one session.delegation.created this holder claimed.
+type delegation struct {
+	id       string
+	seq      int   // the order delegations were created in
+	offsetMS int64 // its place on the session timeline
+	waitTill time.Time
+	deadline time.Time
+	started  bool
+	done     bool // answered, timed out or failed: anything later is dropped
+	cancel   context.CancelFunc
+	row      audit.Row
+	began    time.Time
+}
+
+// delegationOut is what a delegation's loop hands its holder: a progress
+// note (thinking), or its end (final) with the answer or the error and
+// what the model calls used.
+type delegationOut struct {
+	d       *delegation
+	final   bool
+	content string
+	err     error
+	usage   agent.Usage
+}
+
+// claimDelegationSQL takes a delegation id once per session across
+// replicas: a duplicated event, or an adopter reading it again, finds it
+// taken.
+const claimDelegationSQL = `INSERT INTO voice_live_delegations (session_id, delegation_id) VALUES ($1, $2)
+ON CONFLICT DO NOTHING`
+
+// delegated handles session.delegation.created: claim it, then run it once
+// the transcript covers its offset (or transcriptWait has passed).
+func (c *liveCall) delegated(ctx context.Context, id string, offsetMS int64) {
+	if id == "" || len(id) > 128 {
+		return
+	}
+	tag, err := c.s.pool.Exec(ctx, claimDelegationSQL, c.id, id)
+	if err != nil {
+		c.s.log.Warn("live: delegation not claimed; not run", "session_id", c.id, "delegation_id", id, "err", database.Error("claim", err))
+		return
+	}
+	if tag.RowsAffected() == 0 {
+		return // run already, here or by an earlier holder
+	}
+	c.s.metrics.live.delegations.WithLabelValues(delegationCreated).Inc()
+	now := c.s.clock.Now()
+	c.seq++
+	d := &delegation{id: id, seq: c.seq, offsetMS: offsetMS, waitTill: now.Add(transcriptWait),
+		deadline: now.Add(c.s.cfg.Live.DelegationDeadline), began: time.Now()}
+	c.delegations[id] = d
+	c.startReady(ctx, now)
+}
+
+// startReady starts every waiting delegation the transcript now covers,
+// or whose wait ran out.
+func (c *liveCall) startReady(ctx context.Context, now time.Time) {
+	for _, d := range c.delegations {
+		if !d.started && !d.done && (c.heardMS >= d.offsetMS || !now.Before(d.waitTill)) {
+			c.start(ctx, d)
+		}
+	}
+}
+
+// start runs d's task through the agent loop in its own goroutine, with
+// the plan's voice tools of tier none, the session's per-minute window and
+// the executor (source live), the profile in the instructions, and the
+// configured backend model. Its progress and answer come back on c.out.
+func (c *liveCall) start(ctx context.Context, d *delegation) {
+	d.started = true
+	task := taskText(c.transcript, d.offsetMS)
+	d.row = audit.Row{ID: audit.VoiceToolID(c.id, "delegation/"+d.id), Kind: audit.KindLiveDelegation, UserID: c.userID,
+		SessionID: c.id, CallID: d.id, Route: c.s.backendModel, InputHash: audit.Hash(task)}
+	if err := c.s.audit.Begin(ctx, d.row); err != nil {
+		c.s.log.Warn("live: a delegation's audit row could not be begun", "session_id", c.id, "delegation_id", d.id, "err", err)
+	}
+	rctx, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(d.deadline)+time.Second))
+	d.cancel = cancel
+	req := llm.Request{Model: c.s.backendModel, Tools: c.s.liveToolSpecs(c.plan), SafetyIdentifier: c.s.safetyID.For(c.userID),
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: backendPrompt + "\n\n" + c.instructions},
+			{Role: llm.RoleUser, Content: task}}}
+	h := &delegationHost{s: c.s, p: auth.Principal{UserID: c.userID, Plan: c.plan}, sessionID: c.id, d: d, out: c.out}
+	c.s.dwg.Add(1)
+	go func() {
+		defer c.s.dwg.Done()
+		defer cancel()
+		res, err := agent.Run(rctx, c.s.backend, req, h)
+		h.send(rctx, delegationOut{d: d, final: true, content: res.Text, err: err, usage: res.Usage})
+	}()
+}
+
+// liveToolSpecs are the tools a delegation may use: the plan's voice
+// tools that need no confirmation (tier none), as the model sees them.
+func (s *Service) liveToolSpecs(plan string) []llm.ToolSpec {
+	var out []llm.ToolSpec
+	for _, t := range s.tools.Registry().ForPlan(plan, true) {
+		if t.Tier == tools.TierNone {
+			out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		}
+	}
+	return out
+}
+
+// delivered acts on a delegation's output, in the holder goroutine.
+func (c *liveCall) delivered(ctx context.Context, o delegationOut) {
+	d := o.d
+	if o.final {
+		c.addBackend(o.usage) // what it used is spent, answered or not
+	}
+	if d.done {
+		if o.final {
+			c.s.metrics.live.delegations.WithLabelValues(delegationDropped).Inc()
+		}
+		return
+	}
+	if !o.final {
+		c.appendOrLog(ctx, "thinking", d.id, c.sb.Think(ctx, d.id, o.content, ""))
+		return
+	}
+	d.done = true
+	c.lastActivity = c.s.clock.Now()
+	status := audit.Success
+	switch {
+	case o.err != nil || o.content == "":
+		c.appendOrLog(ctx, "instructions", d.id, c.sb.Instruct(ctx, d.id, delegationApology, ""))
+		status = audit.ForCode(apierr.CodeOf(o.err))
+		c.s.metrics.live.delegations.WithLabelValues(delegationTimedOut).Inc()
+	case c.answeredSeq > d.seq:
+		// A newer delegation has answered: this one is superseded.
+		c.s.metrics.live.delegations.WithLabelValues(delegationDropped).Inc()
+		status = audit.Degraded
+	default:
+		c.answeredSeq = d.seq
+		c.appendOrLog(ctx, "commentary", d.id, c.sb.Comment(ctx, d.id, clipComment(o.content), ""))
+		c.s.metrics.live.delegations.WithLabelValues(delegationAnswered).Inc()
+	}
+	c.finishDelegation(ctx, d, status, o.content)
+}
+
+// expire tells the voice about every delegation past its deadline and
+// drops whatever its loop still returns.
+func (c *liveCall) expire(ctx context.Context, now time.Time) {
+	for _, d := range c.delegations {
+		if d.started && !d.done && !now.Before(d.deadline) {
+			d.done = true
+			d.cancel()
+			c.appendOrLog(ctx, "instructions", d.id, c.sb.Instruct(ctx, d.id, delegationApology, ""))
+			c.s.metrics.live.delegations.WithLabelValues(delegationTimedOut).Inc()
+			c.finishDelegation(ctx, d, audit.Refused, "")
+		}
+	}
+}
+
+// nextDelegationWake is the earliest wait or deadline still ahead.
+func (c *liveCall) nextDelegationWake(next time.Time) time.Time {
+	for _, d := range c.delegations {
+		switch {
+		case d.done:
+		case !d.started:
+			next = earliest(next, d.waitTill)
+		default:
+			next = earliest(next, d.deadline)
+		}
+	}
+	return next
+}
+
+func (c *liveCall) finishDelegation(ctx context.Context, d *delegation, want audit.Status, answer string) {
+	r := d.row
+	r.Status, r.Model, r.OutputHash = audit.Settle(audit.KindLiveDelegation, want, nil), c.observed.BackendModel, audit.Hash(answer)
+	r.DurationMS = time.Since(d.began).Milliseconds()
+	if err := c.s.audit.Finish(context.WithoutCancel(ctx), r); err != nil && !errors.Is(err, audit.ErrFinal) {
+		c.s.log.Warn("live: a delegation's audit row could not be finished", "session_id", c.id, "delegation_id", d.id, "err", err)
+	}
+	delete(c.delegations, d.id)
+}
+
+// addBackend adds a delegation loop's tokens to the session's backend line.
+func (c *liveCall) addBackend(u agent.Usage) {
+	if u.Calls == 0 {
+		return
+	}
+	c.observed.Transcription = c.observed.Transcription.Add(billing.Usage{TextIn: u.InputTokens,
+		TextCachedIn: u.CachedInputTokens, TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
+	if u.Model != "" {
+		c.observed.BackendModel = u.Model
+	}
+	c.s.noteUsage(c.id, c.usage())
+}
+
+func (c *liveCall) appendOrLog(ctx context.Context, kind, delegationID string, err error) {
+	if err != nil && ctx.Err() == nil {
+		c.s.log.Warn("live: append not sent", "kind", kind, "session_id", c.id, "delegation_id", delegationID, "err", err)
+	}
+}
+
+// delegationHost is the agent loop's host for one delegation: progress
+// as thinking, tool calls through the session's window and the executor.
+type delegationHost struct {
+	s         *Service
+	p         auth.Principal
+	sessionID string
+	d         *delegation
+	out       chan<- delegationOut
+	noted     bool
+}
+
+func (h *delegationHost) send(ctx context.Context, o delegationOut) {
+	select {
+	case h.out <- o:
+	case <-ctx.Done():
+		if o.final {
+			// The holder may be gone; a final result must not block.
+			select {
+			case h.out <- o:
+			default:
+			}
+		}
+	}
+}
+
+// Progress tells the voice, silently, that the task is under way, once
+// per loop: it also cancels the automatic "one moment".
+func (h *delegationHost) Progress(ctx context.Context, p agent.Phase, done bool) error {
+	if done || h.noted {
+		return nil
+	}
+	h.noted = true
+	h.send(ctx, delegationOut{d: h.d, content: "The backend is working on the user's request."})
+	return nil
+}
+
+func (h *delegationHost) Text(context.Context, string) error { return nil }
+
+// Call runs one tool call as the session's user: the per-minute window,
+// the voice allowlist and the executor's once-per-call id (the delegation
+// id and the loop's call id). A refused call is answered with the refusal
+// for the model to say, and nothing runs.
+func (h *delegationHost) Call(ctx context.Context, tc llm.ToolCall, _ string) (agent.Outcome, error) {
+	if !h.allowed(tc.Name) {
+		return agent.Outcome{Output: tools.Refusal(errNotVoiceTool).Output()}, nil
+	}
+	res, err := h.s.runTool(ctx, h.p, h.sessionID, ModeLive, ToolCallRequest{CallID: h.d.id + "." + tc.ID, Name: tc.Name,
+		Arguments: []byte(tc.Arguments)})
+	if err != nil {
+		return agent.Outcome{Output: tools.Refusal(err).Output()}, nil
+	}
+	return agent.Outcome{Output: res.Output}, nil
+}
+
+func (h *delegationHost) allowed(name string) bool {
+	for _, t := range h.s.liveToolSpecs(h.p.Plan) {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
