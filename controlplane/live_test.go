@@ -241,4 +241,3 @@ func TestLiveNeverConnectedCostsStartCharge(t *testing.T) {
 		t.Fatalf("never connected: %+v %+v", sess, sess.Cost)
 	}
 }
-
