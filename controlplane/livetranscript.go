@@ -3,6 +3,7 @@ package controlplane
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // LiveLine is one utterance of a live session's transcript: who spoke,
@@ -67,7 +68,7 @@ func clipComment(s string) string {
 	if len(s) <= maxCommentBytes {
 		return s
 	}
-	cut := s[:maxCommentBytes]
+	cut := strings.ToValidUTF8(s[:maxCommentBytes], "") // no rune split in two
 	if i := strings.LastIndexAny(cut, ".!?"); i > maxCommentBytes/2 {
 		return cut[:i+1]
 	}
@@ -75,4 +76,10 @@ func clipComment(s string) string {
 		cut = cut[:i]
 	}
 	return cut + "…"
+}
+
+// validComment is what clipComment promises: valid UTF-8 within the
+// bound (its ellipsis included).
+func validComment(s string) bool {
+	return utf8.ValidString(s) && len(s) <= maxCommentBytes+len("…")
 }
