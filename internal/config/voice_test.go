@@ -73,6 +73,21 @@ func TestContextTool(t *testing.T) {
 
 // A key left out keeps its default; a key given is taken as written, zero
 // included.
+func TestVoiceLiveDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("voice:\n  live:\n    delegation_deadline: 5s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Voice.Live
+	if l.DelegationDeadline != 5*time.Second || l.Model != "gpt-live-1.1" || l.AcknowledgementDelay != 400*time.Millisecond {
+		t.Fatalf("voice.live %+v: want the deadline given and the other defaults kept", l)
+	}
+	if _, err := Parse([]byte("voice:\n  live:\n    modle: x\n")); err == nil {
+		t.Fatal("an unknown voice.live key was accepted")
+	}
+}
+
 func TestVoiceAndChatDefaults(t *testing.T) {
 	t.Parallel()
 	cfg, err := Parse([]byte("voice:\n  vad_idle_timeout: 0s\n  model: gpt-realtime-mini\nchat:\n  max_output_tokens: 0\n  turn_timeout: 30s\n"))
