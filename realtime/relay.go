@@ -61,6 +61,11 @@ type RelayEvent struct {
 // while the call is up, even in silence (DTX is not negotiated).
 const DefaultSilenceTimeout = 2 * time.Second
 
+// DefaultReportInterval is RFC 3550's recommended minimum RTCP interval
+// (6.2). Reports cost every held call CPU whether it carries audio or not,
+// and an Opus encoder adapts to loss over seconds, not per report.
+const DefaultReportInterval = 5 * time.Second
+
 // RelayParams configure one relayed call.
 type RelayParams struct {
 	// Network is the replica's shared listeners and ICE settings.
@@ -77,6 +82,9 @@ type RelayParams struct {
 	OnEvent func(RelayEvent)
 	// SilenceTimeout: 0 means DefaultSilenceTimeout.
 	SilenceTimeout time.Duration
+	// ReportInterval is how often each leg sends its sender and receiver
+	// reports; 0 means DefaultReportInterval.
+	ReportInterval time.Duration
 	// Interceptors, when set, adds interceptors to a leg nearest the
 	// network, before the relay's own: tests inject loss and capture the
 	// RTCP the relay writes with it.
@@ -117,6 +125,9 @@ func NewRelay(p RelayParams) (*Relay, error) {
 	r := &Relay{p: p, silence: p.SilenceTimeout}
 	if r.silence <= 0 {
 		r.silence = DefaultSilenceTimeout
+	}
+	if r.p.ReportInterval <= 0 {
+		r.p.ReportInterval = DefaultReportInterval
 	}
 	var err error
 	if r.upTrack, err = webrtc.NewTrackLocalStaticRTP(opusCapability(), "audio", "voxgate"); err != nil {

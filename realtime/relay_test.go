@@ -30,6 +30,7 @@ type relayOpts struct {
 	net       realtime.NetworkParams
 	intercept func(realtime.Leg, []byte) realtime.Verdict
 	silence   time.Duration
+	reports   time.Duration // 0: 500 ms, as the tests wait for reports
 	legExtra  func(realtime.Leg) []interceptor.Factory
 	// answer rewrites the provider's SDP answer (a provider advertising
 	// another a=max-message-size).
@@ -49,6 +50,9 @@ func newRelayEnv(t testing.TB, o relayOpts) *relayEnv {
 
 func newRelayEnvWith(t testing.TB, s *sim.Server, c *realtime.Client, o relayOpts) *relayEnv {
 	t.Helper()
+	if o.reports == 0 {
+		o.reports = 500 * time.Millisecond
+	}
 	np := o.net
 	np.Loopback = true
 	if np.UDPAddr == "" {
@@ -72,6 +76,7 @@ func newRelayEnvWith(t testing.TB, s *sim.Server, c *realtime.Client, o relayOpt
 		},
 		Intercept:      o.intercept,
 		SilenceTimeout: o.silence,
+		ReportInterval: o.reports,
 		Interceptors:   o.legExtra,
 		OnEvent: func(ev realtime.RelayEvent) {
 			if o.onEvent != nil {

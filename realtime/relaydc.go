@@ -162,9 +162,10 @@ func (r *Relay) Send(to Leg, msg []byte) error {
 }
 
 // refusal is the error event the phone gets for a message the relay would
-// not carry, in the Realtime API's shape. It names the refused event's
-// type and event_id when the message says them (it is the peer's text:
-// read as untrusted, and never echoed at length).
+// not carry to leg to, in the Realtime API's shape. It names the refused
+// event's type, and for the phone's own event its event_id (as the API's
+// errors name the client event they answer), when the message says them:
+// it is a peer's text, read as untrusted and never echoed at length.
 func refusal(msg []byte, limit int, to Leg) []byte {
 	var head struct {
 		Type    string `json:"type"`
@@ -178,7 +179,7 @@ func refusal(msg []byte, limit int, to Leg) []byte {
 		head.EventID = ""
 	}
 	var eventID any
-	if head.EventID != "" {
+	if head.EventID != "" && to == LegProvider {
 		eventID = head.EventID
 	}
 	what := "an event"

@@ -51,7 +51,7 @@ func opusCapability() webrtc.RTPCodecCapability {
 
 // newLeg builds a leg's peer connection: Opus only, and the interceptors
 // that give each leg its own reports: pion's sender reports (SR) and
-// receiver reports (RR) every second, with lossMerge before the RR writer
+// receiver reports (RR) every ReportInterval, with lossMerge before the RR writer
 // so they carry the far receiver's loss.
 func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 	se, err := r.p.Network.settings(which == LegPhone)
@@ -74,11 +74,11 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 		far = &r.downFar
 	}
 	reg.Add(lossMergeFactory{far: far})
-	rr, err := report.NewReceiverInterceptor()
+	rr, err := report.NewReceiverInterceptor(report.ReceiverInterval(r.p.ReportInterval))
 	if err != nil {
 		return nil, err
 	}
-	sr, err := report.NewSenderInterceptor()
+	sr, err := report.NewSenderInterceptor(report.SenderInterval(r.p.ReportInterval))
 	if err != nil {
 		return nil, err
 	}

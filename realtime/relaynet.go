@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/logging"
@@ -104,7 +105,9 @@ func (n *Network) TCPAddr() net.Addr {
 }
 
 // ICEServers are the servers a phone should use to reach the relay.
-func (n *Network) ICEServers() []webrtc.ICEServer { return append([]webrtc.ICEServer(nil), n.p.TURN...) }
+func (n *Network) ICEServers() []webrtc.ICEServer {
+	return append([]webrtc.ICEServer(nil), n.p.TURN...)
+}
 
 // Close closes the shared listeners; sessions still open lose their media.
 func (n *Network) Close() error {
@@ -153,6 +156,10 @@ func (n *Network) settings(phone bool) (webrtc.SettingEngine, error) {
 			return se, err
 		}
 	}
+	// A consent check every 5 s (RFC 7675's interval) rather than pion's
+	// 2 s: a held call pays for each one whether it carries audio or not.
+	// Disconnected after twice that without a packet, failed 20 s later.
+	se.SetICETimeouts(10*time.Second, 20*time.Second, 5*time.Second)
 	se.SetSCTPMaxMessageSize(n.p.MaxMessageBytes)
 	// The readers start at negotiation, not at the first packet, so a leg
 	// that never sends is detected like one that stops.

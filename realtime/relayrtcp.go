@@ -19,9 +19,9 @@ type farLoss struct {
 	at       time.Time
 }
 
-// farLossTTL is how long a far report counts: three of pion's one-second
-// report intervals, so a peer that stops reporting stops counting.
-const farLossTTL = 3 * time.Second
+// farLossTTL is how long a far report counts: past two of RFC 3550's
+// 5 s intervals, so a peer that stops reporting stops counting.
+const farLossTTL = 12 * time.Second
 
 func (f *farLoss) set(fraction uint8, total uint32, now time.Time) {
 	f.mu.Lock()
@@ -39,7 +39,7 @@ func (f *farLoss) get(now time.Time) (fraction uint8, total uint32, ok bool) {
 }
 
 // lossMerge passes loss upstream: the receiver reports the relay sends a
-// source (pion's report interceptor writes them every second) carry the
+// source (pion's report interceptor writes them every ReportInterval) carry the
 // loss of the whole path to the final receiver, not just the first hop.
 // The relay moves sequence numbers by an offset and never renumbers, so a
 // packet lost before the relay is a gap the phone sees too: the phone's
