@@ -2,6 +2,7 @@ package realtime_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ type relayOpts struct {
 	intercept func(realtime.Leg, []byte) realtime.Verdict
 	silence   time.Duration
 	reports   time.Duration // 0: 500 ms, as the tests wait for reports
+	noMux     bool          // each leg its own UDP port (from net's range)
 	legExtra  func(realtime.Leg) []interceptor.Factory
 	// answer rewrites the provider's SDP answer (a provider advertising
 	// another a=max-message-size).
@@ -55,7 +57,7 @@ func newRelayEnvWith(t testing.TB, s *sim.Server, c *realtime.Client, o relayOpt
 	}
 	np := o.net
 	np.Loopback = true
-	if np.UDPAddr == "" {
+	if np.UDPAddr == "" && !o.noMux {
 		np.UDPAddr = "127.0.0.1:0"
 	}
 	n, err := realtime.NewNetwork(np)
@@ -346,4 +348,34 @@ func TestRelayAdvertisesPublicAddress(t *testing.T) {
 	if got := e.relay.ICEServers(); len(got) != 1 || got[0].URLs[0] != turn.URLs[0] {
 		t.Fatalf("ICE servers %+v, want the TURN server", got)
 	}
+}
+
+// Without the shared UDP port, each leg listens on a port of the
+// configured range, and the call flows.
+func TestRelayPortRange(t *testing.T) {
+	t.Parallel()
+	e := newRelayEnv(t, relayOpts{noMux: true, net: realtime.NetworkParams{PortMin: 41000, PortMax: 41999}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := newPhone(t, phoneOpts{})
+	answer, err := e.relay.Answer(ctx, p.offer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(answer, "\n") {
+		if f := strings.Fields(line); strings.HasPrefix(line, "a=candidate:") && strings.EqualFold(f[2], "udp") {
+			port, _ := strconv.Atoi(f[5])
+			if port < 41000 || port > 41999 {
+				t.Fatalf("candidate %q outside the port range", line)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no UDP candidate in\n%s", answer)
+	}
+	p.accept(t, answer, false)
+	go p.stream(ctx)
+	checkContinuous(t, p.waitHeard(ctx, t, 25), nil)
 }
