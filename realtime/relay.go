@@ -110,8 +110,7 @@ type Relay struct {
 	gen          uint64
 	answered     bool
 	closed       bool
-	pending      [][]byte // phone events waiting for the provider's channel
-	pendingBytes int
+	pending      [2]held // events waiting for a leg's channel, by the leg they go to
 }
 
 // ErrRelayClosed is returned by a closed relay.

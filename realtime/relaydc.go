@@ -30,22 +30,24 @@ type Verdict struct {
 	Reply  []byte // for Answer
 }
 
-// Bounds on phone events held while the provider's channel is not open
-// (the provider leg still connecting, or being replaced).
+// Bounds on the events held for a leg whose channel is not open yet (the
+// provider leg still connecting or being replaced; the phone's channel
+// opening after the provider's first events).
 const (
 	maxPending      = 64
 	maxPendingBytes = 1 << 20
 )
 
+// held are events waiting for a leg's channel.
+type held struct {
+	msgs  [][]byte
+	bytes int
+}
+
 // wireChannel relays l's oai-events channel: each message through
 // Intercept, then to the other leg.
 func (r *Relay) wireChannel(l *leg, dc *webrtc.DataChannel) {
-	dc.OnOpen(func() {
-		l.dc.Store(dc)
-		if l.which == LegProvider {
-			r.flushPending(l)
-		}
-	})
+	dc.OnOpen(func() { r.opened(l, dc) })
 	dc.OnMessage(func(m webrtc.DataChannelMessage) { r.relayMessage(l, m.Data) })
 	dc.OnClose(func() { r.event(l, EventChannelClosed, "") })
 }
@@ -65,8 +67,9 @@ func (r *Relay) relayMessage(l *leg, msg []byte) {
 	}
 }
 
-// deliver sends msg from leg from to the other leg, or holds a phone
-// event until the provider's channel opens.
+// deliver sends msg from leg from to the other leg, or holds it until
+// that leg's channel opens (beyond the bounds, it is dropped and counted
+// as refused).
 func (r *Relay) deliver(from *leg, msg []byte) {
 	r.mu.Lock()
 	to := r.phone
@@ -74,31 +77,40 @@ func (r *Relay) deliver(from *leg, msg []byte) {
 		to = r.prov
 	}
 	if to == nil || to.dc.Load() == nil || to.retired.Load() {
-		if from.which == LegPhone && len(r.pending) < maxPending && r.pendingBytes+len(msg) <= maxPendingBytes {
-			r.pending = append(r.pending, msg)
-			r.pendingBytes += len(msg)
+		q := &r.pending[from.which.other()]
+		full := len(q.msgs) >= maxPending || q.bytes+len(msg) > maxPendingBytes
+		if !full {
+			q.msgs, q.bytes = append(q.msgs, msg), q.bytes+len(msg)
 		}
 		r.mu.Unlock()
+		if full {
+			r.event(from, EventMessageRefused, "the other leg's channel is not open and its queue is full")
+		}
 		return
 	}
 	r.mu.Unlock()
 	r.send(from, to, msg)
 }
 
-// flushPending sends the phone events held for the provider leg l, now
-// open, in order.
-func (r *Relay) flushPending(l *leg) {
+// opened makes l's channel the one its events go to, and first sends the
+// events held for it, in order. It holds r.mu throughout, so an event
+// relayed meanwhile waits and keeps its place behind them.
+func (r *Relay) opened(l *leg, dc *webrtc.DataChannel) {
 	r.mu.Lock()
-	if r.prov != l || r.phone == nil {
-		r.mu.Unlock()
-		return
+	defer r.mu.Unlock()
+	l.dc.Store(dc)
+	from := r.phone
+	if l.which == LegPhone {
+		from = r.prov
 	}
-	held, phone := r.pending, r.phone
-	r.pending, r.pendingBytes = nil, 0
-	r.mu.Unlock()
-	for _, msg := range held {
-		r.send(phone, l, msg)
+	if (l != r.phone && l != r.prov) || from == nil {
+		return // not (yet) the call's leg: nothing can be held for it
 	}
+	q := &r.pending[l.which]
+	for _, msg := range q.msgs {
+		r.send(from, l, msg)
+	}
+	q.msgs, q.bytes = nil, 0
 }
 
 // send relays msg to leg to, unless it is larger than to's peer takes
