@@ -99,18 +99,18 @@ type Relay struct {
 	p       RelayParams
 	silence time.Duration
 
-	up, down     forwarder // up: phone → provider; down: provider → phone
-	upFar        farLoss   // the provider's reports about upstream audio
-	downFar      farLoss   // the phone's reports about downstream audio
-	upTrack      *webrtc.TrackLocalStaticRTP
-	downTrack    *webrtc.TrackLocalStaticRTP
-	wg           sync.WaitGroup
-	mu           sync.Mutex
-	phone, prov  *leg
-	gen          uint64
-	answered     bool
-	closed       bool
-	pending      [2]held // events waiting for a leg's channel, by the leg they go to
+	up, down    forwarder // up: phone → provider; down: provider → phone
+	upFar       farLoss   // the provider's reports about upstream audio
+	downFar     farLoss   // the phone's reports about downstream audio
+	upTrack     *webrtc.TrackLocalStaticRTP
+	downTrack   *webrtc.TrackLocalStaticRTP
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	phone, prov *leg
+	gen         uint64
+	answered    bool
+	closed      bool
+	pending     [2]held // events waiting for a leg's channel, by the leg they go to
 }
 
 // ErrRelayClosed is returned by a closed relay.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -61,7 +62,7 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 // dialDirect connects a phone straight to the simulator, as sideband mode
 // does: the relay's baseline.
-func dialDirect(ctx context.Context, b *testing.B, c *realtime.Client, p *phone) {
+func dialDirect(ctx context.Context, b *testing.B, c *realtime.Client, p *phone) string {
 	call, err := c.CreateCall(ctx, p.offer(b), session())
 	if err != nil {
 		b.Fatal(err)
@@ -72,6 +73,7 @@ func dialDirect(ctx context.Context, b *testing.B, c *realtime.Client, p *phone)
 	case <-ctx.Done():
 		b.Fatal("direct call did not open")
 	}
+	return call.ID
 }
 
 // phase streams b.N packets (20 ms apart) on every phone at once and
@@ -162,7 +164,8 @@ func BenchmarkRelayLatency(b *testing.B) {
 
 // Connected calls carrying no media: what holding them costs, the relayed
 // ones against the same number straight to the simulator, each measured
-// over the same wall time in one run (process CPU; heap and stacks).
+// over the same wall time in one run (process CPU; heap and stacks added
+// by each set).
 //
 //	VOXGATE_RELAY_CALLS=1000 go test ./realtime -run '^$' -bench 'RelayIdle' -benchtime 1x
 func BenchmarkRelayIdle(b *testing.B) {
@@ -180,22 +183,38 @@ func BenchmarkRelayIdle(b *testing.B) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
-			measure := func(connect func(*phone)) (cpu time.Duration, mem uint64) {
+			measure := func(connect func(*phone)) (cpu time.Duration, mem uint64, phones []*phone) {
 				var m0, m1 runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&m0)
 				for range n {
-					connect(newPhone(b, phoneOpts{}))
+					p := newPhone(b, phoneOpts{})
+					connect(p)
+					phones = append(phones, p)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&m1)
 				c0 := cpuTime()
 				time.Sleep(window) // the measured window itself, not a wait for a condition
-				return cpuTime() - c0, (m1.HeapInuse + m1.StackInuse) - (m0.HeapInuse + m0.StackInuse)
+				return cpuTime() - c0, (m1.HeapInuse + m1.StackInuse) - (m0.HeapInuse + m0.StackInuse), phones
 			}
 			b.ResetTimer()
-			dCPU, dMem := measure(func(p *phone) { dialDirect(ctx, b, c, p) })
-			rCPU, rMem := measure(func(p *phone) {
+			var ids []string
+			dCPU, dMem, direct := measure(func(p *phone) { ids = append(ids, dialDirect(ctx, b, c, p)) })
+			// The straight calls end before the relayed window, so each
+			// window holds one set.
+			for _, p := range direct {
+				_ = p.pc.Close()
+			}
+			testkit.Eventually(b, ctx, "the straight calls ended", func() bool {
+				for _, id := range ids {
+					if st, ok := s.Call(id); ok && st.Status != "ended" {
+						return false
+					}
+				}
+				return true
+			})
+			rCPU, rMem, _ := measure(func(p *phone) {
 				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval}).connect(ctx, b, p, false)
 			})
 			b.StopTimer()
