@@ -8,6 +8,10 @@
 //     call (calls.go);
 //   - the sideband: Attach and AttachRetry open the gateway's WebSocket on
 //     a live call, whose events Read and Send carry (sideband.go);
+//   - the relay: Relay joins a phone's WebRTC peer and the gateway's own
+//     call to the provider, forwarding Opus RTP and the oai-events channel
+//     between them; Network holds the listeners and ICE settings every
+//     relayed call of a replica shares (relay*.go);
 //   - errors: every provider failure becomes the one error type through
 //     the shared classifier, retried only within the caller's deadline
 //     (errors.go).
