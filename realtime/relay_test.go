@@ -379,3 +379,37 @@ func TestRelayPortRange(t *testing.T) {
 	go p.stream(ctx)
 	checkContinuous(t, p.waitHeard(ctx, t, 25), nil)
 }
+
+// Close ends both legs: the provider's call ends (its peer closed under
+// it) and the phone's connection closes, as the cap will need.
+func TestRelayCloseEndsBothLegs(t *testing.T) {
+	t.Parallel()
+	e := newRelayEnv(t, relayOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := newPhone(t, phoneOpts{})
+	closed := make(chan struct{})
+	var once sync.Once
+	p.pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		if s == webrtc.PeerConnectionStateClosed || s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateDisconnected {
+			once.Do(func() { close(closed) })
+		}
+	})
+	e.connect(ctx, t, p, false)
+	go p.stream(ctx)
+	p.waitHeard(ctx, t, 10)
+	id := e.relay.CallID()
+	e.relay.Close()
+	testkit.Eventually(t, ctx, "the provider's call ended", func() bool {
+		c, ok := e.sim.Call(id)
+		return ok && c.Status == "ended"
+	})
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("the phone's connection stayed up after Close")
+	}
+	if err := e.relay.Send(realtime.LegPhone, []byte(`{}`)); err == nil {
+		t.Fatal("Send on a closed relay succeeded")
+	}
+}

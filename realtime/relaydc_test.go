@@ -46,6 +46,10 @@ func TestRelayDataChannel(t *testing.T) {
 	defer cancel()
 	p := newPhone(t, phoneOpts{maxMessage: 4096})
 	e.connect(ctx, t, p, false)
+	// The provider's first event, sent as its channel opened, reaches the
+	// phone however the two openings fall (held while the phone's is not
+	// open yet).
+	p.until(ctx, t, "session.created")
 
 	update := func(id, instructions string) map[string]any {
 		return map[string]any{"type": "session.update", "event_id": id,
