@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 )
 
@@ -134,5 +136,30 @@ func TestForwardRebasesOnNewSource(t *testing.T) {
 	}
 	if s := f.stats(); s.Lost != 1 || s.Stale != 1 || s.Packets != 5 {
 		t.Fatalf("stats %+v: want 1 lost, 1 stale, 5 forwarded", s)
+	}
+}
+
+// A stream that carried nothing since its last report gets no report; one
+// that moved does, and a batch with nothing left is not written at all.
+func TestQuietReports(t *testing.T) {
+	i, _ := quietReportsFactory{}.NewInterceptor("")
+	var wrote [][]rtcp.Packet
+	w := i.BindRTCPWriter(interceptor.RTCPWriterFunc(func(p []rtcp.Packet, _ interceptor.Attributes) (int, error) {
+		wrote = append(wrote, p)
+		return 0, nil
+	}))
+	sr := func(n uint32) rtcp.Packet { return &rtcp.SenderReport{SSRC: 1, PacketCount: n} }
+	rr := func(seq uint32) rtcp.Packet {
+		return &rtcp.ReceiverReport{Reports: []rtcp.ReceptionReport{{SSRC: 2, LastSequenceNumber: seq}}}
+	}
+	for _, batch := range [][]rtcp.Packet{{sr(0)}, {rr(0)}, {sr(50)}, {sr(50), rr(10)}, {sr(50)}, {rr(10)}, {sr(51), rr(11)}} {
+		_, _ = w.Write(batch, nil)
+	}
+	got := []int{}
+	for _, b := range wrote {
+		got = append(got, len(b))
+	}
+	if want := []int{1, 1, 2}; !slices.Equal(got, want) {
+		t.Fatalf("batches written with %v packets, want %v", got, want)
 	}
 }

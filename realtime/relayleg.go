@@ -51,8 +51,9 @@ func opusCapability() webrtc.RTPCodecCapability {
 
 // newLeg builds a leg's peer connection: Opus only, and the interceptors
 // that give each leg its own reports: pion's sender reports (SR) and
-// receiver reports (RR) every ReportInterval, with lossMerge before the RR writer
-// so they carry the far receiver's loss.
+// receiver reports (RR) every ReportInterval, written through
+// quietReports (none for a stream that carried nothing since its last)
+// and lossMerge (RRs carry the far receiver's loss).
 func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 	se, err := r.p.Network.settings(which == LegPhone)
 	if err != nil {
@@ -74,6 +75,7 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 		far = &r.downFar
 	}
 	reg.Add(lossMergeFactory{far: far})
+	reg.Add(quietReportsFactory{})
 	rr, err := report.NewReceiverInterceptor(report.ReceiverInterval(r.p.ReportInterval))
 	if err != nil {
 		return nil, err

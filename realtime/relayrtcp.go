@@ -157,3 +157,61 @@ func (r *Relay) drainRTCP(rc *webrtc.RTPReceiver) {
 		}
 	}
 }
+
+// quietReports drops the reports of streams that carried nothing since
+// their last report: a sender report whose packet count has not moved, a
+// receiver report whose highest sequence number has not. A held call
+// without audio then sends no RTCP at all (its ICE consent checks keep the
+// path), where pion's interceptors would write two reports per leg every
+// interval; in a relay holding many quiet calls those were most of the
+// CPU it spent on them. Reports resume with the media.
+type quietReports struct {
+	interceptor.NoOp
+	mu      sync.Mutex
+	sent    map[uint32]uint32 // SSRC → packet count in its last sender report
+	highest map[uint32]uint32 // SSRC → highest sequence number in its last receiver report
+}
+
+type quietReportsFactory struct{}
+
+func (quietReportsFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
+	return &quietReports{sent: map[uint32]uint32{}, highest: map[uint32]uint32{}}, nil
+}
+
+func (q *quietReports) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCPWriter {
+	return interceptor.RTCPWriterFunc(func(pkts []rtcp.Packet, a interceptor.Attributes) (int, error) {
+		keep := pkts[:0:0]
+		for _, p := range pkts {
+			if q.moved(p) {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) == 0 {
+			return 0, nil
+		}
+		return w.Write(keep, a)
+	})
+}
+
+// moved reports whether p says something its last report did not.
+func (q *quietReports) moved(p rtcp.Packet) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch p := p.(type) {
+	case *rtcp.SenderReport:
+		if q.sent[p.SSRC] == p.PacketCount {
+			return false
+		}
+		q.sent[p.SSRC] = p.PacketCount
+	case *rtcp.ReceiverReport:
+		moved := false
+		for _, r := range p.Reports {
+			if q.highest[r.SSRC] != r.LastSequenceNumber {
+				q.highest[r.SSRC] = r.LastSequenceNumber
+				moved = true
+			}
+		}
+		return moved
+	}
+	return true
+}
