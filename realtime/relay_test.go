@@ -3,10 +3,12 @@ package realtime_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/voxgate/voxgate/internal/testkit"
@@ -340,4 +342,42 @@ func TestRelayCloseEndsBothLegs(t *testing.T) {
 	if err := e.relay.Send(realtime.LegPhone, []byte(`{}`)); err == nil {
 		t.Fatal("Send on a closed relay succeeded")
 	}
+}
+
+// rtcpCount counts the RTCP packets a peer writes, nearest the network.
+type rtcpCount struct {
+	interceptor.NoOp
+	n atomic.Int64
+}
+
+func (c *rtcpCount) NewInterceptor(string) (interceptor.Interceptor, error) { return c, nil }
+
+func (c *rtcpCount) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCPWriter {
+	return interceptor.RTCPWriterFunc(func(pkts []rtcp.Packet, a interceptor.Attributes) (int, error) {
+		c.n.Add(int64(len(pkts)))
+		return w.Write(pkts, a)
+	})
+}
+
+func (c *rtcpCount) Close() error { return nil }
+
+// A connected call carrying no audio sends no reports on either leg while
+// the phone, a plain pion peer, sends its own every second; with audio
+// the relay's reports resume.
+func TestRelayQuietCallSendsNoReports(t *testing.T) {
+	t.Parallel()
+	relayRTCP, phoneRTCP := &rtcpCount{}, &rtcpCount{}
+	e := newRelayEnv(t, relayOpts{legExtra: func(realtime.Leg) []interceptor.Factory { return []interceptor.Factory{relayRTCP} }})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := newPhone(t, phoneOpts{extra: []interceptor.Factory{phoneRTCP}})
+	e.connect(ctx, t, p, false)
+	// The relay's interval is 500 ms here: six of the phone's reports (three
+	// of its one-second intervals) span several of the relay's.
+	testkit.Eventually(t, ctx, "the phone's reports", func() bool { return phoneRTCP.n.Load() >= 6 })
+	if n := relayRTCP.n.Load(); n != 0 {
+		t.Fatalf("the relay wrote %d RTCP packets for a call without audio", n)
+	}
+	go p.stream(ctx)
+	testkit.Eventually(t, ctx, "the relay's reports with audio", func() bool { return relayRTCP.n.Load() > 0 })
 }
