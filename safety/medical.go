@@ -18,8 +18,8 @@ const conditions = `(diabetes|diabetic|prediabetes|cancers?|tumou?rs?|hypertensi
 	`heart disease|heart failure|arthritis|asthma|depression|anxiety disorders?|panic disorders?|insomnia|` +
 	`ibs|irritable bowel( syndrome)?|crohn'?s( disease)?|colitis|celiac disease|coeliac disease|` +
 	`hypothyroidism|hyperthyroidism|thyroid (disease|disorders?|problems)|infections?|flu|influenza|covid(-19)?|` +
-	`colds?|common cold|migraines?|eczema|psoriasis|acne|adhd|alzheimer'?s|dementia|parkinson'?s|ulcers?|` +
-	`kidney disease|liver disease|fatty liver|osteoporosis|gout|anae?mia|high cholesterol|obesity|pcos|` +
+	`colds?|common cold|migraines?|eczema|psoriasis|acne|adhd|autism|alzheimer'?s|dementia|parkinson'?s|ulcers?|` +
+	`kidney disease|liver disease|fatty liver|osteoporosis|gout|ana?emia|high cholesterol|obesity|pcos|` +
 	`endometriosis|acid reflux|gerd|sleep apno?ea|fibromyalgia|lupus|multiple sclerosis|strokes?|heart attacks?|` +
 	`epilepsy|hiv|hepatitis|pneumonia|bronchitis|sinusitis|utis?|urinary tract infections?|` +
 	`diseases?|illness(es)?|disorders?|ailments?|syndromes?|inflammation|chronic pain|back pain|joint pain|` +
@@ -31,13 +31,13 @@ const namedConditions = `(diabetes|prediabetes|cancer|a tumou?r|hypertension|hig
 	`arthritis|asthma|depression|an anxiety disorder|insomnia|ibs|irritable bowel syndrome|crohn'?s|colitis|` +
 	`celiac disease|coeliac disease|hypothyroidism|hyperthyroidism|a thyroid (disease|disorder|problem)|` +
 	`an infection|the flu|influenza|covid(-19)?|a cold|a migraine|migraines|eczema|psoriasis|adhd|dementia|` +
-	`an ulcer|kidney disease|liver disease|fatty liver|osteoporosis|gout|anae?mia|high cholesterol|pcos|` +
+	`an ulcer|kidney disease|liver disease|fatty liver|osteoporosis|gout|ana?emia|high cholesterol|pcos|` +
 	`endometriosis|acid reflux|gerd|sleep apno?ea|fibromyalgia|lupus|pneumonia|bronchitis|sinusitis|a uti|` +
 	`an eating disorder|a (\w+ )?disorder|a (\w+ )?disease|(type [12] )diabetes)`
 
 const drugs = `(dose|doses|dosage|medications?|meds|medicines?|insulin|metformin|ibuprofen|aspirin|paracetamol|` +
 	`acetaminophen|antibiotics?|antidepressants?|statins?|blood thinners?|steroids?|warfarin|levothyroxine|` +
-	`prednisone|opioids?|painkillers?|sleeping pills?|prescriptions?)`
+	`prednisone|opioids?|painkillers?|sleeping pills?|prescriptions?|inhalers?)`
 
 const det = `(your |the |a |an |my |their |his |her |this |that )?`
 
@@ -77,26 +77,27 @@ const negated = `\b(don't|do not|never|shouldn't|should not|must not|mustn't|not
 const conditional = `\b(if|when|whether|unless|since|because|once|in case|who|that|anyone who|people who|those who|before)\s*`
 
 var medicalRules = []rule{
-	mustRule(RuleCure, `\bcur(e|es|ed|ing)\s+`+det+`(\w+ )?`+conditions+`\b`+
-		`|\bcures?\s+for\s+`+det+`(\w+ )?`+conditions+`\b`+
+	mustRule(RuleCure, `\bcur(e|es|ed|ing)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
+		`|\bcures?\s+for\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
 		`|\bcures?\s+(everything|anything|all (\w+ )?(ills|diseases))\b`, negated+`|\bno\s*$|\bnot an?\s*$|\bnot\s*$`),
-	mustRule(RuleTreat, `\btreat(s|ed|ing)?\s+`+det+`(\w+ )?`+conditions+`\b`+
-		`|\b(treatments?|therapy|remedy|remedies|medicine|medication|antidote)\s+(for|of|against)\s+`+det+`(\w+ )?`+conditions+`\b`, negated),
+	mustRule(RuleTreat, `\btreat(s|ed|ing)?\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
+		`|\b(treatments?|therapy|remedy|remedies|medicine|medication|antidote)\s+(for|of|against)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`, negated),
 	mustRule(RuleDiseaseClaim, `\b(prevents?|preventing|reverses?|reversing|heals?|healing|fights?|fighting|kills?|`+
 		`eliminates?|eradicates?|gets? rid of|protects? (you )?(against|from)|wards? off|lowers? (your |the )?risk of|`+
 		`reduces? (your |the )?risk of|relieves?|relieving|alleviates?|soothes?|stops?|beats?)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
-		`|\b(help|helps|helping|can help|will help)\s+(you\s+)?(with|manage|control|treat|heal|ease|relieve|reverse|beat|cure|fight|prevent)\s+`+det+`(\w+ )?`+conditions+`\b`, negated),
+		`|\b(help|helps|helping|can help|will help)\s+(you\s+)?(with|manage|control|treat|heal|ease|relieve|reverse|beat|cure|fight|prevent)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`, negated),
 	mustRule(RuleDiagnose, `\b(i|we)\s*('d|'ll|would|will|can|could|am going to|'m going to)?\s+diagnos(e|ing)\b`+
 		`|\bmy\s+diagnosis\b`+
-		`|\byou\s+(probably |likely |may |might |must |could |clearly |definitely |already |seem to |appear to )?`+
-		`(have|has|are suffering from|suffer from|are showing (signs|symptoms) of|are developing|have got)\s+(early |mild |severe |chronic |some )?`+namedConditions+`\b`+
 		`|\b(sounds|looks|seems)\s+like\s+(you have |a case of |the start of )?`+namedConditions+`\b`+
-		`|\b(this|that|these|it)\s+(is|are|could be|might be|may be|'s)\s+(a |an |the |early |classic )?(sign|signs|symptom|symptoms|indication|case)\s+of\s+(\w+ ){0,2}`+conditions+`\b`,
+		`|\b(is|are|could be|might be|may be|'s|be)\s+(a |an |the |early |classic |typical )?(sign|signs|symptom|symptoms|indication|case)\s+of\s+(\w+ ){0,2}`+conditions+`\b`, ""),
+	// "You have diabetes" diagnoses; "if you have diabetes" asks.
+	mustRule(RuleDiagnose, `\byou\s+(probably |likely |may |might |must |could |clearly |definitely |already |seem to |appear to )?`+
+		`(have|has|are suffering from|suffer from|are showing (signs|symptoms) of|are developing|have got)\s+(early |mild |severe |chronic |some )?`+namedConditions+`\b`,
 		conditional),
 	mustRule(RulePrescribe, `\b(i|we)\s*('d|'ll|would|will|can|could)?\s+(prescribe|recommend (taking|a prescription|a dose))\b`+
 		`|\bprescrib(e|ing)\s+(you|yourself)\b`, ""),
 	mustRule(RuleDosage, `\b(take|taking|takes|dose of|dosage of|doses of)\s+(\w+ ){0,3}?\d+([.,]\d+)?\s*(mg|mcg|µg|iu|milligrams?|micrograms?|units|tablets?|pills?|capsules?|drops|puffs)\b`+
-		`|\b(take|taking)\s+(one|two|three|four|a couple of|an extra|extra|another)\s+(tablets?|pills?|capsules?|doses?|puffs)\b`+
+		`|\b(take|taking)\s+(one|two|three|four|a couple of|an extra|extra|another)\s+(tablets?|pills?|capsules?|doses?|puffs?)\b`+
 		`|\b(take|taking|double|doubling|halve|increase|increasing|decrease|decreasing|lower|raise|adjust|skip|skipping|`+
 		`stop|stopping|start|starting|change|changing|cut|reduce|come off|switch)\s+(your |the |a |an |some |more |less |extra |any |a higher |a lower )?`+drugs+`\b`,
 		negated),

@@ -40,7 +40,7 @@ var unitWords = regexp.MustCompile(`(?i)^\s*(kcal|cal|calories|kj|g|grams?|kg|mg
 
 // phoneCandidates are the runs of text that could be phone numbers: digits
 // with single separators (space, hyphen, dot, parentheses), an optional
-// leading "+", 7 to 15 digits, every group after the first at least two
+// leading "+", 7 to 15 digits, every group after the second at least two
 // digits long. The library confirms them (phoneHit); its own matcher is
 // not implemented, so finding them is voxgate's.
 func phoneCandidates(s string) [][2]int {
@@ -92,8 +92,8 @@ func scanPhone(s string, i int) (end, digits int, ok bool) {
 			}
 			if group > 0 {
 				groups++
-				if groups > 1 && group < 2 {
-					shortGroup = true
+				if groups > 2 && group < 2 {
+					shortGroup = true // "+33 1 42 68 53 00": only an area code may be one digit
 				}
 				group = 0
 			}
@@ -104,7 +104,7 @@ func scanPhone(s string, i int) (end, digits int, ok bool) {
 	}
 	if group > 0 {
 		groups++
-		if groups > 1 && group < 2 {
+		if groups > 2 && group < 2 {
 			shortGroup = true
 		}
 	}
@@ -127,9 +127,14 @@ func phoneHit(s string, m [2]int) bool {
 	if dateShape.MatchString(cand) || idWords.MatchString(s[max(0, m[0]-40):m[0]]) || unitWords.MatchString(s[m[1]:]) {
 		return false
 	}
-	if strings.HasPrefix(cand, "+") || strings.HasPrefix(cand, "00") {
-		n, err := phonenumbers.Parse(strings.Replace(cand, "00", "+", 1), "")
-		return err == nil && phonenumbers.IsValidNumber(n)
+	if rest, ok := strings.CutPrefix(cand, "00"); ok {
+		cand = "+" + rest
+	}
+	if strings.HasPrefix(cand, "+") {
+		// The writer named the country: a number of a length that country
+		// uses is a phone number, allocated or not.
+		n, err := phonenumbers.Parse(cand, "")
+		return err == nil && phonenumbers.IsPossibleNumber(n)
 	}
 	for _, region := range phoneRegions {
 		if n, err := phonenumbers.Parse(cand, region); err == nil && phonenumbers.IsValidNumberForRegion(n, region) {
