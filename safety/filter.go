@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -62,7 +61,7 @@ type Options struct {
 // over a whole text, so a streamed answer, a whole one, tool arguments and
 // card text all get one verdict. A Filter is not safe for concurrent use.
 type Filter struct {
-	name     *regexp.Regexp
+	name     names
 	buf      string // text received and not yet released
 	released strings.Builder
 	outcome  Outcome

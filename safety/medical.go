@@ -43,14 +43,18 @@ const det = `(your |the |a |an |my |their |his |her |this |that )?`
 
 type rule struct {
 	id string
-	re *regexp.Regexp
+	// triggers: the pattern runs only on a piece holding one of these
+	// words. They are a cheap first look, never the decision: every match
+	// holds one of them.
+	triggers []string
+	re       *regexp.Regexp
 	// unlessBefore, matched against the text just before the match, makes
 	// the match no claim.
 	unlessBefore *regexp.Regexp
 }
 
-func mustRule(id, pattern, unlessBefore string) rule {
-	r := rule{id: id, re: regexp.MustCompile(pattern)}
+func mustRule(id string, triggers []string, pattern, unlessBefore string) rule {
+	r := rule{id: id, triggers: triggers, re: regexp.MustCompile(pattern)}
 	if unlessBefore != "" {
 		r.unlessBefore = regexp.MustCompile(`(?:` + unlessBefore + `)$`)
 	}
@@ -77,26 +81,26 @@ const negated = `\b(don't|do not|never|shouldn't|should not|must not|mustn't|not
 const conditional = `\b(if|when|whether|unless|since|because|once|in case|who|that|anyone who|people who|those who|before)\s*`
 
 var medicalRules = []rule{
-	mustRule(RuleCure, `\bcur(e|es|ed|ing)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
+	mustRule(RuleCure, words("cur"), `\bcur(e|es|ed|ing)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
 		`|\bcures?\s+for\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
 		`|\bcures?\s+(everything|anything|all (\w+ )?(ills|diseases))\b`, negated+`|\bno\s*$|\bnot an?\s*$|\bnot\s*$`),
-	mustRule(RuleTreat, `\btreat(s|ed|ing)?\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
+	mustRule(RuleTreat, words("treat", "therap", "remed", "medic", "antidote"), `\btreat(s|ed|ing)?\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
 		`|\b(treatments?|therapy|remedy|remedies|medicine|medication|antidote)\s+(for|of|against)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`, negated),
-	mustRule(RuleDiseaseClaim, `\b(prevents?|preventing|reverses?|reversing|heals?|healing|fights?|fighting|kills?|`+
+	mustRule(RuleDiseaseClaim, words("prevent", "revers", "heal", "fight", "kill", "eliminat", "eradicat", "rid of", "protect", "ward", "risk of", "reliev", "alleviat", "sooth", "stop", "beat", "help"), `\b(prevents?|preventing|reverses?|reversing|heals?|healing|fights?|fighting|kills?|`+
 		`eliminates?|eradicates?|gets? rid of|protects? (you )?(against|from)|wards? off|lowers? (your |the )?risk of|`+
 		`reduces? (your |the )?risk of|relieves?|relieving|alleviates?|soothes?|stops?|beats?)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`+
 		`|\b(help|helps|helping|can help|will help)\s+(you\s+)?(with|manage|control|treat|heal|ease|relieve|reverse|beat|cure|fight|prevent)\s+`+det+`(\w+ ){0,2}`+conditions+`\b`, negated),
-	mustRule(RuleDiagnose, `\b(i|we)\s*('d|'ll|would|will|can|could|am going to|'m going to)?\s+diagnos(e|ing)\b`+
+	mustRule(RuleDiagnose, words("diagnos", "like", "sign", "symptom", "indication", "case"), `\b(i|we)\s*('d|'ll|would|will|can|could|am going to|'m going to)?\s+diagnos(e|ing)\b`+
 		`|\bmy\s+diagnosis\b`+
 		`|\b(sounds|looks|seems)\s+like\s+(you have |a case of |the start of )?`+namedConditions+`\b`+
 		`|\b(is|are|could be|might be|may be|'s|be)\s+(a |an |the |early |classic |typical )?(sign|signs|symptom|symptoms|indication|case)\s+of\s+(\w+ ){0,2}`+conditions+`\b`, ""),
 	// "You have diabetes" diagnoses; "if you have diabetes" asks.
-	mustRule(RuleDiagnose, `\byou\s+(probably |likely |may |might |must |could |clearly |definitely |already |seem to |appear to )?`+
+	mustRule(RuleDiagnose, words("you"), `\byou\s+(probably |likely |may |might |must |could |clearly |definitely |already |seem to |appear to )?`+
 		`(have|has|are suffering from|suffer from|are showing (signs|symptoms) of|are developing|have got)\s+(early |mild |severe |chronic |some )?`+namedConditions+`\b`,
 		conditional),
-	mustRule(RulePrescribe, `\b(i|we)\s*('d|'ll|would|will|can|could)?\s+(prescribe|recommend (taking|a prescription|a dose))\b`+
+	mustRule(RulePrescribe, words("prescri", "recommend"), `\b(i|we)\s*('d|'ll|would|will|can|could)?\s+(prescribe|recommend (taking|a prescription|a dose))\b`+
 		`|\bprescrib(e|ing)\s+(you|yourself)\b`, ""),
-	mustRule(RuleDosage, `\b(take|taking|takes|dose of|dosage of|doses of)\s+(\w+ ){0,3}?\d+([.,]\d+)?\s*(mg|mcg|µg|iu|milligrams?|micrograms?|units|tablets?|pills?|capsules?|drops|puffs)\b`+
+	mustRule(RuleDosage, words("mg", "mcg", "µg", "iu", "gram", "unit", "tablet", "pill", "capsule", "drops", "puff", "dose", "dosage", "medic", "meds", "insulin", "metformin", "ibuprofen", "aspirin", "paracetamol", "acetaminophen", "antibiotic", "antidepressant", "statin", "thinner", "steroid", "warfarin", "levothyroxine", "prednisone", "opioid", "painkiller", "prescription", "inhaler"), `\b(take|taking|takes|dose of|dosage of|doses of)\s+(\w+ ){0,3}?\d+([.,]\d+)?\s*(mg|mcg|µg|iu|milligrams?|micrograms?|units|tablets?|pills?|capsules?|drops|puffs)\b`+
 		`|\b(take|taking)\s+(one|two|three|four|a couple of|an extra|extra|another)\s+(tablets?|pills?|capsules?|doses?|puffs?)\b`+
 		`|\b(take|taking|double|doubling|halve|increase|increasing|decrease|decreasing|lower|raise|adjust|skip|skipping|`+
 		`stop|stopping|start|starting|change|changing|cut|reduce|come off|switch)\s+(your |the |a |an |some |more |less |extra |any |a higher |a lower )?`+drugs+`\b`,
@@ -104,9 +108,9 @@ var medicalRules = []rule{
 }
 
 var prescriptiveRules = []rule{
-	mustRule(RuleMust, `\byou\s+must(n't)?\b`, ""),
-	mustRule(RuleShould, `\byou\s+should(n't)?\b`, ""),
-	mustRule(RuleNeedTo, `\byou\s+(need|needn't)\s+to\b`, ""),
+	mustRule(RuleMust, words("you"), `\byou\s+must(n't)?\b`, ""),
+	mustRule(RuleShould, words("you"), `\byou\s+should(n't)?\b`, ""),
+	mustRule(RuleNeedTo, words("you"), `\byou\s+(need|needn't)\s+to\b`, ""),
 }
 
 // disclaimers are cut out of a piece before the medical rules run: the
@@ -139,6 +143,9 @@ func normal(s string) string {
 // hits appends the ids of rules matching text (normal form).
 func hits(rules []rule, text string, ids []string) []string {
 	for _, r := range rules {
+		if !r.triggered(text) {
+			continue
+		}
 		for _, m := range r.re.FindAllStringIndex(text, -1) {
 			if r.unlessBefore != nil && r.unlessBefore.MatchString(text[:m[0]]) {
 				continue
@@ -150,9 +157,26 @@ func hits(rules []rule, text string, ids []string) []string {
 	return ids
 }
 
-// medicalHits are the medical rules matching a piece.
+func words(w ...string) []string { return w }
+
+func (r rule) triggered(text string) bool {
+	for _, w := range r.triggers {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// medicalHits are the medical rules matching a piece. Disclaimers are cut
+// out only when some rule may match: most pieces trigger none.
 func medicalHits(text string) []string {
-	return hits(medicalRules, disclaimers.ReplaceAllString(text, " "), nil)
+	for _, r := range medicalRules {
+		if r.triggered(text) {
+			return hits(medicalRules, disclaimers.ReplaceAllString(text, " "), nil)
+		}
+	}
+	return nil
 }
 
 // prescriptiveHits are the prescriptive-tone rules matching a piece.

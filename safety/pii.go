@@ -26,8 +26,9 @@ var email = regexp.MustCompile(`(?i)[a-z0-9._%+\-]{1,64}@[a-z0-9\-]{1,63}(\.[a-z
 // "00" names its own.
 var phoneRegions = []string{"US", "GB", "DE", "FR", "ES", "IT", "NL", "IE", "BR", "IN", "AU", "CA"}
 
-// dateShape: a date is no phone number, however many digits it has.
-var dateShape = regexp.MustCompile(`^(\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})$`)
+// notPhone are shapes that are never phone numbers, however many digits
+// they have: dates, and decimals.
+var notPhone = regexp.MustCompile(`^(\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d+\.\d+)$`)
 
 // idWords before a number make it an identifier, not a phone number.
 var idWords = regexp.MustCompile(`(?i)\b(order|orders|id|ref|reference|code|invoice|ticket|tracking|barcode|sku|upc|ean|gtin|batch|lot|serial|` +
@@ -120,11 +121,11 @@ func scanPhone(s string, i int) (end, digits int, ok bool) {
 }
 
 // phoneHit reports whether s[m[0]:m[1]] is a phone number: not a date,
-// an identifier or a quantity, and valid for its region as the library
+// a decimal, an identifier or a quantity, and valid for its region as the library
 // knows them.
 func phoneHit(s string, m [2]int) bool {
 	cand := s[m[0]:m[1]]
-	if dateShape.MatchString(cand) || idWords.MatchString(s[max(0, m[0]-40):m[0]]) || unitWords.MatchString(s[m[1]:]) {
+	if notPhone.MatchString(cand) || idWords.MatchString(s[max(0, m[0]-40):m[0]]) || unitWords.MatchString(s[m[1]:]) {
 		return false
 	}
 	if rest, ok := strings.CutPrefix(cand, "00"); ok {
@@ -160,40 +161,57 @@ var commonNames = map[string]bool{
 	"young": true, "long": true, "white": true, "brown": true, "green": true, "black": true, "king": true,
 }
 
-// nameMatcher matches a display name in a piece (normal form): the whole
-// name, and each of its words of three or more letters that is not also
-// an everyday word. Word boundaries are Unicode letters and digits, so
-// "Ana" is not found in "banana". Nil when there is nothing to match.
-func nameMatcher(display string) *regexp.Regexp {
+// names finds a display name in a piece (normal form): the whole name,
+// and each of its words of three or more letters that is not also an
+// everyday word. Word boundaries are Unicode letters and digits, so "Ana"
+// is not found in "banana". Empty when there is nothing to find.
+type names []string
+
+func nameMatcher(display string) names {
 	words := strings.FieldsFunc(strings.ToLower(display), func(r rune) bool {
 		return !unicode.IsLetter(r) && r != '\'' && r != '-'
 	})
-	var alts []string
+	var alts names
 	if len(words) > 0 && !(len(words) == 1 && commonNames[words[0]]) && utf8.RuneCountInString(strings.Join(words, "")) >= 2 {
-		q := make([]string, len(words))
-		for i, w := range words {
-			q[i] = regexp.QuoteMeta(w)
-		}
-		alts = append(alts, strings.Join(q, `\s+`))
+		alts = append(alts, strings.Join(words, " "))
 	}
 	if len(words) > 1 {
 		for _, w := range words {
 			if utf8.RuneCountInString(w) >= 3 && !commonNames[w] {
-				alts = append(alts, regexp.QuoteMeta(w))
+				alts = append(alts, w)
 			}
 		}
 	}
-	if len(alts) == 0 {
-		return nil
-	}
-	return regexp.MustCompile(`(^|[^\p{L}\p{N}])(` + strings.Join(alts, "|") + `)([^\p{L}\p{N}]|$)`)
+	return alts
 }
+
+// in reports whether a name is in norm as whole words.
+func (ns names) in(norm string) bool {
+	for _, n := range ns {
+		for from := 0; ; {
+			k := strings.Index(norm[from:], n)
+			if k < 0 {
+				break
+			}
+			k += from
+			before, _ := utf8.DecodeLastRuneInString(norm[:k])
+			after, _ := utf8.DecodeRuneInString(norm[k+len(n):])
+			if (k == 0 || !wordRune(before)) && (k+len(n) == len(norm) || !wordRune(after)) {
+				return true
+			}
+			from = k + 1
+		}
+	}
+	return false
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // piiHits are the PII rules matching a piece; text is the piece as
 // written, norm its normal form.
-func piiHits(text, norm string, name *regexp.Regexp) []string {
+func piiHits(text, norm string, name names) []string {
 	var ids []string
-	if email.MatchString(text) {
+	if strings.ContainsAny(text, "@[(") && email.MatchString(text) {
 		ids = append(ids, RuleEmail)
 	}
 	for _, m := range phoneCandidates(text) {
@@ -202,7 +220,7 @@ func piiHits(text, norm string, name *regexp.Regexp) []string {
 			break
 		}
 	}
-	if name != nil && name.MatchString(norm) {
+	if name.in(norm) {
 		ids = append(ids, RuleName)
 	}
 	return ids
