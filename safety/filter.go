@@ -1,6 +1,8 @@
 package safety
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -61,6 +63,7 @@ type Options struct {
 // over a whole text, so a streamed answer, a whole one, tool arguments and
 // card text all get one verdict. A Filter is not safe for concurrent use.
 type Filter struct {
+	opts     Options
 	name     names
 	buf      string // text received and not yet released
 	released strings.Builder
@@ -71,8 +74,15 @@ type Filter struct {
 
 // NewFilter makes a filter for one answer.
 func NewFilter(o Options) *Filter {
-	return &Filter{name: nameMatcher(o.DisplayName)}
+	return &Filter{opts: o, name: nameMatcher(o.DisplayName)}
 }
+
+// Options are the filter's, for checking other text of the same answer
+// (tool arguments, cards) with CheckText.
+func (f *Filter) Options() Options { return f.opts }
+
+// Outcome is the verdict's outcome so far.
+func (f *Filter) Outcome() Outcome { return f.outcome }
 
 // Write takes the next delta of the answer and returns the text that may
 // be shown now ("" while a piece is still being read, and for ever once
@@ -92,10 +102,6 @@ func (f *Filter) Close() string {
 	}
 	return f.drain(true)
 }
-
-// Stopped reports whether the answer was blocked or leaked: nothing more
-// of it will be released.
-func (f *Filter) Stopped() bool { return f.outcome != Pass }
 
 func (f *Filter) drain(final bool) string {
 	var out strings.Builder
@@ -156,4 +162,37 @@ func CheckText(text string, o Options) Verdict {
 	f.Write(text)
 	f.Close()
 	return f.Verdict()
+}
+
+// JSONText is the text of a JSON value the filters check: its strings
+// (keys and values), one per line, so each is its own piece. Numbers are
+// left out: an argument's number is a quantity or an id, which the phone
+// rule's context words could not tell. Text that is not JSON is checked as
+// it is.
+func JSONText(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+			b.WriteByte('\n')
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				b.WriteString(k)
+				b.WriteByte('\n')
+				walk(v[k])
+			}
+		}
+	}
+	walk(v)
+	return b.String()
 }

@@ -98,7 +98,7 @@ func script() sim.Script {
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "many_items", Arguments: map[string]any{"q": "all"}}}}},
 		{Name: "inventoried", When: sim.When{Contains: []string{"inventory"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Here is everything."}},
 		{Name: "long", When: sim.When{Contains: []string{"ramble"}}, Reply: sim.Reply{TextTokens: 2100}},
-		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Once upon a time ", TextTokens: 200}},
+		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Hi. Once upon a time ", TextTokens: 200}}, // a short sentence first: the output filter lets it out at once
 	}}
 }
 

@@ -27,7 +27,7 @@ const (
 	// MaxIterations bounds the model↔tool loop of one turn.
 	MaxIterations = agent.MaxIterations
 	// MaxMessageChars bounds a user message after sanitizing.
-	MaxMessageChars = 2000
+	MaxMessageChars = safety.MaxMessageChars
 	// HistoryMessages is how many earlier messages the model sees.
 	HistoryMessages = 10
 	// MaxSessionMessages is a session's cap; the oldest are trimmed.

@@ -11,6 +11,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // sink receives a turn's events: a stream sends them, a stream:false
@@ -55,8 +56,14 @@ type turn struct {
 
 	language string
 	answer   messageData
-	text     string // the answer: every content delta, in order
+	text     string // the answer: every content delta sent, in order
 	pending  bool   // the turn ended waiting for a confirmation
+
+	// The output filters (screen.go): the answer's stream filter, whether
+	// its fallback went out, the rule ids every check matched.
+	screen   *safety.Filter
+	fellBack bool
+	ruleIDs  []string
 }
 
 // chat runs one POST /v1/chat in the order of DESIGN §7's flow (its steps
@@ -117,7 +124,10 @@ func (t *turn) run(ctx context.Context) (raw []byte, err error) {
 	if err := t.model(ctx); err != nil { // §7.6–7 the model with the tool list, and the tools
 		return nil, t.fail(ctx, err)
 	}
-	resp := t.filter()                                // §7.8 the safety filters make the answer
+	resp, err := t.filter() // §7.8 the safety filters make the answer
+	if err != nil {
+		return nil, t.fail(ctx, err)
+	}
 	if err := t.s.schema.validate(resp); err != nil { // §7.9 validated against its schema
 		return nil, t.fail(ctx, err)
 	}
