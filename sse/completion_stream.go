@@ -25,6 +25,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 	cw := NewChunkWriter(w, func() { _ = rc.Flush() }, c.id, c.created)
 	cw.SetModel(c.model())
 	c.cw = cw
+	screen := newAnswerScreen() // the output filter: text goes out as it lets it
 	for {
 		ev, err := st.Next(ctx)
 		if err != nil {
@@ -39,6 +40,29 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 			return nil
 		}
 		c.took(ev)
+		if ev.Kind == llm.EventText || ev.Kind == llm.EventDone {
+			var text string
+			var leak error
+			if ev.Kind == llm.EventText {
+				text, leak = screen.write(ev.Text)
+			} else {
+				text, leak = screen.close()
+			}
+			if leak != nil {
+				// Personal data: the answer ends here, nothing of it sent.
+				c.failed(leak)
+				_ = st.Close()
+				c.end(ctx)
+				_ = cw.Fail(apierr.From(leak))
+				return nil
+			}
+			if text != "" {
+				_ = cw.Event(llm.Event{Kind: llm.EventText, Text: text})
+			}
+			if ev.Kind == llm.EventText {
+				continue
+			}
+		}
 		if ev.Kind == llm.EventDone {
 			c.done(ev)
 			c.end(ctx)
@@ -79,6 +103,18 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 		case llm.EventDone:
 			c.done(ev)
 			c.end(ctx)
+			// The output filter, as on a stream: its verdict on the whole text.
+			screen := newAnswerScreen()
+			out, leak := screen.write(string(text))
+			if leak == nil {
+				var rest string
+				rest, leak = screen.close()
+				out += rest
+			}
+			if leak != nil {
+				return leak
+			}
+			text = []byte(out)
 			msg.Content = json.RawMessage("null")
 			if len(text) > 0 || len(msg.ToolCalls) == 0 {
 				raw, err := json.Marshal(string(text))
