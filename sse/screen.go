@@ -21,6 +21,9 @@ import (
 // Text passes a delta of the answer through the output filter and sends
 // what it lets out.
 func (t *turn) Text(ctx context.Context, delta string) error {
+	if t.s.unfiltered.Load() {
+		return t.say(delta)
+	}
 	return t.letOut(t.screen.Write(delta))
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -136,6 +137,10 @@ type Service struct {
 	schema      *responseSchema
 	// pingEvery is PingEvery; tests shorten it.
 	pingEvery time.Duration
+	// unfiltered turns the chat turn's output filter off, for the one
+	// benchmark that measures what holding a sentence back costs; nothing
+	// else sets it.
+	unfiltered atomic.Bool
 	// created is when the service started: the created time of the
 	// routes GET /v1/models lists.
 	created int64
