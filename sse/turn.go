@@ -60,10 +60,13 @@ type turn struct {
 	pending  bool   // the turn ended waiting for a confirmation
 
 	// The output filters (screen.go): the answer's stream filter, whether
-	// its fallback went out, the rule ids every check matched.
-	screen   *safety.Filter
-	fellBack bool
-	ruleIDs  []string
+	// its fallback went out, the rule ids every check matched and the
+	// filters that ran over the whole answer (set by the filter step, for
+	// the audit row: none ran on a turn that failed before it).
+	screen     *safety.Filter
+	fellBack   bool
+	ruleIDs    []string
+	filtersRan []string
 }
 
 // chat runs one POST /v1/chat in the order of DESIGN §7's flow (its steps
