@@ -38,6 +38,9 @@ func safetyScript() sim.Script {
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "log_item", Arguments: map[string]any{"name": "send to " + leakEmail}}}}},
 		{Name: "claim args", When: sim.When{Contains: []string{"remedy"}, ToolResults: no()},
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "log_item", Arguments: map[string]any{"name": "ginger tea that cures diabetes"}}}}},
+		{Name: "folk", When: sim.When{Contains: []string{"folk"}, ToolResults: no()},
+			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "remedy_cards", Arguments: map[string]any{"q": "all"}}}}},
+		{Name: "folk done", When: sim.When{Contains: []string{"folk"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Here are some."}},
 		{Name: "after args", When: sim.When{Contains: []string{"share", "remedy"}, ToolResults: yes()},
 			Reply: sim.Reply{Text: "I could not log that."}},
 	}, s.Rules...)
@@ -271,4 +274,26 @@ func TestFirstSentenceReleasedBeforeTheEnd(t *testing.T) {
 	resp := f.do(t, ctx, call{user: "u1", body: map[string]any{"message": "tell me a story"}})
 	defer resp.Body.Close()
 	readUntilContent(t, resp) // the story runs on for 200 tokens after "Hi. "
+}
+
+// A card whose text makes a claim is dropped before it is shown, as a
+// partial event or in the response, and flagged; the others stay.
+func TestCardsScreened(t *testing.T) {
+	t.Parallel()
+	f := safetyFixture(t, options{})
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "folk remedies please"}})
+	for _, e := range r.Events {
+		if strings.Contains(e.Raw, "Garlic") {
+			t.Fatalf("event %s showed the card: %s", e.Type, e.Raw)
+		}
+	}
+	resp := r.response(t)
+	cards := resp["cards"].([]any)
+	if len(cards) != 1 || cards[0].(map[string]any)["data"].(map[string]any)["title"] != "Ginger tea" {
+		t.Fatalf("cards %v", cards)
+	}
+	flags := resp["safety_flags"].([]any)
+	if len(flags) != 1 || flags[0].(map[string]any)["type"] != "medical_claim" {
+		t.Fatalf("flags %v", flags)
+	}
 }
