@@ -161,9 +161,16 @@ func (l *loop) call(ctx context.Context, choice string) (string, []llm.ToolCall,
 				Err: errors.New("stream ended without a finish")}
 		}
 		if err != nil {
-			// Cut before the provider reported usage: count what was sent
-			// and received the way providers do, so the record is not $0.
-			l.estimate(req, text.String())
+			// A failure the provider reported the call's usage for (a cut
+			// after its usage, a content filter) is billed as reported;
+			// one cut before is counted the way providers count, so the
+			// record is not $0.
+			var le *llm.Error
+			if errors.As(err, &le) && le.Usage != nil {
+				l.add(le.Usage, req, text.String())
+			} else {
+				l.estimate(req, text.String())
+			}
 			return "", nil, l.providerError(err)
 		}
 		switch ev.Kind {

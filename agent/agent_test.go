@@ -233,6 +233,27 @@ func TestRunCutCallIsEstimated(t *testing.T) {
 	}
 }
 
+// A call that failed after its provider reported the call's usage (the
+// usage came, then the connection was cut) is counted as reported, not
+// estimated, also behind a wrapping error such as the router's.
+func TestRunFailureWithReportedUsage(t *testing.T) {
+	cut := &llm.Error{Provider: "scripted", Code: llm.ProviderNetwork, Err: errors.New("reset"),
+		Usage: &llm.Usage{Model: "m-2", InputTokens: 40, CachedInputTokens: 8, OutputTokens: 7}}
+	p := &scripted{responses: [][]step{
+		{call("call_1", "search", `{}`), done("m", 100, 0, 10)},
+		{text("abcdefghi"), {err: fmt.Errorf("route: %w", cut)}},
+	}}
+	res, err := agent.Run(context.Background(), p, request(), &host{})
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Code != llm.ProviderNetwork {
+		t.Fatalf("err %v, want the provider's *llm.Error", err)
+	}
+	want := agent.Usage{Usage: llm.Usage{Model: "m-2", InputTokens: 140, CachedInputTokens: 8, OutputTokens: 17}, Calls: 2}
+	if res.Usage != want {
+		t.Errorf("usage %+v, want %+v: both calls as reported", res.Usage, want)
+	}
+}
+
 // A provider that fails with something other than an *llm.Error breaks
 // the seam's contract; the loop reports it as unavailable.
 func TestRunForeignErrorIsUnavailable(t *testing.T) {

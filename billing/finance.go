@@ -53,21 +53,10 @@ func parseFilter(r *http.Request, now time.Time, extra ...string) (Filter, url.V
 // times or UTC dates meaning their midnight; to defaults to now and from to
 // 31 days before to. Bad values are 400 INVALID_REQUEST.
 func ParseFilter(from, to, userID, kind string, now time.Time) (Filter, error) {
-	f := Filter{To: now.UTC(), UserID: userID, Kind: kind}
+	f := Filter{UserID: userID, Kind: kind}
 	var err error
-	if to != "" {
-		if f.To, err = parseTime(to); err != nil {
-			return f, apierr.New(apierr.InvalidRequest, "to must be an RFC 3339 time or a date like 2026-11-01.")
-		}
-	}
-	f.From = f.To.Add(-defaultRange)
-	if from != "" {
-		if f.From, err = parseTime(from); err != nil {
-			return f, apierr.New(apierr.InvalidRequest, "from must be an RFC 3339 time or a date like 2026-11-01.")
-		}
-	}
-	if !f.From.Before(f.To) {
-		return f, apierr.New(apierr.InvalidRequest, "from must be before to.")
+	if f.From, f.To, err = httpx.TimeRange(from, to, now, defaultRange); err != nil {
+		return f, err
 	}
 	if f.Kind != "" && !validKind(f.Kind) {
 		return f, apierr.New(apierr.InvalidRequest, "kind must be voice, chat, completion or attempt.")
@@ -76,13 +65,6 @@ func ParseFilter(from, to, userID, kind string, now time.Time) (Filter, error) {
 		return f, apierr.New(apierr.InvalidRequest, "user_id is too long.")
 	}
 	return f, nil
-}
-
-func parseTime(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	return time.Parse(time.DateOnly, s)
 }
 
 // where is the filter as SQL conditions on usage_records, with its args

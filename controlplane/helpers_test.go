@@ -81,6 +81,8 @@ type options struct {
 	safetyIDs   safety.Identifiers
 	spool       *spool.Spool       // the durable path of ends; nil: none
 	clock       controlplane.Clock // the holders'; nil: the system's
+	// moreTools join testTools.
+	moreTools []*tools.Tool
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -90,7 +92,7 @@ func newFixture(t testing.TB, o options) fixture {
 		o.quotaFn(&qcfg)
 	}
 	g := testkit.NewGraph(t, testkit.Options{DBURL: o.url, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
-		SimConfig: o.simCfg, Quota: qcfg, Tools: testTools(o.runs)})
+		SimConfig: o.simCfg, Quota: qcfg, Tools: append(testTools(o.runs), o.moreTools...)})
 	noRetry := 0
 	rtp := realtime.Params{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: testkit.ProviderTimeout}
 	if o.rtTransport != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/heartbeat"
@@ -75,6 +76,7 @@ type Service struct {
 	tools  *tools.Executor
 	rt     *realtime.Client
 	ledger *billing.Ledger
+	audit  *audit.Log
 	spool  *spool.Spool
 	cfg    config.Voice
 	clock  Clock // the holders'
@@ -140,7 +142,7 @@ func New(p Params) (*Service, error) {
 		}
 	}
 	life, stop := context.WithCancel(context.Background())
-	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, clock: p.Clock, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
 		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)

@@ -11,6 +11,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -84,10 +85,20 @@ func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source stri
 	if len(args) == 0 {
 		args = []byte(`{}`)
 	}
+	if req.CallID == "" {
+		// Minted here rather than by the executor, so the audit row and
+		// the tool_calls row name the same call.
+		req.CallID = randid.New("vg_", 16)
+	}
+	row, err := s.beginToolAudit(ctx, p, id, req, args) // the call is admitted: its audit row is pending
+	if err != nil {
+		return tools.Result{}, err
+	}
 	res, err := s.tools.Execute(ctx, tools.Call{
 		SessionID: id, SessionKind: tools.KindVoice, Source: source, CallID: req.CallID,
 		Name: req.Name, Arguments: args, Principal: p, Plan: plan,
 	})
+	s.finishToolAudit(ctx, row, res, err)
 	switch {
 	case err != nil:
 		s.metrics.toolCalls.WithLabelValues("refused").Inc()

@@ -46,6 +46,16 @@ func (s *anthDecoder) classify(err error) *Error {
 
 func (s *anthDecoder) close() { _ = s.sse.Close() }
 
+// reported is the call's usage once message_delta has brought its final,
+// cumulative counts; message_start's are only the input's.
+func (s *anthDecoder) reported() *Usage {
+	if s.finish == "" {
+		return nil
+	}
+	u := s.usage
+	return &u
+}
+
 // end is the body's clean end (see finished).
 func (s *anthDecoder) end() error { return s.finished(false) }
 

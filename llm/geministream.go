@@ -33,6 +33,15 @@ func (s *geminiDecoder) classify(err error) *Error { return classifyGemini(s.pro
 
 func (s *geminiDecoder) close() { s.stop() }
 
+// reported is the usageMetadata of the chunk with the finish reason: the
+// counts of earlier chunks are the call's so far.
+func (s *geminiDecoder) reported() *Usage {
+	if s.finish == "" {
+		return nil
+	}
+	return withModel(s.usage, s.model)
+}
+
 // errUndecodable is a chunk genai could not convert: its converters
 // assert the JSON's types and panic on a mismatch (a "candidates" object
 // where a list belongs), which a broken or hostile upstream must not turn

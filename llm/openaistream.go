@@ -37,6 +37,10 @@ func (s *openaiDecoder) classify(err error) *Error { return classifyOpenAI(s.pro
 
 func (s *openaiDecoder) close() { _ = s.sse.Close() }
 
+// reported is the usage chunk's, which OpenAI sends last, after the
+// finish reason.
+func (s *openaiDecoder) reported() *Usage { return withModel(s.usage, s.model) }
+
 // chunk reads one chunk.
 func (s *openaiDecoder) chunk(c openai.ChatCompletionChunk) error {
 	if c.Model != "" {

@@ -97,6 +97,11 @@ func (s *routedStream) Next(ctx context.Context) (Event, error) {
 		err = &Error{Provider: s.t.Provider, Code: ProviderInvalidResponse, Err: errors.New("the stream ended without its end")}
 	}
 	e := asProviderError(s.t.Provider, timedOut(s.ctx, s.t.Provider, err))
+	if r, ok := s.st.(reporter); ok {
+		// The router's own deadline ended the call: the adapter saw only
+		// its context end, and the usage it had read is the call's.
+		e = withReported(e, r.Reported())
+	}
 	s.end(func() {
 		s.b.failure(s.c.r.now())
 		s.c.settle(s.index, string(e.Code), e.Status, time.Since(s.start), e.Usage)

@@ -33,6 +33,10 @@ type decoder interface {
 	// classify maps a failure next reported, once the core has ruled out
 	// the ends of the contexts.
 	classify(err error) *Error
+	// reported is the usage the provider reported for the whole call
+	// (named for the model that answered), nil until it has: a failure
+	// after it (a cut before the end marker) is billed as reported.
+	reported() *Usage
 	// close releases the body.
 	close()
 }
@@ -169,6 +173,9 @@ func (s *streamCore) Next(ctx context.Context) (Event, error) {
 			err = s.read(ctx)
 		}
 		if err != nil {
+			if e, ok := err.(*Error); ok {
+				err = withReported(e, s.dec.reported())
+			}
 			s.err = err
 			s.cancel(errClosing)
 			if ctx.Err() != nil {
@@ -219,6 +226,33 @@ func (s *streamCore) classify(err error) error {
 		return cause // a context given to Next ended
 	}
 	return s.dec.classify(err)
+}
+
+// Reported is the usage the provider reported for the whole call, nil
+// until it has (see withReported).
+func (s *streamCore) Reported() *Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dec.reported()
+}
+
+// reporter is a stream that knows the usage its provider reported for the
+// whole call (streamCore).
+type reporter interface{ Reported() *Usage }
+
+// withReported is e carrying u, the usage the provider reported for the
+// whole call before the call failed (the usage chunk came, then the
+// connection was cut or stalled before the end marker), when e carries
+// none of its own. The provider bills that call as it reported it, so it
+// is recorded as reported, never estimated. e itself is left as it is: it
+// may be a stream's sticky error.
+func withReported(e *Error, u *Usage) *Error {
+	if e.Usage != nil || u == nil {
+		return e
+	}
+	cp := *e
+	cp.Usage = u
+	return &cp
 }
 
 // Close cancels the call if it is still running and releases the

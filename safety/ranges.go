@@ -1,8 +1,11 @@
 package safety
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -128,4 +131,37 @@ func unit(u string) string {
 		return ""
 	}
 	return " " + u
+}
+
+// CheckArguments is the write guard every tool call passes before its
+// body runs (package tools' executor): each argument that measures
+// declares (argument name → measure) and args holds is checked against
+// its measure's range, by argument name. A value that is not a number,
+// or an unknown measure, is blocked too: what cannot be checked is never
+// written. Arguments not in args are left to the tool's schema.
+func CheckArguments(args json.RawMessage, measures map[string]string) []Flag {
+	if len(measures) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return []Flag{{Type: UnsafeValue, Blocked: true, Message: "The values could not be checked, so nothing was saved."}}
+	}
+	var flags []Flag
+	for _, field := range slices.Sorted(maps.Keys(measures)) {
+		raw, ok := obj[field]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			flags = append(flags, Flag{Type: UnsafeValue, Field: field, Blocked: true,
+				Message: fmt.Sprintf("%s is not a number, so it was not saved.", field)})
+			continue
+		}
+		if f := CheckValue(field, measures[field], v); f != nil {
+			flags = append(flags, *f)
+		}
+	}
+	return flags
 }

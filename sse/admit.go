@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
@@ -34,6 +35,9 @@ func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*t
 		return nil, err
 	}
 	t := &turn{s: s, p: p, req: req, ticket: ticket, turnID: newID("turn_"), started: time.Now(), out: discard{}}
+	// decodeChat sanitized the message and checked its length (DESIGN §7)
+	// before admission: the input filter has run.
+	t.ran = append(t.ran, audit.FilterInput)
 	if req.Workflow != "" {
 		// The plan may have changed since checkWorkflow read it.
 		if tool, _ := s.tools.Registry().Lookup(req.Workflow); !tool.AllowsPlan(ticket.Plan) {

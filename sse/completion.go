@@ -65,6 +65,7 @@ type completion struct {
 	started time.Time
 	target  llm.Target   // the target that committed, once one has
 	cw      *ChunkWriter // the stream's, once its first byte is out
+	obs     *completionObs
 
 	// What the answer used: the committed target's usage, or an estimate
 	// when it reported none (estimated), and the trace's billed failures.
@@ -73,13 +74,17 @@ type completion struct {
 	trace     llm.Trace
 	sent      int  // bytes of content and tool-call arguments received, for an estimate
 	ended     bool // end ran
+
+	audit completionAudit // its audit row (auditrow.go)
 }
 
 // HandleCompletions serves POST /v1/chat/completions. Errors before the
 // first byte are DESIGN §5 JSON with their status; after it, a streamed
 // answer ends with OpenAI's in-stream error object and no [DONE].
-func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
+func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) (err error) {
 	ctx := r.Context()
+	obs := &completionObs{m: s.metrics, received: time.Now(), route: unknownRoute}
+	defer func() { obs.done(ctx, err) }()
 	p, err := auth.Caller(ctx)
 	if err != nil {
 		return err
@@ -92,6 +97,10 @@ func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	if s.routeAllowed(req.Model, func(string) bool { return true }) {
+		obs.route = req.Model
+	}
+	obs.stream = req.Stream
 	lreq, err := req.LLMRequest()
 	if err != nil {
 		return err
@@ -100,6 +109,7 @@ func (s *Service) HandleCompletions(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	c.obs = obs
 	return c.run(w, r)
 }
 
@@ -132,6 +142,10 @@ func (s *Service) admitCompletion(ctx context.Context, p auth.Principal, req *Co
 	if !s.routeAllowed(req.Model, ticket.Limits.AllowsRoute) {
 		c.end(ctx)
 		return nil, errNoSuchModel()
+	}
+	if err := c.beginAudit(ctx); err != nil { // pending until the completion ends
+		c.end(ctx)
+		return nil, err
 	}
 	return c, nil
 }
@@ -169,11 +183,13 @@ func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = apierr.Wrap(apierr.Internal, "", fmt.Errorf("sse: completion panicked: %v\n%s", p, debug.Stack()))
+			c.audit.failure = err
 			c.end(ctx) // a second end does nothing
 			if c.cw != nil {
 				// The stream has begun: the error goes in it, never a JSON
 				// body after its chunks.
 				httpx.Logger(ctx).ErrorContext(ctx, "completion failed", "err", err)
+				c.obs.outcome = string(apierr.Internal)
 				_ = c.cw.Fail(apierr.From(err))
 				err = nil
 			}
@@ -221,6 +237,7 @@ func (c *completion) done(ev llm.Event) {
 // failed takes a failure: the trace's billed attempts, and for one after
 // commit the answering attempt's usage, reported or estimated.
 func (c *completion) failed(err error) {
+	c.audit.failure = err
 	var re *llm.RouteError
 	if !errors.As(err, &re) {
 		if c.target.Model != "" {
@@ -256,49 +273,4 @@ func (c *completion) estimate() {
 	}
 	c.usage = &llm.Usage{InputTokens: int64((in + 3) / 4), OutputTokens: int64((c.sent + 3) / 4)}
 	c.estimated = true
-}
-
-// completionError is what the client gets for a failure (docs/chat.md):
-// DESIGN §11's outcomes, except that every target failing is 503
-// AI_UNAVAILABLE here (degraded mode is /v1/chat's: an OpenAI client
-// would show its canned answer as the model's), and a conversation too
-// long for every target is the request's fault, 400.
-func completionError(ctx context.Context, err error) *apierr.Error {
-	if ctx.Err() != nil {
-		return apierr.From(ctxError(ctx, err))
-	}
-	var le *llm.Error
-	hasLE := errors.As(err, &le)
-	var re *llm.RouteError
-	if errors.As(err, &re) {
-		switch re.Outcome {
-		case llm.RouteAuth:
-			return apierr.Wrap(apierr.AIConfigError, "", err)
-		case llm.RouteRateLimited:
-			retry := 1
-			if hasLE {
-				retry = max(le.RetryAfter, 1)
-			}
-			return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(retry)
-		case llm.RouteContentFiltered:
-			return apierr.Wrap(apierr.AIContentFiltered, "", err)
-		case llm.RouteCut:
-			// After commit the failure's own class, as /v1/chat's error
-			// event: AI_PARSE_ERROR for an unreadable chunk.
-			if hasLE {
-				return le.Class().APIError(err)
-			}
-		case llm.RouteRefused:
-			switch {
-			case errors.Is(err, llm.ErrUnknownRoute):
-				return apierr.From(errNoSuchModel())
-			case hasLE && le.Code == llm.ProviderContextLength:
-				return apierr.Wrap(apierr.InvalidRequest, "The conversation is longer than the model can take.", err).
-					With("param", "messages")
-			case hasLE:
-				return le.Class().APIError(err)
-			}
-		}
-	}
-	return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
@@ -19,13 +20,16 @@ const completionEndKind = "completion_end"
 // completionEnd is what ends an admitted completion in the database, as
 // turnEnd ends a chat turn: its records (the answer's, kind completion,
 // and one per failed attempt the provider billed, kind attempt), then the
-// ticket's settlement with their tokens and cost. Every step is
-// idempotent (each record's unique key, the ticket's settlement row), so
-// the spool may replay it.
+// final audit row, then the ticket's settlement with their tokens and
+// cost. Every step is idempotent (each record's unique key, the ticket's
+// settlement row, the audit row's one transition), so the spool may
+// replay it.
 type completionEnd struct {
 	UserID   string      `json:"user_id"`
 	TicketID int64       `json:"ticket_id"`
 	Records  []endRecord `json:"records,omitempty"`
+	// Audit is the final audit row, nil when the completion began none.
+	Audit *audit.Row `json:"audit,omitempty"`
 
 	s       *Service
 	written []billing.Record // what Complete wrote
@@ -56,6 +60,16 @@ func (j *completionEnd) Complete(ctx context.Context) error {
 			u.CostMicros += *rec.CostMicros
 		}
 	}
+	if j.Audit != nil {
+		if err := j.s.audit.Finish(ctx, *j.Audit); err != nil {
+			if spool.Retryable(err) {
+				return err
+			}
+			// A row the log refuses (a second final status: a bug) must
+			// not keep the lease: the settlement goes on.
+			j.s.log.ErrorContext(ctx, "completions: an audit row was refused", "id", j.Audit.ID, "err", err)
+		}
+	}
 	_, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u)
 	return err
 }
@@ -76,7 +90,7 @@ func (c *completion) end(ctx context.Context) {
 		return
 	}
 	c.ended = true
-	j := &completionEnd{UserID: c.p.UserID, TicketID: c.ticket.ID, Records: c.records(), s: c.s}
+	j := &completionEnd{UserID: c.p.UserID, TicketID: c.ticket.ID, Records: c.records(), Audit: c.auditRow(ctx), s: c.s}
 	spooled, err := c.s.spool.Do(ctx, completionEndKind, j)
 	switch {
 	case err != nil:

@@ -135,10 +135,11 @@ func TestCompletionsFaults(t *testing.T) {
 		primary   int // requests each simulator saw, over both calls
 		fallback  int
 		retryHint bool
+		param     string   // with OpenAI's invalid_request_error type
 		trace     []string // the first call's
 		breaker   string   // the primary's state after both
 	}{
-		{name: "context length: 400, never failed over", route: "chat", status: 400, code: "INVALID_REQUEST", primary: 2,
+		{name: "context length: 400, never failed over", route: "chat", status: 400, code: "INVALID_REQUEST", param: "messages", primary: 2,
 			trace: []string{pri + ":PROVIDER_CONTEXT_LENGTH"}, breaker: llm.BreakerClosed,
 			setup: func(t testing.TB, c *complFixture) {
 				c.primary.fault(t, sim.Fault{Kind: sim.FaultContextLength, Fraction: 1})
@@ -190,6 +191,9 @@ func TestCompletionsFaults(t *testing.T) {
 				var ae *openai.Error
 				if !errors.As(err, &ae) || ae.StatusCode != tc.status || ae.Code != tc.code {
 					t.Fatalf("stream %v: got %v, want %d %s", stream, err, tc.status, tc.code)
+				}
+				if tc.param != "" && (ae.Param != tc.param || ae.Type != "invalid_request_error") {
+					t.Errorf("stream %v: param %q type %q, want %q and invalid_request_error", stream, ae.Param, ae.Type, tc.param)
 				}
 				if tc.retryHint && ae.Response.Header.Get("Retry-After") == "" {
 					t.Errorf("stream %v: %d without Retry-After", stream, tc.status)

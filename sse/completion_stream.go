@@ -22,7 +22,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	cw := NewChunkWriter(w, func() { _ = rc.Flush() }, c.id, c.created)
+	cw := NewChunkWriter(w, func() { _ = rc.Flush(); c.obs.firstByte() }, c.id, c.created)
 	cw.SetModel(c.model())
 	c.cw = cw
 	screen := newAnswerScreen() // the output filter: text goes out as it lets it
@@ -33,8 +33,11 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 			_ = st.Close() // a client that left: the upstream call ends now
 			c.end(ctx)
 			if ctx.Err() == nil {
-				_ = cw.Fail(completionError(ctx, err))
+				e := completionError(ctx, err)
+				c.obs.outcome = string(e.Code)
+				_ = cw.Fail(e)
 			} else {
+				c.obs.outcome = "cancelled"
 				httpx.Logger(ctx).InfoContext(ctx, "completion cancelled", "cause", context.Cause(ctx))
 			}
 			return nil
@@ -70,6 +73,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 			if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
 				usage = c.usage
 			}
+			c.obs.outcome = "ok"
 			_ = cw.Finish(finishReason(ev.FinishReason), usage)
 			return nil
 		}
@@ -126,6 +130,7 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 			httpx.WriteJSON(w, http.StatusOK, Completion{ID: c.id, Object: "chat.completion", Created: c.created,
 				Model: c.model(), Usage: NewCompletionUsage(*c.usage),
 				Choices: []CompletionChoice{{Message: msg, FinishReason: finishReason(ev.FinishReason)}}})
+			c.obs.firstByte()
 			return nil
 		}
 	}

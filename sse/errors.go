@@ -8,39 +8,96 @@ import (
 	"github.com/voxgate/voxgate/llm"
 )
 
-// loopError maps the loop's failure: a route's by its outcome (DESIGN §11's
-// table; degraded mode is no error and never reaches here), a provider's
-// through DESIGN §11's classes, the turn's own (an event that could not be
-// sent, the executor) as it is.
-func loopError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctxError(ctx, err)
-	}
+// author is who wrote the request a routed call carried: who is to blame
+// when a provider refuses it for what is in it.
+type author int
+
+const (
+	// byGateway: /v1/chat builds the conversation itself (instructions,
+	// profile, the last 10 messages, a message of at most 2,000
+	// characters; DESIGN §7) and names chat.route, so only an operator
+	// can fix a conversation no target can take.
+	byGateway author = iota
+	// byClient: /v1/chat/completions passes the client's own messages and
+	// its model (a route name), so the client can.
+	byClient
+)
+
+// routeError is what a client is told of a routed call's failure, on both
+// endpoints (docs/chat.md, "One rule for a request refused"): DESIGN §11's
+// outcome table, and a request refused for what is in it — a context too
+// long for every target that could take it, a route that does not exist —
+// is the fault of whoever wrote it: the client's a 400 (404 for the
+// route, as OpenAI's clients show a model they may not use), the
+// gateway's 502 AI_CONFIG_ERROR. ok is false for a failure that is
+// neither the route's nor a provider's (the turn's own), left to the
+// caller. Every target failing is 503 AI_UNAVAILABLE here; /v1/chat
+// answers it in degraded mode before asking.
+func routeError(err error, by author) (e *apierr.Error, ok bool) {
+	var le *llm.Error
+	hasLE := errors.As(err, &le)
 	var re *llm.RouteError
 	if errors.As(err, &re) {
 		switch re.Outcome {
 		case llm.RouteAuth:
-			return apierr.Wrap(apierr.AIConfigError, "", err)
+			return apierr.Wrap(apierr.AIConfigError, "", err), true
 		case llm.RouteRateLimited:
-			var le *llm.Error
-			retry := 0
-			if errors.As(err, &le) {
-				retry = le.RetryAfter
+			retry := 1
+			if hasLE {
+				retry = max(le.RetryAfter, 1)
 			}
-			return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(max(retry, 1))
+			return apierr.Wrap(apierr.AIRateLimited, "", err).WithRetry(retry), true
 		case llm.RouteContentFiltered:
-			return apierr.Wrap(apierr.AIContentFiltered, "", err)
+			return apierr.Wrap(apierr.AIContentFiltered, "", err), true
+		case llm.RouteDegraded:
+			return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5), true
 		}
 		if errors.Is(err, llm.ErrUnknownRoute) {
-			return apierr.Wrap(apierr.AIConfigError, "", err)
+			if by == byClient {
+				return apierr.From(errNoSuchModel()), true
+			}
+			return apierr.Wrap(apierr.AIConfigError, "", err), true
 		}
-		// RouteRefused and RouteCut: the provider's failure says what.
 	}
-	var le *llm.Error
-	if errors.As(err, &le) {
-		return le.Class().APIError(err)
+	switch {
+	case hasLE && le.Code == llm.ProviderContextLength && by == byClient:
+		return apierr.Wrap(apierr.InvalidRequest, "The conversation is longer than the model can take.", err).
+			With("param", "messages").With("type", "invalid_request_error"), true
+	case hasLE:
+		// RouteRefused, RouteCut and a bare provider's failure: its class
+		// says what (AI_PARSE_ERROR for an unreadable chunk, a context too
+		// long the gateway's AI_CONFIG_ERROR).
+		return le.Class().APIError(err), true
+	case re != nil:
+		return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5), true
+	}
+	return nil, false
+}
+
+// loopError maps the chat loop's failure: the route's or a provider's
+// through routeError, the turn's own (an event that could not be sent,
+// the executor) as it is.
+func loopError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctxError(ctx, err)
+	}
+	if e, ok := routeError(err, byGateway); ok {
+		return e
 	}
 	return err
+}
+
+// completionError is what a completion's client gets for a failure: the
+// route's through routeError; anything else from the stream is the
+// upstream's, 503 AI_UNAVAILABLE.
+func completionError(ctx context.Context, err error) *apierr.Error {
+	if ctx.Err() != nil {
+		return apierr.From(ctxError(ctx, err))
+	}
+	if e, ok := routeError(err, byClient); ok {
+		return e
+	}
+	return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5)
 }
 
 // ctxError explains a turn whose context ended: the client left, the turn

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
@@ -147,6 +148,10 @@ type options struct {
 	// moreModels are models of further route targets, beside chat.model
 	// (the reservation prices at the dearest).
 	moreModels []string
+	// moreTools join testTools.
+	moreTools []*tools.Tool
+	// registry, when set, takes the service's metrics.
+	registry *prometheus.Registry
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
@@ -187,7 +192,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	runs := &counts{}
 	g := testkit.NewGraph(t, testkit.Options{DBURL: o.dbURL, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
-		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, Tools: testTools(runs)})
+		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, Tools: append(testTools(runs), o.moreTools...)})
 	o.simURL = g.SimURL
 	if g.SimServer != nil {
 		o.simTLS = g.SimServer.Client()
@@ -239,8 +244,12 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
+	var reg prometheus.Registerer // a nil *Registry would be a non-nil Registerer
+	if o.registry != nil {
+		reg = o.registry
+	}
 	svc, err := sse.New(sse.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/agent"
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/heartbeat"
@@ -127,6 +128,7 @@ type Service struct {
 	provider llm.Provider
 	models   []string // Params.RouteModels
 	ledger   *billing.Ledger
+	audit    *audit.Log
 	spool    *spool.Spool
 	cfg      config.Chat
 	log      *slog.Logger
@@ -173,7 +175,7 @@ func New(p Params) (*Service, error) {
 			return nil, err
 		}
 	}
-	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, models: p.RouteModels, ledger: p.Ledger, spool: p.Spool, safetyID: p.SafetyIDs,
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, models: p.RouteModels, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: p.Config, contextTool: p.ContextTool, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery,
 		created: time.Now().Unix()}
 	p.Spool.Register(turnEndKind, s.decodeTurnEnd)

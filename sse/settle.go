@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/quota"
@@ -22,7 +23,7 @@ func (t *turn) settle(ctx context.Context, resp *Response, written billing.Recor
 	case t.degraded:
 		outcome = "degraded"
 	}
-	rec, d := t.end(ctx, nil, &written, outcome)
+	rec, d := t.end(ctx, nil, &written, t.auditRow(t.answeredStatus(resp), "", resp.Message))
 	resp.Usage = t.usageBlock(rec, d)
 	raw, err := json.Marshal(resp)
 	if err != nil {
@@ -42,11 +43,12 @@ func (t *turn) fail(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		outcome = "cancelled"
 	}
+	row := t.auditRow(failedStatus(outcome), outcome, "")
 	if t.calls == 0 {
-		t.end(ctx, nil, nil, outcome)
+		t.end(ctx, nil, nil, row)
 	} else {
 		rec := t.record()
-		t.end(ctx, &rec, nil, outcome)
+		t.end(ctx, &rec, nil, row)
 	}
 	t.observe(outcome)
 	return err
@@ -75,12 +77,12 @@ func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
 
 // end hands the turn's end to the durable path: write (the record to
 // write) or written (the record its transaction wrote), the attempts a
-// provider billed and the audit row (its status is outcome), then the
-// settlement. It returns the record and the user's day after it; when the
-// database did not take them in time, the record as it will be written
-// and the day as admission saw it.
-func (t *turn) end(ctx context.Context, write, written *billing.Record, outcome string) (billing.Record, quota.Daily) {
-	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: t.attempts(), Audit: t.audit(outcome), s: t.s}
+// provider billed, the final audit row (nil for a turn that never began
+// one), then the settlement. It returns the record and the user's day
+// after it; when the database did not take them in time, the record as it
+// will be written and the day as admission saw it.
+func (t *turn) end(ctx context.Context, write, written *billing.Record, row *audit.Row) (billing.Record, quota.Daily) {
+	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: t.attempts(), Audit: row, s: t.s}
 	var rec billing.Record
 	switch {
 	case written != nil:
@@ -109,6 +111,6 @@ func (t *turn) end(ctx context.Context, write, written *billing.Record, outcome 
 // release ends a turn that used nothing: its ticket is freed. It
 // returns err.
 func (t *turn) release(ctx context.Context, err error) error {
-	t.end(ctx, nil, nil, "")
+	t.end(ctx, nil, nil, nil)
 	return err
 }

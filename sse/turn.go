@@ -54,6 +54,12 @@ type turn struct {
 	traces      traces // every routed call's trace (route.go)
 	degraded    bool   // every target failed: the configured fallback answered
 
+	// The audit row (auditrow.go).
+	// filters that ran on this turn's text, set by filters.go (admission
+	// adds input: decodeChat sanitized the message before it)
+	ran   []string
+	rules []string // ids of the filter rules that fired on it, set by filters.go
+
 	language string
 	answer   messageData
 	text     string // the answer: every content delta sent, in order
@@ -94,6 +100,9 @@ func (s *Service) chat(ctx context.Context, p auth.Principal, req *Request, key 
 		return nil, err
 	}
 	if err := t.session(ctx); err != nil { // §7.4 the session, and a confirmation's one use
+		return nil, t.release(ctx, err)
+	}
+	if err := t.beginAudit(ctx); err != nil { // the audit row, pending until the turn ends
 		return nil, t.release(ctx, err)
 	}
 	t.key, t.out = key, out

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/quota"
@@ -15,12 +16,12 @@ const turnEndKind = "chat_turn_end"
 
 // turnEnd is what ends an admitted turn in the database: its cost record
 // (unless the turn's own transaction wrote it), the records of failed
-// attempts a provider billed, its audit row, and then its ticket's
-// settlement, which frees the concurrency lease. It goes through the
+// attempts a provider billed, its audit row's final status, and then its
+// ticket's settlement, which frees the concurrency lease. It goes through the
 // durable path (package spool): a database outage at a turn's end loses
 // neither, and the lease is freed as soon as the database answers again.
-// Every step is idempotent (the records' unique key, the audit row's,
-// the ticket's settlement row), so a replay changes nothing.
+// Every step is idempotent (the records' unique key, the audit row's one
+// transition, the ticket's settlement row), so a replay changes nothing.
 type turnEnd struct {
 	UserID   string `json:"user_id"`
 	TicketID int64  `json:"ticket_id"`
@@ -35,8 +36,9 @@ type turnEnd struct {
 	// they are the operator's cost, not the user's: the settlement counts
 	// only the turn's own record.
 	Attempts []attemptRecord `json:"attempts,omitempty"`
-	// Audit is the turn's audit row, nil when it made no routed call.
-	Audit *Audit `json:"audit,omitempty"`
+	// Audit is the turn's final audit row, nil when the turn never began
+	// one.
+	Audit *audit.Row `json:"audit,omitempty"`
 
 	s *Service
 	// What Complete wrote and the user's day after it.
@@ -65,8 +67,13 @@ func (j *turnEnd) Complete(ctx context.Context) error {
 		}
 	}
 	if j.Audit != nil {
-		if err := writeAudit(ctx, j.s.pool, j.Audit); err != nil {
-			return err
+		if err := j.s.audit.Finish(ctx, *j.Audit); err != nil {
+			if spool.Retryable(err) {
+				return err
+			}
+			// A row the log refuses (a second final status: a bug) must
+			// not keep the lease: the settlement goes on.
+			j.s.log.ErrorContext(ctx, "chat: a turn's audit row was refused", "turn_id", j.Audit.ID, "err", err)
 		}
 	}
 	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}

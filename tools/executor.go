@@ -60,6 +60,9 @@ type ExecutorParams struct {
 	Logger *slog.Logger
 	// MaxArgumentBytes caps a call's arguments; 0 means 16 KiB.
 	MaxArgumentBytes int
+	// DryRun (VOXGATE_DRY_RUN) turns every write into a proposal
+	// (guard.go).
+	DryRun bool
 }
 
 // Executor runs tool calls. It is safe for concurrent use, and any number
@@ -71,6 +74,7 @@ type Executor struct {
 	metrics  *metrics
 	log      *slog.Logger
 	maxArgs  int
+	dryRun   bool
 	graceful time.Duration // added to a tool's timeout to form its deadline
 }
 
@@ -97,7 +101,7 @@ func NewExecutor(p ExecutorParams) (*Executor, error) {
 		p.MaxArgumentBytes = 16 << 10
 	}
 	return &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
-		log: p.Logger, maxArgs: p.MaxArgumentBytes, graceful: time.Second}, nil
+		log: p.Logger, maxArgs: p.MaxArgumentBytes, dryRun: p.DryRun, graceful: time.Second}, nil
 }
 
 // Registry is the executor's registry.

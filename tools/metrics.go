@@ -18,6 +18,9 @@ const (
 	outcomeRefused     = "refused"
 	outcomeConflict    = "conflict"
 	outcomeError       = "error"
+	// outcomeGuarded: the write guard answered (a value out of range, or
+	// a dry run's proposal) and the body did not run.
+	outcomeGuarded = "guarded"
 )
 
 // Outcomes counted by voxgate_tools_sql_statements_total.

@@ -222,6 +222,9 @@ func prepare(t *Tool, plans []string) error {
 	if err := checkParameters(t.Parameters); err != nil {
 		return err
 	}
+	if err := checkMeasures(t.Measures, t.Parameters); err != nil {
+		return err
+	}
 	s, err := compileSchema(t.Name, "parameters", t.Parameters)
 	if err != nil {
 		return err

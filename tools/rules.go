@@ -1,10 +1,15 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/voxgate/voxgate/safety"
 )
 
 // The rules of a tool definition, one implementation each, whether the
@@ -89,6 +94,29 @@ func checkPlans(names, plans []string) error {
 	for _, pl := range names {
 		if len(plans) > 0 && !slices.Contains(plans, pl) {
 			return broken("plans", "%q is not a configured plan (have %v)", pl, plans)
+		}
+	}
+	return nil
+}
+
+// checkMeasures refuses a measure the write guard does not know (a typo
+// would leave a value unchecked), and an argument the tool's parameters do
+// not name (the guard would never see it).
+func checkMeasures(measures map[string]string, params json.RawMessage) error {
+	if len(measures) == 0 {
+		return nil
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(params, &schema) // checkParameters has refused what does not decode
+	for _, arg := range slices.Sorted(maps.Keys(measures)) {
+		m := measures[arg]
+		if _, ok := safety.Lookup(m); !ok {
+			return broken("measures", "%s: %q is not a measure (have %s)", arg, m, strings.Join(slices.Sorted(maps.Keys(safety.Ranges())), ", "))
+		}
+		if _, ok := schema.Properties[arg]; !ok {
+			return broken("measures", "%q is not one of the tool's parameters", arg)
 		}
 	}
 	return nil

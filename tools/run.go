@@ -25,6 +25,17 @@ type ran struct {
 // runs to a result or its timeout, so a client that retries after a drop
 // replays a real answer rather than "cancelled".
 func (e *Executor) run(ctx context.Context, t *Tool, inv Invocation) (Result, string) {
+	inv.DryRun = e.dryRun
+	if o, ok := e.guard(t, inv); !ok {
+		// The guard's answer is the gateway's, not the tool's: its output
+		// schema does not apply.
+		res, err := shape(t, o)
+		if err != nil {
+			e.log.ErrorContext(ctx, "a guarded call could not be shaped", "tool", t.Name, "err", err)
+			return shapeError(t, &ToolError{Code: ErrCodeFailed, Message: "The tool failed. Please try again later."}), outcomeFailed
+		}
+		return res, outcomeGuarded
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.Timeout)
 	defer cancel()
 	ch := make(chan ran, 1) // buffered: a body that overruns must not leak blocked

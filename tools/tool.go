@@ -73,6 +73,15 @@ type Tool struct {
 	Plans        []string // empty: every plan
 	Timeout      time.Duration
 	MaxTokens    int
+	// Measures declares which argument holds which measure of DESIGN §12
+	// (argument name → safety measure: {"weight": "weight_kg"}). The
+	// executor checks each against its range before the body runs, and a
+	// value out of range blocks the call (guard.go).
+	Measures map[string]string
+	// Proposes says the body honours Invocation.DryRun with a proposal of
+	// its own. In dry run the executor never runs a write tool that does
+	// not: it answers the proposal for it.
+	Proposes bool
 	// PrivateArguments says the app must never see this tool's arguments
 	// (an open SQL tool's statement, DESIGN §8): whoever shows or stores
 	// calls for the app leaves them out. Only the model and tool_calls
@@ -98,6 +107,9 @@ type Invocation struct {
 	Plan        string
 	// Args are the arguments after validation, as a JSON object.
 	Args json.RawMessage
+	// DryRun (VOXGATE_DRY_RUN) asks a tool that Proposes for a proposal
+	// instead of its write.
+	DryRun bool
 	// metrics are the running executor's; nil when a body is called
 	// directly.
 	metrics *metrics
@@ -202,6 +214,11 @@ type Spec struct {
 func (t *Tool) Spec() Spec {
 	return Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 }
+
+// Writes reports whether a call may change something: the tool names
+// what it writes to, or its tier asks for a confirmation (DESIGN §7:
+// standard is a write, elevated an account operation).
+func (t *Tool) Writes() bool { return len(t.WritesTo) > 0 || t.Tier != TierNone }
 
 // Source is "builtin", "webhook", "sql" or "mcp".
 func (t *Tool) Source() string { return t.source }

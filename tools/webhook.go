@@ -113,7 +113,7 @@ func newWebhookTool(w config.WebhookTool, getenv func(string) string, client *ht
 	return &Tool{
 		Name: w.Name, Description: w.Description, Parameters: params, OutputSchema: output,
 		Voice: w.Voice, Tier: tier, SafetyLevel: SafetyLevel(w.SafetyLevel), WritesTo: w.WritesTo,
-		Plans: w.Plans, Timeout: w.Timeout, MaxTokens: w.MaxTokens,
+		Plans: w.Plans, Timeout: w.Timeout, MaxTokens: w.MaxTokens, Measures: w.Measures,
 		Run: h.run, source: "webhook",
 	}, nil
 }

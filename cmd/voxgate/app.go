@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
@@ -39,6 +40,10 @@ type Main struct {
 	// Now is the clock the models' shutdown dates are read by; nil means
 	// time.Now.
 	Now func() time.Time
+	// RouterNow is the clock the text router's breakers read (their
+	// 5-minute window, their minute open); nil means time.Now. Tests move
+	// it through the minute instead of waiting it out.
+	RouterNow func() time.Time
 
 	Pool     *pgxpool.Pool
 	Verifier *auth.Verifier
@@ -49,6 +54,8 @@ type Main struct {
 	// MCP is nil when no MCP servers are configured.
 	MCP    *tools.MCPSource
 	Ledger *billing.Ledger
+	// Audit is the AI audit log (DESIGN §12), which admins read.
+	Audit *audit.Log
 	// Spool is the durable path of usage records and settlements the
 	// database did not take in time.
 	Spool *spool.Spool
@@ -111,6 +118,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Ledger, err = newBilling(m); err != nil {
 		return err
 	}
+	m.Audit = audit.New(m.Pool)
 	if m.Spool, err = newSpool(ctx, m); err != nil {
 		return err
 	}

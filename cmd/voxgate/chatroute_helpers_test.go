@@ -95,6 +95,13 @@ const (
 // start.
 func startGateway(t *testing.T, simCfg func(primary, fallback *sim.Config), tune func(*config.Config)) *gateway {
 	t.Helper()
+	return startGatewayWith(t, simCfg, tune, nil)
+}
+
+// startGatewayWith is startGateway with main, when set, changing Main
+// before it runs (its clocks).
+func startGatewayWith(t *testing.T, simCfg func(primary, fallback *sim.Config), tune func(*config.Config), main func(*Main)) *gateway {
+	t.Helper()
 	var pc, fc sim.Config
 	if simCfg != nil {
 		simCfg(&pc, &fc)
@@ -119,6 +126,9 @@ func startGateway(t *testing.T, simCfg func(primary, fallback *sim.Config), tune
 		tune(cfg)
 	}
 	m := &Main{Config: cfg, Logger: newLogger(&logbuf.Buffer{}), Getenv: func(k string) string { return env[k] }}
+	if main != nil {
+		main(m)
+	}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -207,15 +217,15 @@ func (g *gateway) chat(t *testing.T, user, body string) chatReply {
 
 // record is a usage record as the ledger stored it.
 type record struct {
-	Kind, Provider, Model, TurnID string
-	TextIn, TextOut               int64
-	CostMicros                    *int64
+	Kind, Provider, Model, TurnID, UsageSource string
+	TextIn, TextOut                            int64
+	CostMicros                                 *int64
 }
 
 // records are user's usage records, oldest first.
 func (g *gateway) records(t *testing.T, user string) []record {
 	t.Helper()
-	rows, err := g.m.Pool.Query(context.Background(), `SELECT kind, provider, model, turn_id, text_in, text_out, cost_micros
+	rows, err := g.m.Pool.Query(context.Background(), `SELECT kind, provider, model, turn_id, usage_source, text_in, text_out, cost_micros
 		FROM usage_records WHERE user_id = $1 ORDER BY id`, user)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +234,7 @@ func (g *gateway) records(t *testing.T, user string) []record {
 	var out []record
 	for rows.Next() {
 		var r record
-		if err := rows.Scan(&r.Kind, &r.Provider, &r.Model, &r.TurnID, &r.TextIn, &r.TextOut, &r.CostMicros); err != nil {
+		if err := rows.Scan(&r.Kind, &r.Provider, &r.Model, &r.TurnID, &r.UsageSource, &r.TextIn, &r.TextOut, &r.CostMicros); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
@@ -235,7 +245,7 @@ func (g *gateway) records(t *testing.T, user string) []record {
 // audit is the failover_trace entries of user's one turn ("<call>
 // <provider>/<model>:<outcome>"), as an admin reads them through GET
 // /v1/admin/chat/turns/{turn_id}, and the row's provider, model and
-// status.
+// status (followed by its error_code, when it has one).
 func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, model, status string) {
 	t.Helper()
 	var turn string
@@ -246,6 +256,7 @@ func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, 
 	code, _, body := call(t, "GET", g.m.URL()+"/v1/admin/chat/turns/"+turn, mint(t, "ops", "admin", ""), nil)
 	var a struct {
 		Provider, Model, Status string
+		ErrorCode               string `json:"error_code"`
 		FailoverTrace           []struct {
 			Call  int    `json:"call"`
 			Entry string `json:"entry"`
@@ -257,7 +268,7 @@ func (g *gateway) audit(t *testing.T, user string) (entries []string, provider, 
 	for _, e := range a.FailoverTrace {
 		entries = append(entries, fmt.Sprintf("%d %s", e.Call, e.Entry))
 	}
-	return entries, a.Provider, a.Model, a.Status
+	return entries, a.Provider, a.Model, strings.TrimSpace(a.Status + " " + a.ErrorCode)
 }
 
 // breakerItem is one target's breaker as GET /v1/admin/providers shows it.

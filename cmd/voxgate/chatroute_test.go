@@ -26,24 +26,24 @@ func TestChatRouteOutcomes(t *testing.T) {
 		status  int    // stream: false
 		code    string // "" for an answer
 		retry   string // Retry-After
-		status_ string
+		status_ string // the audit row's status and error_code
 	}{
 		{name: "every target failed: degraded", faults: both(sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1}),
 			status: 200, status_: "degraded"},
 		{name: "every target refused the key: 502", sims: wrongKey,
-			status: 502, code: "AI_CONFIG_ERROR", status_: "AI_CONFIG_ERROR"},
+			status: 502, code: "AI_CONFIG_ERROR", status_: "refused AI_CONFIG_ERROR"},
 		{name: "every target rate-limited: 429", faults: both(sim.Fault{Kind: sim.FaultRateLimit, Fraction: 1, RetryAfter: 30}),
-			status: 429, code: "AI_RATE_LIMITED", retry: "30", status_: "AI_RATE_LIMITED"},
+			status: 429, code: "AI_RATE_LIMITED", retry: "30", status_: "refused AI_RATE_LIMITED"},
 		{name: "a content-filter refusal: 422, never failed over",
 			faults: func(t *testing.T, g *gateway) {
 				g.primary.fault(t, sim.Fault{Kind: sim.FaultContentFilter, Fraction: 1})
 			},
-			status: 422, code: "AI_CONTENT_FILTERED", status_: "AI_CONTENT_FILTERED"},
+			status: 422, code: "AI_CONTENT_FILTERED", status_: "refused AI_CONTENT_FILTERED"},
 		{name: "a context too long for every target: 502, never failed over",
 			faults: func(t *testing.T, g *gateway) {
 				g.primary.fault(t, sim.Fault{Kind: sim.FaultContextLength, Fraction: 1})
 			},
-			status: 502, code: "AI_CONFIG_ERROR", status_: "AI_CONFIG_ERROR"},
+			status: 502, code: "AI_CONFIG_ERROR", status_: "refused AI_CONFIG_ERROR"},
 	}
 	const fallback = "Our assistant is resting. Try again soon."
 	tune := func(c *config.Config) {
@@ -199,7 +199,7 @@ func TestChatRouteAdminOnly(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, nil, nil)
 	for _, role := range []string{"", "finance"} {
-		for _, path := range []string{"/v1/admin/providers", "/v1/admin/chat/turns/turn_x"} {
+		for _, path := range []string{"/v1/admin/providers", "/v1/admin/chat/turns/turn_x", "/v1/admin/audit"} {
 			if code, _, body := call(t, "GET", g.m.URL()+path, mint(t, "u1", role, ""), nil); code != 403 || errorCode(body) != "FORBIDDEN" {
 				t.Errorf("%s as %q: %d %s, want 403 FORBIDDEN", path, role, code, body)
 			}

@@ -28,7 +28,6 @@ type chatService interface {
 	HandleList(http.ResponseWriter, *http.Request) error
 	HandleMessages(http.ResponseWriter, *http.Request) error
 	HandleDelete(http.ResponseWriter, *http.Request) error
-	HandleTurnAudit(http.ResponseWriter, *http.Request) error
 	HandleCompletions(http.ResponseWriter, *http.Request) error
 	HandleModels(http.ResponseWriter, *http.Request) error
 	Run(context.Context)
@@ -52,17 +51,16 @@ func (o off) refuse(http.ResponseWriter, *http.Request) error {
 	return apierr.New(apierr.AIFeatureDisabled, o.feature+" is not set up on this server.")
 }
 
-func (o off) HandleAction(w http.ResponseWriter, r *http.Request) error    { return o.refuse(w, r) }
-func (o off) HandleStart(w http.ResponseWriter, r *http.Request) error     { return o.refuse(w, r) }
-func (o off) HandleList(w http.ResponseWriter, r *http.Request) error      { return o.refuse(w, r) }
-func (o off) HandleGet(w http.ResponseWriter, r *http.Request) error       { return o.refuse(w, r) }
-func (o off) HandleToolCall(w http.ResponseWriter, r *http.Request) error  { return o.refuse(w, r) }
-func (o off) HandleSDP(w http.ResponseWriter, r *http.Request) error       { return o.refuse(w, r) }
-func (o off) HandleEnd(w http.ResponseWriter, r *http.Request) error       { return o.refuse(w, r) }
-func (o off) HandleChat(w http.ResponseWriter, r *http.Request) error      { return o.refuse(w, r) }
-func (o off) HandleMessages(w http.ResponseWriter, r *http.Request) error  { return o.refuse(w, r) }
-func (o off) HandleDelete(w http.ResponseWriter, r *http.Request) error    { return o.refuse(w, r) }
-func (o off) HandleTurnAudit(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
+func (o off) HandleAction(w http.ResponseWriter, r *http.Request) error   { return o.refuse(w, r) }
+func (o off) HandleStart(w http.ResponseWriter, r *http.Request) error    { return o.refuse(w, r) }
+func (o off) HandleList(w http.ResponseWriter, r *http.Request) error     { return o.refuse(w, r) }
+func (o off) HandleGet(w http.ResponseWriter, r *http.Request) error      { return o.refuse(w, r) }
+func (o off) HandleToolCall(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
+func (o off) HandleSDP(w http.ResponseWriter, r *http.Request) error      { return o.refuse(w, r) }
+func (o off) HandleEnd(w http.ResponseWriter, r *http.Request) error      { return o.refuse(w, r) }
+func (o off) HandleChat(w http.ResponseWriter, r *http.Request) error     { return o.refuse(w, r) }
+func (o off) HandleMessages(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
+func (o off) HandleDelete(w http.ResponseWriter, r *http.Request) error   { return o.refuse(w, r) }
 func (o off) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
 	return o.refuse(w, r)
 }

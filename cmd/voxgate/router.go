@@ -47,7 +47,7 @@ func newRouter(m *Main) (*llm.Router, error) {
 			return nil, fmt.Errorf("%s: %w", t.key, err)
 		}
 	}
-	r, err := llm.NewRouterFromConfig(cfg, routerEnv(m), factories(m), llm.RouterParams{Registerer: m.Registry})
+	r, err := llm.NewRouterFromConfig(cfg, routerEnv(m), factories(m), llm.RouterParams{Registerer: m.Registry, Now: m.RouterNow})
 	if err != nil {
 		// The adapters' own settings are chat's timeouts.
 		return nil, fmt.Errorf("providers, chat.chunk_timeout, chat.first_chunk_timeouts: %w", err)

@@ -45,9 +45,12 @@ func routes(m *Main) []server.Route {
 		{Pattern: "PUT /v1/admin/users/{id}/plan", Handler: s.Admin(m.Quota.SetPlanHandler)},
 
 		// The provider router (DESIGN §11), for operators: each target's
-		// breaker, and a chat turn's failover_trace (never sent to users).
+		// breaker. The AI audit log (DESIGN §12): every turn, completion,
+		// voice tool call and live delegation, and one turn's row with its
+		// failover_trace (never sent to users).
 		{Pattern: "GET /v1/admin/providers", Handler: s.Admin(handleProviders(m.Router))},
-		{Pattern: "GET /v1/admin/chat/turns/{turn_id}", Handler: s.Admin(chat.HandleTurnAudit)},
+		{Pattern: "GET /v1/admin/audit", Handler: s.Admin(m.Audit.HandleList)},
+		{Pattern: "GET /v1/admin/chat/turns/{turn_id}", Handler: s.Admin(m.Audit.HandleGet)},
 
 		// Finance (DESIGN §10): roles admin and finance. The CSV streams a
 		// whole range, so it bounds its own work.

@@ -45,7 +45,7 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 	var builtins []*tools.Tool
 	if m.Config.Demo.Enabled {
 		var err error
-		if builtins, err = demo.Tools(demo.Params{DB: m.Pool, DryRun: m.Config.DryRun}); err != nil {
+		if builtins, err = demo.Tools(demo.Params{DB: m.Pool}); err != nil {
 			return nil, err
 		}
 	}
@@ -69,7 +69,7 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 		}
 	}
 	return tools.NewExecutor(tools.ExecutorParams{
-		DB: m.Pool, Registry: reg, Plans: m.Quota, Metrics: m.Registry, Logger: m.Logger,
+		DB: m.Pool, Registry: reg, Plans: m.Quota, Metrics: m.Registry, Logger: m.Logger, DryRun: m.Config.DryRun,
 	})
 }
 

@@ -46,7 +46,9 @@ func TestPlansInTheFile(t *testing.T) {
 		},
 		{
 			name: "routes: a list, sorted and unique, or all",
-			yaml: "quota:\n  plans:\n    free:\n      routes: [solo, chat, solo]\n    pro:\n      routes: all\n",
+			yaml: "routes:\n  - {name: default, targets: [{provider: openai, model: m}]}\n  - {name: chat, targets: [{provider: openai, model: m}]}\n" +
+				"  - {name: solo, targets: [{provider: openai, model: m}]}\n" +
+				"quota:\n  plans:\n    free:\n      routes: [solo, chat, solo]\n    pro:\n      routes: all\n",
 			want: map[string]config.Plan{
 				"free": with(free, func(p *config.Plan) { p.Routes = []string{"chat", "solo"} }), "pro": pro,
 			},

@@ -164,8 +164,28 @@ func (c *Config) validateRouting() []error {
 			}
 		}
 	}
+	names := routeNames(c.RouteList())
 	if !routes[c.Chat.Route] {
-		bad("chat.route", "%q is not among routes", c.Chat.Route)
+		bad("chat.route", "%q is not among routes (have %v)", c.Chat.Route, names)
+	}
+	// A plan naming a route that does not exist would silently narrow
+	// what its users may call (a typo hides a route from GET /v1/models):
+	// refused at startup, like chat.route.
+	for _, plan := range c.Quota.PlanNames() {
+		for _, r := range c.Quota.Plans[plan].Routes {
+			if !routes[r] {
+				bad("quota.plans."+plan+".routes", "%q is not among routes (have %v)", r, names)
+			}
+		}
 	}
 	return errs
+}
+
+// routeNames are rs's names, in order, for messages.
+func routeNames(rs []Route) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Name
+	}
+	return out
 }

@@ -92,6 +92,14 @@ func TestRoutesRefused(t *testing.T) {
 		{"routes:\n  - {name: default, targets: [{provider: openai}]}\n", `routes[0].targets[0].model: must not be empty`},
 		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, first_content: -1s}]}\n", `first_content, stall and timeout must not be negative`},
 		{"routes:\n  - {name: a, targets: [{provider: openai, model: m}]}\n", `chat.route: "default" is not among routes`},
+		{"chat:\n  route: fast\n", `chat.route: "fast" is not among routes (have [default])`},
+		// A plan may only name routes that exist: a typo would hide a
+		// route from the plan's users, and nothing else would say so.
+		{"quota:\n  plans:\n    pro:\n      routes: [default, defualt]\n",
+			`quota.plans.pro.routes: "defualt" is not among routes (have [default])`},
+		{"routes:\n  - {name: default, targets: [{provider: openai, model: m}]}\n  - {name: long, targets: [{provider: openai, model: m}]}\n" +
+			"quota:\n  plans:\n    team:\n      routes: [short]\n",
+			`quota.plans.team.routes: "short" is not among routes (have [default long])`},
 		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, weight: 2}]}\n", `weight`},
 	}
 	for _, c := range cases {

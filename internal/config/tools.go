@@ -98,9 +98,14 @@ type WebhookTool struct {
 	Tier        string         `yaml:"tier"`         // none (default) | standard | elevated
 	SafetyLevel string         `yaml:"safety_level"` // safe (default) | review | restricted
 	WritesTo    []string       `yaml:"writes_to"`
-	Plans       []string       `yaml:"plans"` // empty: every plan
-	Timeout     time.Duration  `yaml:"timeout"`
-	MaxTokens   int            `yaml:"max_tokens"`
+	// Measures declares which argument holds which measure of DESIGN §12
+	// (argument → measure: {weight: weight_kg}); the executor checks each
+	// against its range before the webhook is called. Unknown measures
+	// and arguments stop startup.
+	Measures  map[string]string `yaml:"measures"`
+	Plans     []string          `yaml:"plans"` // empty: every plan
+	Timeout   time.Duration     `yaml:"timeout"`
+	MaxTokens int               `yaml:"max_tokens"`
 	// MaxResponseBytes caps the receiver's answer; 0 means 64 KiB.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
 }

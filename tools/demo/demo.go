@@ -43,8 +43,6 @@ func mustSub(fsys embed.FS, dir string) fs.FS {
 // Params configures the demo tools.
 type Params struct {
 	DB *pgxpool.Pool
-	// DryRun (VOXGATE_DRY_RUN) turns log_meal's write into a proposal.
-	DryRun bool
 	// Now is the clock for meal times; nil means time.Now.
 	Now func() time.Time
 }
@@ -57,7 +55,7 @@ func Tools(p Params) ([]*tools.Tool, error) {
 	if p.Now == nil {
 		p.Now = time.Now
 	}
-	d := &app{db: p.DB, dryRun: p.DryRun, now: p.Now, maps: &allergenCache{ttl: allergenMapTTL}}
+	d := &app{db: p.DB, now: p.Now, maps: &allergenCache{ttl: allergenMapTTL}}
 	query, err := d.queryMyDataTool()
 	if err != nil {
 		return nil, err
@@ -74,10 +72,9 @@ func Tools(p Params) ([]*tools.Tool, error) {
 
 // app is the demo app's data access, shared by its tools.
 type app struct {
-	db     *pgxpool.Pool
-	dryRun bool
-	now    func() time.Time
-	maps   *allergenCache
+	db   *pgxpool.Pool
+	now  func() time.Time
+	maps *allergenCache
 }
 
 // allergenMapTTL bounds how stale a cached allergen map may be.

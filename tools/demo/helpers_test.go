@@ -35,7 +35,7 @@ func newFixture(t testing.TB, pool *pgxpool.Pool, dryRun bool) *fixture {
 	if pool == nil {
 		pool = pgtest.Pool(t, Migrations)
 	}
-	ts, err := Tools(Params{DB: pool, DryRun: dryRun, Now: func() time.Time { return fixedNow }})
+	ts, err := Tools(Params{DB: pool, Now: func() time.Time { return fixedNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func newFixture(t testing.TB, pool *pgxpool.Pool, dryRun bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg, Plans: allPlans{},
+	e, err := tools.NewExecutor(tools.ExecutorParams{DB: pool, Registry: reg, Plans: allPlans{}, DryRun: dryRun,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

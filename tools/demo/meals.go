@@ -61,7 +61,13 @@ func (d *app) logMealTool() *tools.Tool {
 	"eaten_at":{"type":"string","maxLength":40,"description":"RFC 3339 time; default now."}},
 "required":["name","meal_type","calories","protein_g"],"additionalProperties":false}`),
 		Tier: tools.TierStandard, SafetyLevel: tools.SafetyReview, WritesTo: []string{"demo.meals"}, MaxTokens: 300,
-		Run: d.logMeal,
+		// DESIGN §12: the executor checks the ranges before the body runs,
+		// dry run or not. §12's 500–10,000 kcal is a day's range; one meal
+		// is checked against the per-meal range, 0 to a day's maximum.
+		Measures: map[string]string{"calories": safety.MealCalories, "protein_g": safety.ProteinG},
+		// In dry run the body proposes the row it would insert.
+		Proposes: true,
+		Run:      d.logMeal,
 	}
 }
 
@@ -84,24 +90,11 @@ func (d *app) logMeal(ctx context.Context, inv tools.Invocation) (tools.Outcome,
 		m.EatenAt = t.UTC()
 	}
 
-	// DESIGN §12: ranges are checked before any write, dry run or not.
-	// §12's 500–10,000 kcal is a day's range; one meal is checked against
-	// the per-meal range, 0 to a day's maximum.
-	if flags := safety.Check(
-		safety.Value{Field: "calories", Measure: safety.MealCalories, V: a.Calories},
-		safety.Value{Field: "protein_g", Measure: safety.ProteinG, V: a.ProteinG},
-	); len(flags) > 0 {
-		return tools.Outcome{
-			Data:  map[string]any{"logged": false, "reason": safety.UnsafeValue, "meal": m, "flags": flags},
-			Model: map[string]any{"logged": false, "reason": safety.UnsafeValue, "problems": flagMessages(flags)},
-			Flags: flags,
-		}, nil
-	}
 	row, err := json.Marshal(m)
 	if err != nil {
 		return tools.Outcome{}, err
 	}
-	if d.dryRun {
+	if inv.DryRun {
 		return tools.Outcome{
 			Data:   map[string]any{"logged": false, "dry_run": true, "proposal": m},
 			Model:  map[string]any{"logged": false, "dry_run": true, "note": "Dry run: the meal was not saved."},
@@ -128,12 +121,4 @@ func (d *app) logMeal(ctx context.Context, inv tools.Invocation) (tools.Outcome,
 		Cards:  []tools.Card{card},
 		Writes: []tools.DBWrite{{Table: "demo.meals", Operation: "insert", Data: row}},
 	}, nil
-}
-
-func flagMessages(flags []safety.Flag) []string {
-	out := make([]string, len(flags))
-	for i, f := range flags {
-		out[i] = f.Message
-	}
-	return out
 }

@@ -1,0 +1,188 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/page"
+)
+
+// DB is what the log needs of PostgreSQL: a pool or a transaction.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Log reads and writes the audit log.
+type Log struct{ db DB }
+
+// New returns the log over db.
+func New(db DB) *Log { return &Log{db: db} }
+
+// beginSQL inserts the pending row; a unit that began already (a retried
+// voice tool call) keeps its row.
+const beginSQL = `INSERT INTO ai_audit_log
+	(turn_id, kind, user_id, session_id, call_id, tool, route, status, input_hash, failover_trace, duration_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, '[]', 0)
+ON CONFLICT (turn_id) DO NOTHING`
+
+// Begin inserts r's row as pending, before the unit's work (the model
+// call, the tool) starts: a crash leaves it pending, and a pending row
+// older than its kind's deadline is abandoned work (docs/audit.md).
+func (l *Log) Begin(ctx context.Context, r Row) error {
+	r.Status = Pending
+	if err := r.check(); err != nil {
+		return err
+	}
+	_, err := l.db.Exec(ctx, beginSQL, r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
+	return database.Error("audit: begin a row", err)
+}
+
+// finishSQL moves a pending row to its final status, once. A unit whose
+// pending row is missing (its start predates this release, say) gets its
+// final row inserted whole, so its end is never lost. A row that is final
+// already is left as it is and no row comes back.
+const finishSQL = `INSERT INTO ai_audit_log AS a
+	(turn_id, kind, user_id, session_id, call_id, tool, route, provider, model, status, error_code,
+	 failover_trace, filters_ran, rule_ids, input_hash, output_hash, duration_ms, finished_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, now())
+ON CONFLICT (turn_id) DO UPDATE SET
+	route = EXCLUDED.route, provider = EXCLUDED.provider, model = EXCLUDED.model,
+	status = EXCLUDED.status, error_code = EXCLUDED.error_code, failover_trace = EXCLUDED.failover_trace,
+	filters_ran = EXCLUDED.filters_ran, rule_ids = EXCLUDED.rule_ids,
+	input_hash = CASE WHEN EXCLUDED.input_hash = '' THEN a.input_hash ELSE EXCLUDED.input_hash END,
+	output_hash = EXCLUDED.output_hash, duration_ms = EXCLUDED.duration_ms, finished_at = now()
+WHERE a.status = 'pending' AND a.user_id = EXCLUDED.user_id AND a.kind = EXCLUDED.kind
+RETURNING 1`
+
+// Finish moves r's row from pending to r.Status, a final status. A replay
+// of the same end changes nothing and returns nil; a different final
+// status for a row that has one is refused with ErrFinal (as a CONFLICT),
+// and the first stands. Success with a required filter missing is refused
+// before it reaches the database, which refuses it too.
+func (l *Log) Finish(ctx context.Context, r Row) error {
+	if r.Status == Pending {
+		return apierr.Wrap(apierr.Internal, "", errors.New("audit: Finish needs a final status"))
+	}
+	if err := r.check(); err != nil {
+		return err
+	}
+	trace, err := json.Marshal(nonNil(r.FailoverTrace))
+	if err != nil {
+		return apierr.Wrap(apierr.Internal, "", err)
+	}
+	var one int
+	err = l.db.QueryRow(ctx, finishSQL, r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route,
+		r.Provider, r.Model, r.Status, r.ErrorCode, trace, nonNil(r.FiltersRan), nonNil(r.RuleIDs),
+		r.InputHash, r.OutputHash, max(r.DurationMS, 0)).Scan(&one)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return database.Error("audit: finish a row", err)
+	}
+	var have Status
+	if err := l.db.QueryRow(ctx, `SELECT status FROM ai_audit_log WHERE turn_id = $1 AND user_id = $2 AND kind = $3`,
+		r.ID, r.UserID, r.Kind).Scan(&have); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) { // the id is another user's or kind's
+			return apierr.Wrap(apierr.Conflict, "", fmt.Errorf("audit: row %s belongs to another unit", r.ID))
+		}
+		return database.Error("audit: read a finished row", err)
+	}
+	if have == r.Status {
+		return nil
+	}
+	return apierr.Wrap(apierr.Conflict, "", fmt.Errorf("%w: %s is %s, not moved to %s", ErrFinal, r.ID, have, r.Status))
+}
+
+const rowColumns = `turn_id, kind, user_id, session_id, call_id, tool, route, provider, model, status,
+	error_code, failover_trace, filters_ran, rule_ids, input_hash, output_hash, duration_ms, created_at, finished_at`
+
+func scanRow(s pgx.Row) (Row, error) {
+	var r Row
+	var trace []byte
+	err := s.Scan(&r.ID, &r.Kind, &r.UserID, &r.SessionID, &r.CallID, &r.Tool, &r.Route, &r.Provider, &r.Model,
+		&r.Status, &r.ErrorCode, &trace, &r.FiltersRan, &r.RuleIDs, &r.InputHash, &r.OutputHash, &r.DurationMS,
+		&r.CreatedAt, &r.FinishedAt)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(trace, &r.FailoverTrace); err != nil {
+		return r, fmt.Errorf("audit: failover_trace of %s: %w", r.ID, err)
+	}
+	r.FailoverTrace, r.FiltersRan, r.RuleIDs = nonNil(r.FailoverTrace), nonNil(r.FiltersRan), nonNil(r.RuleIDs)
+	return r, nil
+}
+
+// Get is the row of unit id; NOT_FOUND when there is none.
+func (l *Log) Get(ctx context.Context, id string) (Row, error) {
+	r, err := scanRow(l.db.QueryRow(ctx, `SELECT `+rowColumns+` FROM ai_audit_log WHERE turn_id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, apierr.New(apierr.NotFound, "")
+	}
+	return r, database.Error("audit: read a row", err)
+}
+
+// Filter narrows a listing: rows created in [From, To), and when set, of
+// one user, status and kind.
+type Filter struct {
+	From, To time.Time
+	UserID   string
+	Status   Status
+	Kind     Kind
+}
+
+// List is the rows the filter selects, newest first, one page of them.
+func (l *Log) List(ctx context.Context, f Filter, p page.Request) (page.List[Row], error) {
+	conds := "created_at >= $1 AND created_at < $2"
+	args := []any{f.From, f.To}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds += fmt.Sprintf(" AND "+cond, len(args))
+	}
+	if f.UserID != "" {
+		add("user_id = $%d", f.UserID)
+	}
+	if f.Status != "" {
+		add("status = $%d", f.Status)
+	}
+	if f.Kind != "" {
+		add("kind = $%d", f.Kind)
+	}
+	if !p.After.IsZero() {
+		args = append(args, p.After.At, p.After.ID)
+		conds += fmt.Sprintf(" AND (created_at, turn_id) < ($%d, $%d)", len(args)-1, len(args))
+	}
+	args = append(args, p.Limit+1)
+	rows, err := l.db.Query(ctx, `SELECT `+rowColumns+` FROM ai_audit_log WHERE `+conds+
+		fmt.Sprintf(` ORDER BY created_at DESC, turn_id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return page.List[Row]{}, database.Error("audit: list rows", err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return page.List[Row]{}, database.Error("audit: list rows", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return page.List[Row]{}, database.Error("audit: list rows", err)
+	}
+	return page.Make(out, p.Limit, func(r Row) page.Key { return page.Key{At: r.CreatedAt, ID: r.ID} }), nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
