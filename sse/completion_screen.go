@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/safety"
 )
@@ -40,4 +41,14 @@ func (a *answerScreen) verdict(out string) (string, error) {
 		}
 	}
 	return out, nil
+}
+
+// judged records the answer's verdict for the audit row: the filters that
+// ran (the client's user text sanitized, then the output filters over the
+// whole answer) and the ids of their rules that fired.
+func (c *completion) judged(a *answerScreen) {
+	v := a.f.Verdict()
+	c.audit.ran = append([]string{audit.FilterInput}, v.Ran...)
+	c.audit.rules = v.Rules
+	c.audit.blocked = v.Outcome == safety.Blocked
 }

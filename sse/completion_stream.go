@@ -53,11 +53,21 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 			}
 			if leak != nil {
 				// Personal data: the answer ends here, nothing of it sent.
-				c.failed(leak)
+				c.judged(screen)
+				if ev.Kind == llm.EventDone {
+					c.done(ev) // the answer is whole: its usage is the provider's
+					c.audit.failure = leak
+				} else {
+					c.failed(leak)
+				}
 				_ = st.Close()
 				c.end(ctx)
+				c.obs.outcome = string(apierr.AIPIILeak)
 				_ = cw.Fail(apierr.From(leak))
 				return nil
+			}
+			if ev.Kind == llm.EventDone {
+				c.judged(screen)
 			}
 			if text != "" {
 				_ = cw.Event(llm.Event{Kind: llm.EventText, Text: text})
@@ -105,9 +115,8 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 					Function: CompletionCalled{Name: tc.Name, Arguments: tc.Arguments}})
 			}
 		case llm.EventDone:
-			c.done(ev)
-			c.end(ctx)
-			// The output filter, as on a stream: its verdict on the whole text.
+			// The output filter, as on a stream: its verdict on the whole
+			// text, before the audit row is written.
 			screen := newAnswerScreen()
 			out, leak := screen.write(string(text))
 			if leak == nil {
@@ -115,9 +124,15 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 				rest, leak = screen.close()
 				out += rest
 			}
+			c.judged(screen)
+			c.done(ev)
 			if leak != nil {
+				c.audit.failure = leak
+				c.obs.outcome = string(apierr.AIPIILeak)
+				c.end(ctx)
 				return leak
 			}
+			c.end(ctx)
 			text = []byte(out)
 			msg.Content = json.RawMessage("null")
 			if len(text) > 0 || len(msg.ToolCalls) == 0 {

@@ -16,9 +16,7 @@ func (t *turn) filter() (*Response, error) {
 	if err := t.closeScreen(); err != nil {
 		return nil, err
 	}
-	v := t.screen.Verdict()
-	t.screened(v)
-	t.filtersRan = append([]string{safety.FilterInput}, v.Ran...)
+	v := t.judgedAnswer()
 	a := t.answer
 	resp := &Response{Version: "1.0", SessionID: t.sessionID, MessageID: newID("msg_"), Message: t.text,
 		Language: t.language, Cards: a.Cards, CardsOmitted: a.CardsOmitted, Actions: a.Actions, DBWrites: a.DBWrites,

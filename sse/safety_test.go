@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/voxgate/voxgate/audit"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 )
@@ -295,5 +298,60 @@ func TestCardsScreened(t *testing.T) {
 	flags := resp["safety_flags"].([]any)
 	if len(flags) != 1 || flags[0].(map[string]any)["type"] != "medical_claim" {
 		t.Fatalf("flags %v", flags)
+	}
+}
+
+// The audit row records the verdict (DESIGN §12): which filters ran and
+// which rules fired, and the statuses success, medical_claim_blocked and
+// pii_leak, for chat turns and completions.
+func TestAuditSafetyOutcomes(t *testing.T) {
+	t.Parallel()
+	f := safetyFixture(t, options{})
+	all := []string{audit.FilterInput, audit.FilterMedical, audit.FilterPrescriptive, audit.FilterPII}
+	cases := []struct {
+		user, message string
+		status        audit.Status
+		rules         []string
+	}{
+		{"u-plain", "hello there", audit.Success, nil},
+		{"u-claim", "ideas for breakfast?", audit.MedicalClaimBlocked, []string{safety.RuleCure}},
+		{"u-leak", "how do I reach my coach?", audit.PIILeak, []string{safety.RuleEmail}},
+		{"u-tone", "how do I make bread?", audit.Success, []string{safety.RuleShould}},
+	}
+	for _, tc := range cases {
+		f.post(t, call{user: tc.user, body: map[string]any{"message": tc.message}})
+		r := oneRow(t, f.pool, tc.user)
+		if r.Status != tc.status || !slices.Equal(r.FiltersRan, all) || !slices.Equal(r.RuleIDs, tc.rules) {
+			t.Errorf("%s: status %s, filters %v, rules %v; want %s, %v, %v", tc.user, r.Status, r.FiltersRan, r.RuleIDs, tc.status, all, tc.rules)
+		}
+	}
+
+	c := newComplFixture(t)
+	for _, tc := range []struct {
+		user, message string
+		stream        bool
+		status        audit.Status
+		rules         []string
+	}{
+		{"c-claim", "ideas for breakfast?", true, audit.MedicalClaimBlocked, []string{safety.RuleCure}},
+		{"c-leak", "how do I reach my coach?", true, audit.PIILeak, []string{safety.RuleEmail}},
+		{"c-leak-whole", "how do I reach my coach?", false, audit.PIILeak, []string{safety.RuleEmail}},
+		{"c-plain", "hello", false, audit.Success, nil},
+	} {
+		body, _ := json.Marshal(map[string]any{"model": "solo", "stream": tc.stream,
+			"messages": []map[string]string{{"role": "user", "content": tc.message}}})
+		c.raw(t, tc.user, string(body))
+		var r audit.Row
+		testkit.Eventually(t, context.Background(), tc.user+"'s final audit row", func() bool {
+			rs := auditRows(t, c.pool, tc.user)
+			if len(rs) == 1 && rs[0].Status != audit.Pending {
+				r = rs[0]
+				return true
+			}
+			return false
+		})
+		if r.Status != tc.status || !slices.Equal(r.FiltersRan, all) || !slices.Equal(r.RuleIDs, tc.rules) {
+			t.Errorf("%s: status %s (%s), filters %v, rules %v; want %s, %v, %v", tc.user, r.Status, r.ErrorCode, r.FiltersRan, r.RuleIDs, tc.status, all, tc.rules)
+		}
 	}
 }

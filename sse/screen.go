@@ -44,6 +44,7 @@ func (t *turn) letOut(text string) error {
 	}
 	switch t.screen.Outcome() {
 	case safety.Leak:
+		t.judgedAnswer() // the audit row says which filters ran and what they found
 		return errPIILeak()
 	case safety.Blocked:
 		if !t.fellBack {
@@ -107,7 +108,23 @@ func (t *turn) screenCards(cards []tools.Card) []tools.Card {
 func (t *turn) screenOptions() safety.Options { return t.screen.Options() }
 
 // screened keeps the rule ids a check matched, for the audit row.
-func (t *turn) screened(v safety.Verdict) { t.ruleIDs = append(t.ruleIDs, v.Rules...) }
+func (t *turn) screened(v safety.Verdict) {
+	t.rules = slices.Compact(slices.Sorted(slices.Values(append(t.rules, v.Rules...))))
+}
+
+// judgedAnswer is the answer's verdict, which the audit row records once:
+// the output filters that ran over the whole answer (medical,
+// prescriptive, pii, after admission's input) and their rule ids. A turn
+// that fails before its text is judged ran none of them.
+func (t *turn) judgedAnswer() safety.Verdict {
+	v := t.screen.Verdict()
+	if !t.judged && !t.s.unfiltered.Load() {
+		t.judged = true
+		t.ran = append(t.ran, v.Ran...)
+		t.screened(v)
+	}
+	return v
+}
 
 // flag adds a safety flag to the answer, once.
 func (t *turn) flag(f safety.Flag) {

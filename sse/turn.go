@@ -58,7 +58,7 @@ type turn struct {
 	// filters that ran on this turn's text, set by filters.go (admission
 	// adds input: decodeChat sanitized the message before it)
 	ran   []string
-	rules []string // ids of the filter rules that fired on it, set by filters.go
+	rules []string // ids of the filter rules that fired on it, sorted, set by screen.go
 
 	language string
 	answer   messageData
@@ -66,13 +66,10 @@ type turn struct {
 	pending  bool   // the turn ended waiting for a confirmation
 
 	// The output filters (screen.go): the answer's stream filter, whether
-	// its fallback went out, the rule ids every check matched and the
-	// filters that ran over the whole answer (set by the filter step, for
-	// the audit row: none ran on a turn that failed before it).
-	screen     *safety.Filter
-	fellBack   bool
-	ruleIDs    []string
-	filtersRan []string
+	// its fallback went out, whether its verdict is in ran and rules.
+	screen   *safety.Filter
+	fellBack bool
+	judged   bool
 }
 
 // chat runs one POST /v1/chat in the order of DESIGN §7's flow (its steps
