@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
