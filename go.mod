@@ -38,6 +38,7 @@ require (
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
+	github.com/nyaruka/phonenumbers v1.8.1
 	google.golang.org/genai v1.77.0
 )
 
