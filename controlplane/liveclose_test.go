@@ -1,0 +1,69 @@
+package controlplane_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// The provider closes the session for its content: the session ends with
+// end_reason safety, charged the sim's billed seconds.
+func TestLiveContentCloseEndsSafety(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: oneTurn(liveScript(), simtest.ZeroLatency())})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveSessions, Kind: sim.FaultContentFilter}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	ended := waitEnded(t, ctx, f, p, start.SessionID)
+	st, _ := f.sim.LiveSession(liveID)
+	if *ended.EndReason != controlplane.ReasonSafety || st.CloseReason != "content" || ended.Cost == nil ||
+		ended.Cost.DurationMS != liveMillis(st) {
+		t.Fatalf("ended %s (sim %s), record %+v; want safety at the sim's %d ms", *ended.EndReason, st.CloseReason, ended.Cost, liveMillis(st))
+	}
+}
+
+// The sideband is cut without a close frame: the holder attaches again
+// (counted), the session goes on, and the next delegation is answered.
+func TestLiveSidebandDropReattaches(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	f := newFixture(t, options{registry: reg, backend: "gpt-4.1-mini", simCfg: oneTurn(liveScript(), simtest.ZeroLatency())})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultSidebandDrop, AfterChunks: 2, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	testkit.Eventually(t, ctx, "a second sideband", func() bool {
+		st, _ := f.sim.LiveSession(liveID)
+		return st.Sidebands >= 2
+	})
+	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, ctx, "the answer after the re-attach", func() bool {
+		st, _ := f.sim.LiveSession(liveID)
+		return len(appended(st, "session.commentary.append")) == 1
+	})
+	if n := sumMetric(t, reg, "voxgate_voice_live_reattaches_total"); n != 1 {
+		t.Fatalf("%v re-attaches; want 1", n)
+	}
+	if s := decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, start.SessionID)); !s.Active() {
+		t.Fatalf("the session ended: %+v", s)
+	}
+}
