@@ -13,6 +13,7 @@ package controlplane
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -135,11 +136,22 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Ledger.Prices().Require(cfg.Model, cfg.TranscriptionModel, cfg.Live.Model); err != nil {
+	if err := p.Ledger.Prices().Require(cfg.Model, cfg.TranscriptionModel); err != nil {
 		return nil, err
+	}
+	// Live is offered when delegations have a backend and the Live model a
+	// price; a price table override without it turns live off, logged,
+	// unless live is the default mode.
+	livePriced := p.Ledger.Prices().Require(cfg.Live.Model)
+	if cfg.Mode == ModeLive && livePriced != nil {
+		return nil, fmt.Errorf("voice.live.model: %w", livePriced)
 	}
 	if p.Logger == nil {
 		p.Logger = slog.Default()
+	}
+	if livePriced != nil && p.Backend != nil {
+		p.Logger.Warn("voice: mode live is off: its model has no price", "model", cfg.Live.Model)
+		p.Backend = nil
 	}
 	if p.Registerer == nil {
 		p.Registerer = prometheus.NewRegistry()

@@ -65,7 +65,7 @@ func (s *Service) checkStart(req *StartRequest) error {
 	case ModeDirect, ModeSideband:
 	case ModeLive:
 		if s.backend == nil {
-			return apierr.New(apierr.InvalidRequest, "mode live is not available on this gateway: it has no chat route for its delegations.")
+			return apierr.New(apierr.InvalidRequest, "mode live is not available on this gateway (it needs a chat route for its delegations and a price for its model).")
 		}
 	case ModeRelay:
 		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct, sideband or live.", req.Mode)
