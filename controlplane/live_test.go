@@ -241,3 +241,18 @@ func TestLiveNeverConnectedCostsStartCharge(t *testing.T) {
 		t.Fatalf("never connected: %+v %+v", sess, sess.Cost)
 	}
 }
+
+// A gateway with no backend for delegations refuses mode live with 400,
+// and keeps no reservation.
+func TestLiveRefusedWithoutBackend(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	p := newUser(t, "pro")
+	w := call(t, f.svc.HandleStart, p, "POST", "/v1/voice/sessions", []byte(`{"mode":"live"}`), "")
+	if e := decode[errorBody](t, w); w.Code != http.StatusBadRequest || !strings.Contains(e.Error.Message, "live") {
+		t.Fatalf("start: %d %s", w.Code, w.Body)
+	}
+	if s := mustStart(t, f, p, `{"mode":"sideband"}`); s.Mode != "sideband" {
+		t.Fatalf("a sideband start after the refusal: %+v", s)
+	}
+}
