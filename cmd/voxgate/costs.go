@@ -17,20 +17,23 @@ import (
 // /v1/admin/costs.csv, straight from the database, for finance's scripts.
 func runCosts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "export" {
-		fmt.Fprintln(stderr, "usage: voxgate costs export --from DATE --to DATE [--out FILE] [--user ID] [--kind voice|chat]")
+		fmt.Fprintln(stderr, "usage: voxgate costs export --from DATE --to DATE [--out FILE] [--tz ZONE] [--user ID] [--kind KIND] [--mode MODE] [--model MODEL]")
 		return errors.New("costs: the only subcommand is export")
 	}
 	fs := newFlags("costs export", "Writes the cost records created in [from, to) as RFC 4180 CSV (the columns of GET /v1/admin/costs.csv), streamed from VOXGATE_DATABASE_URL.", stderr)
-	from := fs.String("from", "", "first day or instant included (2026-11-01 or RFC 3339), UTC")
+	from := fs.String("from", "", "first day or instant included (2026-11-01 or RFC 3339)")
 	to := fs.String("to", "", "first day or instant excluded")
 	out := fs.String("out", "", "file to write (default: standard output); written whole or not at all")
 	user := fs.String("user", "", "only this user's records")
-	kind := fs.String("kind", "", "only voice or only chat records")
+	kind := fs.String("kind", "", "only records of this kind: voice, chat, completion or attempt")
+	tz := fs.String("tz", "", "IANA time zone the dates are midnights of (default UTC)")
+	mode := fs.String("mode", "", "only voice records of this mode: direct, sideband or relay")
+	model := fs.String("model", "", "only this model's records")
 	cfg, err := loadConfig(fs, args[1:], getenv)
 	if err != nil {
 		return err
 	}
-	f, err := billing.ParseFilter(*from, *to, *user, *kind, time.Now())
+	f, err := billing.ParseFilter(billing.FilterText{From: *from, To: *to, TZ: *tz, UserID: *user, Kind: *kind, Mode: *mode, Model: *model}, time.Now())
 	if err != nil {
 		return err
 	}
