@@ -20,7 +20,8 @@ var csvHeader = []string{
 	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
 	"transcription_model", "transcription_text_in", "transcription_audio_in", "transcription_text_out", "transcription_audio_ms",
 	"duration_ms", "overrun_s", "cost_micros", "unpriced", "price_version", "usage_source",
-	"text_cache_write_in", // last: added after the export's first release
+	"text_cache_write_in", // added after the export's first release, so last
+	"mode",
 }
 
 // flushEvery bounds what the export holds before it writes: memory stays
@@ -72,7 +73,7 @@ func (l *Ledger) ExportCSV(ctx context.Context, w io.Writer, f Filter, started f
 func (r Record) csvCells(c []string) []string {
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	u, t := r.Usage, r.Transcription
-	cost, unpriced := "", "true"
+	cost, unpriced := UnpricedText, "true"
 	if r.CostMicros != nil {
 		cost, unpriced = i64(*r.CostMicros), "false"
 	}
@@ -81,7 +82,7 @@ func (r Record) csvCells(c []string) []string {
 		i64(u.TextIn), i64(u.TextCachedIn), i64(u.TextOut), i64(u.AudioIn), i64(u.AudioCachedIn), i64(u.AudioOut), i64(u.ImageIn), i64(u.ImageCachedIn),
 		r.TranscriptionModel, i64(t.TextIn), i64(t.AudioIn), i64(t.TextOut), i64(t.AudioMillis),
 		i64(r.DurationMS), i64(r.OverrunS), cost, unpriced, r.PriceVersion, r.UsageSource,
-		i64(u.TextCacheWriteIn),
+		i64(u.TextCacheWriteIn), r.Mode,
 	}
 	for i, v := range vals {
 		c[i] = safeCell(v)

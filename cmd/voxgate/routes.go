@@ -55,6 +55,7 @@ func routes(m *Main) []server.Route {
 		// Finance (DESIGN §10): roles admin and finance. The CSV streams a
 		// whole range, so it bounds its own work.
 		{Pattern: "GET /v1/admin/sessions", Handler: s.Finance(fin.HandleSessions)},
+		{Pattern: "GET /v1/admin/sessions/{id}", Handler: s.Finance(fin.HandleDetail)},
 		{Pattern: "GET /v1/admin/costs/summary", Handler: s.Finance(fin.HandleSummary)},
 		{Pattern: "GET /v1/admin/costs.csv", Handler: s.Finance(fin.HandleCSV), Stream: true},
 	}
