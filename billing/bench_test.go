@@ -90,7 +90,7 @@ func BenchmarkFinanceMonth(b *testing.B) {
 	hwmBefore := vmHWM()
 	var written countingWriter
 	began := time.Now()
-	if err := fx.ledger.ExportCSV(ctx, &written, f, nil); err != nil {
+	if err := fx.ledger.Export(ctx, &written, f, billing.FormatCSV, nil); err != nil {
 		b.Fatal(err)
 	}
 	took := time.Since(began)

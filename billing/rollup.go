@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 )
@@ -32,6 +34,7 @@ var groupKeys = map[string]string{
 	"model": `model`,
 	"kind":  `kind`,
 	"mode":  `mode`,
+	"":      `'total'`, // one group: an export's manifest
 }
 
 // summarySQL sums the rollups' whole buckets inside the range and the
@@ -84,10 +87,19 @@ func wholeBuckets(from, to time.Time, loc *time.Location, byDay bool) (time.Time
 // at the edges. The total is the exact sum of the groups the same
 // statement returned.
 func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summary, error) {
-	key, ok := groupKeys[groupBy]
-	if !ok {
+	if _, ok := groupKeys[groupBy]; !ok || groupBy == "" {
 		return Summary{}, apierr.New(apierr.InvalidRequest, "group_by must be day, user, model, kind or mode.")
 	}
+	return summarize(ctx, l.pool, f, groupBy)
+}
+
+// rowQuerier is a pool or a transaction (an export sums in its snapshot).
+type rowQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func summarize(ctx context.Context, q rowQuerier, f Filter, groupBy string) (Summary, error) {
+	key := groupKeys[groupBy]
 	loc := f.zone()
 	lo, hi, _ := wholeBuckets(f.From, f.To, loc, groupBy == "day")
 	dims, dimArgs := f.dims(5)
@@ -96,7 +108,7 @@ func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summa
 		args = append(args, loc.String())
 		key = fmt.Sprintf(key, fmt.Sprintf("$%d::text", len(args)))
 	}
-	rows, err := l.pool.Query(ctx, fmt.Sprintf(summarySQL, key, dims), args...)
+	rows, err := q.Query(ctx, fmt.Sprintf(summarySQL, key, dims), args...)
 	if err != nil {
 		return Summary{}, database.Error("billing: summarize", err)
 	}

@@ -23,6 +23,7 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 	fs := newFlags("costs export", "Writes the cost records created in [from, to) as RFC 4180 CSV (the columns of GET /v1/admin/costs.csv), streamed from VOXGATE_DATABASE_URL.", stderr)
 	from := fs.String("from", "", "first day or instant included (2026-11-01 or RFC 3339)")
 	to := fs.String("to", "", "first day or instant excluded")
+	format := fs.String("format", billing.FormatCSV, "csv, or jsonl (one record per line, then a manifest line)")
 	out := fs.String("out", "", "file to write (default: standard output); written whole or not at all")
 	user := fs.String("user", "", "only this user's records")
 	kind := fs.String("kind", "", "only records of this kind: voice, chat, completion or attempt")
@@ -32,6 +33,9 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 	cfg, err := loadConfig(fs, args[1:], getenv)
 	if err != nil {
 		return err
+	}
+	if *format != billing.FormatCSV && *format != billing.FormatJSONL {
+		return fmt.Errorf("costs export: --format must be csv or jsonl, not %q", *format)
 	}
 	f, err := billing.ParseFilter(billing.FilterText{From: *from, To: *to, TZ: *tz, UserID: *user, Kind: *kind, Mode: *mode, Model: *model}, time.Now())
 	if err != nil {
@@ -51,16 +55,16 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if *out == "" {
-		return ledger.ExportCSV(ctx, stdout, f, nil)
+		return ledger.Export(ctx, stdout, f, *format, nil)
 	}
 	// Write beside the target and rename, so an interrupted export never
 	// leaves a file that looks whole.
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".voxgate-costs-*.csv")
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".voxgate-costs-*."+*format)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := ledger.ExportCSV(ctx, tmp, f, nil); err != nil {
+	if err := ledger.Export(ctx, tmp, f, *format, nil); err != nil {
 		tmp.Close()
 		return err
 	}
