@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
 )
 
 // In every zone, a range's days each equal the records whose local time
@@ -168,4 +169,24 @@ func TestRollupsFollowTheRecords(t *testing.T) {
 	if whole.Total.Records != 2 || whole.Total.CostMicros.String() != want.String() {
 		t.Fatalf("summary %d records, %s; want 2, %s", whole.Total.Records, whole.Total.CostMicros, want)
 	}
+}
+
+// FuzzParseZone: tz is untrusted; it is a zone or a 400, never a panic,
+// and never the server's own zone.
+func FuzzParseZone(f *testing.F) {
+	for _, s := range []string{"UTC", "Asia/Kolkata", "Local", "../etc/passwd", "", "Europe/Berlin\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		loc, err := billing.ParseZone(name)
+		if err != nil {
+			if apierr.CodeOf(err) != apierr.InvalidRequest {
+				t.Fatalf("code %s", apierr.CodeOf(err))
+			}
+			return
+		}
+		if loc == time.Local && name != "UTC" && name != "" {
+			t.Fatalf("%q gave the server's zone", name)
+		}
+	})
 }

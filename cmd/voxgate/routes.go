@@ -60,6 +60,7 @@ func routes(m *Main) []server.Route {
 		{Pattern: "GET /v1/admin/costs.csv", Handler: s.Finance(fin.HandleCSV), Stream: true},
 		{Pattern: "GET /v1/admin/costs.jsonl", Handler: s.Finance(fin.HandleJSONL), Stream: true},
 		{Pattern: "GET /v1/admin/costs/manifest", Handler: s.Finance(fin.HandleManifest)},
+		{Pattern: "POST /v1/admin/costs/reprice", Handler: s.Finance(fin.HandleReprice)},
 	}
 	if m.Config.Server.MetricsAddr == "" {
 		// With a metrics listener of its own, the public one does not serve
