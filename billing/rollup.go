@@ -45,8 +45,8 @@ var groupKeys = map[string]string{
 // MaxCount, so they stay far inside int64, and a row breaking the bound
 // would fail the statement, never wrap.
 const summarySQL = `WITH src AS (
-	SELECT bucket AS at, user_id, kind, mode, model, records, unpriced, cost_micros, duration_ms, tokens_in, tokens_out
-	FROM usage_rollups WHERE bucket >= $1 AND bucket < $2 AND %[2]s
+	SELECT bucket AS at, %[3]s AS user_id, kind, mode, model, records, unpriced, cost_micros, duration_ms, tokens_in, tokens_out
+	FROM %[4]s WHERE bucket >= $1 AND bucket < $2 AND %[2]s
 	UNION ALL
 	SELECT created_at, user_id, kind, mode, model, 1, (cost_micros IS NULL)::int, coalesce(cost_micros, 0)::numeric,
 		duration_ms::numeric, (text_in + audio_in + image_in + transcription_text_in + transcription_audio_in)::numeric,
@@ -108,7 +108,13 @@ func summarize(ctx context.Context, q rowQuerier, f Filter, groupBy string) (Sum
 		args = append(args, loc.String())
 		key = fmt.Sprintf(key, fmt.Sprintf("$%d::text", len(args)))
 	}
-	rows, err := q.Query(ctx, fmt.Sprintf(summarySQL, key, dims), args...)
+	// Only a summary that names users reads the per-user rollups, which
+	// hold nearly a row per record when users are many.
+	userCol, table := "''", "usage_rollups"
+	if groupBy == "user" || f.UserID != "" {
+		userCol, table = "user_id", "usage_user_rollups"
+	}
+	rows, err := q.Query(ctx, fmt.Sprintf(summarySQL, key, dims, userCol, table), args...)
 	if err != nil {
 		return Summary{}, database.Error("billing: summarize", err)
 	}

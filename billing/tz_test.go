@@ -151,14 +151,16 @@ func TestRollupsFollowTheRecords(t *testing.T) {
 	if _, err := fx.pool.Exec(ctx, `DELETE FROM usage_records WHERE session_id = 'vs_gone'`); err != nil {
 		t.Fatal(err)
 	}
-	var records int64
-	var cost string
-	if err := fx.pool.QueryRow(ctx, `SELECT sum(records)::bigint, sum(cost_micros)::text FROM usage_rollups`).Scan(&records, &cost); err != nil {
-		t.Fatal(err)
-	}
 	want := new(big.Int).SetInt64(*first.CostMicros + *attached.CostMicros)
-	if records != 2 || cost != want.String() {
-		t.Fatalf("rollups hold %d records, %s micro-USD; want 2, %s", records, cost, want)
+	for _, table := range []string{"usage_rollups", "usage_user_rollups"} {
+		var records int64
+		var cost string
+		if err := fx.pool.QueryRow(ctx, `SELECT sum(records)::bigint, sum(cost_micros)::text FROM `+table).Scan(&records, &cost); err != nil {
+			t.Fatal(err)
+		}
+		if records != 2 || cost != want.String() {
+			t.Fatalf("%s hold %d records, %s micro-USD; want 2, %s", table, records, cost, want)
+		}
 	}
 	// Whole buckets (rollups) and a range whose edges cut every bucket.
 	now := time.Now()
