@@ -61,6 +61,7 @@ func routes(m *Main) []server.Route {
 		{Pattern: "GET /v1/admin/costs.jsonl", Handler: s.Finance(fin.HandleJSONL), Stream: true},
 		{Pattern: "GET /v1/admin/costs/manifest", Handler: s.Finance(fin.HandleManifest)},
 		{Pattern: "POST /v1/admin/costs/reprice", Handler: s.Finance(fin.HandleReprice)},
+		{Pattern: "GET /v1/admin/costs/reconcile", Handler: s.Finance(fin.HandleReconcile(providerUsage(m.Config, m.Getenv)))},
 	}
 	if m.Config.Server.MetricsAddr == "" {
 		// With a metrics listener of its own, the public one does not serve
