@@ -70,7 +70,7 @@ const DefaultThreshold = 1000
 const reconcileSQL = `SELECT to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS d, model,
 	sum(tokens_in + tokens_out)::bigint, sum(cost_micros)::bigint
 	FROM usage_rollups WHERE bucket >= $1 AND bucket < $2 AND kind IN ('chat', 'completion', 'attempt')
-	GROUP BY d, model`
+	GROUP BY d, model HAVING sum(records) <> 0`
 
 // Reconcile compares the ledger with the provider's figures by UTC day and
 // model over [from, to), which must be whole UTC days: the provider's
