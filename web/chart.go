@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"math/big"
 	"net/http"
@@ -137,7 +138,7 @@ func RenderChart(w *bytes.Buffer, days []Day) error {
 		x := chartLeft + i*slot
 		title := d.Key + ": " + Dollars(d.CostMicros)
 		if d.Unpriced > 0 {
-			title += " (+ unpriced records)"
+			title += fmt.Sprintf(", and %d unpriced", d.Unpriced)
 		}
 		bars = append(bars, bar{X: x + 1, Y: base - h, W: max1(slot - 2), H: h, Key: d.Key, Title: title,
 			LabelX: x, LabelY: base + 18, ShowLabel: i%every == 0})
