@@ -44,6 +44,15 @@
     try { await fn(); } catch (e) { vg.state(stateEl, e.message, 'error'); }
   }
 
+  // money is a group's cost cell: a group of unpriced records only is
+  // "unpriced", never $0.
+  function money(tr, g) {
+    const none = g.records !== '0' && g.records === g.unpriced;
+    const td = vg.el('td', none ? 'unpriced' : vg.usd(g.cost_micros), none ? 'n unpriced' : 'n');
+    tr.appendChild(td);
+    return td;
+  }
+
   async function summary(group) {
     const tbl = $('sum-' + group), st = $('sum-' + group + '-state');
     tbl.replaceChildren();
@@ -55,11 +64,11 @@
       const body = tbl.createTBody();
       for (const g of s.groups) {
         const tr = body.insertRow();
-        cell(tr, g.key); cell(tr, g.records, 'n'); cell(tr, g.unpriced, 'n'); cell(tr, vg.usd(g.cost_micros), 'n');
+        cell(tr, g.key); cell(tr, g.records, 'n'); cell(tr, g.unpriced, 'n'); money(tr, g);
       }
       const tr = body.insertRow(); tr.className = 'total';
       cell(tr, 'total'); cell(tr, s.total.records, 'n'); cell(tr, s.total.unpriced, 'n');
-      const c = vg.el('td', vg.usd(s.total.cost_micros), 'n'); c.id = 'total-' + group; tr.appendChild(c);
+      money(tr, s.total).id = 'total-' + group;
       vg.state(st, s.groups.length ? '' : 'No records in this range.');
     });
   }
@@ -133,6 +142,7 @@
     vg.state($('filter-state'), '');
     if (!vg.token()) { vg.state($('filter-state'), 'Paste a token with the finance or admin role to begin.'); return; }
     cursors = ['']; pageNo = 0;
+    $('detail').replaceChildren(); vg.state($('detail-state'), 'Pick a record to see its detail.');
     chart(); summary('day'); summary('user'); summary('model'); records();
   }
 

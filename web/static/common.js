@@ -5,11 +5,15 @@ const vg = (() => {
   const KEY = 'voxgate.token';
   // A token offered in the URL's fragment (voxgate dev prints such links)
   // is kept for this tab and removed from the address bar.
-  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (m) {
+  function fromHash() {
+    const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+    if (!m) return false;
     sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
     history.replaceState(null, '', location.pathname + location.search);
+    return true;
   }
+  fromHash();
+  addEventListener('hashchange', () => { if (fromHash()) document.dispatchEvent(new Event('vg:token')); });
   const token = () => sessionStorage.getItem(KEY) || '';
 
   // JSON numbers become their exact source text: sums of micro-dollars may
