@@ -18,6 +18,9 @@ import (
 // confirmation, and allowing it completes the call.
 func TestDemoChatInChromium(t *testing.T) {
 	t.Parallel()
+	if !inLoopbackNamespace(t) {
+		return
+	}
 	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
 	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
 		c.Demo.Enabled = true
