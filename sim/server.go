@@ -38,6 +38,7 @@ type Server struct {
 	rt       *realtimeState
 	clock    func() time.Time
 	stats    *statsBook
+	org      *orgBook
 	mux      *http.ServeMux
 	log      *slog.Logger
 	maxBody  int64
@@ -76,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 		chat:    newChatState(cfg.Models, cfg.Chat),
 		faults:  newInjector(kinds, cfg.Seed),
 		stats:   newStatsBook(endpoints),
+		org:     newOrgBook(),
 		rt:      rt,
 		clock:   cfg.Now,
 		log:     cfg.Logger,
@@ -107,6 +109,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST "+EndpointRealtimeHangup, s.endpoint(EndpointRealtimeHangup, s.hangup))
 	mux.Handle("GET "+EndpointRealtime, s.endpoint(EndpointRealtime, s.realtimeSocket))
 	mux.Handle("GET "+EndpointModels, s.endpoint(EndpointModels, s.listModels))
+	mux.Handle("GET "+EndpointOrgUsageCompletions, s.endpoint(EndpointOrgUsageCompletions, s.orgUsageCompletions))
+	mux.Handle("GET "+EndpointOrgCosts, s.endpoint(EndpointOrgCosts, s.orgCosts))
 	mux.Handle(geminiRoute, s.gemini())
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
 

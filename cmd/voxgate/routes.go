@@ -66,8 +66,13 @@ func routes(m *Main) []server.Route {
 		// Finance (DESIGN §10): roles admin and finance. The CSV streams a
 		// whole range, so it bounds its own work.
 		{Pattern: "GET /v1/admin/sessions", Handler: s.Finance(fin.HandleSessions)},
+		{Pattern: "GET /v1/admin/sessions/{id}", Handler: s.Finance(fin.HandleDetail)},
 		{Pattern: "GET /v1/admin/costs/summary", Handler: s.Finance(fin.HandleSummary)},
 		{Pattern: "GET /v1/admin/costs.csv", Handler: s.Finance(fin.HandleCSV), Stream: true},
+		{Pattern: "GET /v1/admin/costs.jsonl", Handler: s.Finance(fin.HandleJSONL), Stream: true},
+		{Pattern: "GET /v1/admin/costs/manifest", Handler: s.Finance(fin.HandleManifest)},
+		{Pattern: "POST /v1/admin/costs/reprice", Handler: s.Finance(fin.HandleReprice)},
+		{Pattern: "GET /v1/admin/costs/reconcile", Handler: s.Finance(fin.HandleReconcile(providerUsage(m.Config, m.Getenv)))},
 	}
 	if m.Config.Server.MetricsAddr == "" {
 		// With a metrics listener of its own, the public one does not serve
