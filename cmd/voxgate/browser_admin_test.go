@@ -28,11 +28,11 @@ func seedLedger(t *testing.T, m *Main, n int) {
 	ctx := context.Background()
 	users := []string{"alice", "bob", evilUser}
 	for i := range n {
-		r := billing.Record{UserID: users[i%3], SessionID: fmt.Sprintf("s-%03d", i), Kind: "voice", Provider: "openai",
+		r := billing.Record{UserID: users[i%3], SessionID: fmt.Sprintf("s-%03d", i), Kind: "voice", Mode: "sideband", Provider: "openai",
 			Model: "gpt-realtime-2.1", DurationMS: int64(1000 + i*37), UsageSource: "server_observed",
 			Usage: billing.Usage{TextIn: int64(100 + i), TextOut: int64(50 + i), AudioIn: int64(1000 * i), AudioOut: int64(777 * i)}}
 		if i%2 == 1 {
-			r.Kind, r.Model, r.TurnID, r.UsageSource = "chat", "gpt-6-luna", "t1", "provider_reported"
+			r.Kind, r.Mode, r.Model, r.TurnID, r.UsageSource = "chat", "", "gpt-6-luna", "t1", "provider_reported"
 			r.Usage = billing.Usage{TextIn: int64(1000 + 13*i), TextCachedIn: int64(i), TextOut: int64(300 + i)}
 		}
 		if i%7 == 0 {
@@ -87,9 +87,9 @@ func TestAdminPageInChromium(t *testing.T) {
 	b.waitJS(t, "the first page of records", `document.querySelectorAll('#records tbody tr').length === 50`)
 
 	// The summary totals are the API's, for the same range the page asked.
-	from := evalJS[string](t, b, `new Date(document.getElementById('f-from').value + 'T00:00:00Z').toISOString()`)
-	to := evalJS[string](t, b, `new Date(Date.parse(document.getElementById('f-to').value + 'T00:00:00Z') + 864e5).toISOString()`)
-	q := url.Values{"from": {from}, "to": {to}}
+	from := evalJS[string](t, b, `document.getElementById('f-from').value`)
+	to := evalJS[string](t, b, `new Date(Date.parse(document.getElementById('f-to').value + 'T00:00:00Z') + 864e5).toISOString().slice(0, 10)`)
+	q := url.Values{"from": {from}, "to": {to}, "tz": {"UTC"}}
 	want, days := apiTotal(t, base, admin, q.Encode()+"&group_by=day")
 	if days != 5 {
 		t.Fatalf("seeded records fall on %d days, want 5", days)
@@ -121,9 +121,12 @@ func TestAdminPageInChromium(t *testing.T) {
 		t.Errorf("markup user id: %d cells show it as text, %d img elements, script ran: %v", evil.Cells, evil.Imgs, evil.XSS)
 	}
 
-	// A record's detail.
-	b.run(t, chromedp.Click(chromedp.CSS(`#records tbody tr:nth-child(3)`)))
-	b.waitJS(t, "the record's detail", `document.querySelectorAll('#detail dt').length > 5`)
+	// A priced record's detail: its cost lines add up to its cost.
+	b.run(t, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#records tbody tr')].find(tr => tr.cells[16].textContent !== 'unpriced').click()`))
+	b.waitJS(t, "the record's detail", `!!document.getElementById('lines-total')`)
+	if got := evalJS[[]string](t, b, `[document.getElementById('lines-total').textContent, document.querySelector('#records tr.sel').cells[16].textContent, String(document.querySelectorAll('#lines tbody tr').length)]`); got[0] != got[1] || got[2] < "3" {
+		t.Errorf("detail: lines total %q, the record's cost %q, %s rows; want equal, with lines", got[0], got[1], got[2])
+	}
 
 	// Paging: 60 records are 50 and 10.
 	b.run(t, chromedp.Click(chromedp.CSS(`#next`)))
@@ -132,13 +135,26 @@ func TestAdminPageInChromium(t *testing.T) {
 		t.Error("next page is offered past the last record")
 	}
 
-	// The CSV export carries the same filters and has every record.
-	b.run(t, chromedp.Click(chromedp.CSS(`#csv`)))
-	b.waitJS(t, "the CSV", `document.getElementById('export-state').textContent.startsWith('CSV ready')`)
-	size := evalJS[string](t, b, `document.getElementById('export-state').textContent`)
-	status, _, csv := call(t, "GET", base+"/v1/admin/costs.csv?"+q.Encode(), admin, nil)
-	if status != 200 || size != fmt.Sprintf("CSV ready (%d bytes).", len(csv)) || strings.Count(csv, "\r\n") != 61 {
-		t.Errorf("CSV: page says %q; the API gave %d, %d bytes, %d lines", size, status, len(csv), strings.Count(csv, "\r\n"))
+	// The CSV and JSONL exports carry the same filters, have every record,
+	// and their manifests match the summary.
+	wantMicros := evalJS[string](t, b, `document.getElementById('total-day').textContent`)
+	for _, ext := range []string{"csv", "jsonl"} {
+		b.run(t, chromedp.Click(chromedp.CSS(`#`+ext)))
+		b.waitJS(t, "the "+ext, `document.getElementById('manifest').dataset.ext === '`+ext+`' && document.getElementById('export-state').textContent.endsWith('ready.')`)
+		got := evalJS[struct {
+			Rows  string `json:"rows"`
+			Cost  string `json:"cost"`
+			Size  string `json:"size"`
+			Match bool   `json:"match"`
+		}](t, b, `(() => { const m = document.getElementById('manifest'); return {rows: m.dataset.rows, cost: m.dataset.cost, size: m.dataset.size, match: m.textContent.includes('(matches the summary)')}; })()`)
+		status, _, file := call(t, "GET", base+"/v1/admin/costs."+ext+"?"+q.Encode(), admin, nil)
+		lines := strings.Count(file, "\n")
+		if status != 200 || got.Rows != "60" || got.Size != fmt.Sprint(len(file)) || !got.Match || lines != 61 {
+			t.Errorf("%s: page shows %+v (summary %s); the API gave %d, %d bytes, %d lines", ext, got, wantMicros, status, len(file), lines)
+		}
+		if last := file[strings.LastIndex(strings.TrimSuffix(file, "\n"), "\n")+1:]; ext == "jsonl" && (!strings.HasPrefix(last, `{"manifest":{`) || !strings.Contains(last, `"rows":60`)) {
+			t.Errorf("jsonl: the last line is not the manifest: %s", last)
+		}
 	}
 
 	// A filter: bob's records only, and the totals follow.
@@ -147,6 +163,13 @@ func TestAdminPageInChromium(t *testing.T) {
 		return rows.length === 20 && rows.every(r => r.cells[2].textContent === 'bob'); })()`)
 	wantBob, _ := apiTotal(t, base, admin, q.Encode()+"&user_id=bob&group_by=model")
 	b.waitJS(t, "bob's total", `document.getElementById('total-model') && document.getElementById('total-model').textContent === `+jsString(wantBob))
+	// A zone's days: the page's totals are the API's in that zone.
+	b.run(t, chromedp.Navigate(base+"/admin?tz=Asia/Kolkata&mode=sideband"))
+	kq := url.Values{"from": {from}, "to": {to}, "tz": {"Asia/Kolkata"}, "mode": {"sideband"}}
+	wantK, daysK := apiTotal(t, base, admin, kq.Encode()+"&group_by=day")
+	b.waitJS(t, "the Kolkata totals", `document.getElementById('total-day') && document.getElementById('total-day').textContent === `+jsString(wantK)+
+		` && document.querySelectorAll('#sum-day tbody tr').length === `+fmt.Sprint(daysK+1)+
+		` && [...document.querySelectorAll('#records tbody tr')].every(r => r.cells[4].textContent === 'sideband')`)
 	b.screenshot(t, "admin.png")
 	b.noViolations(t)
 

@@ -6,30 +6,22 @@
   const PAGE = 50;
   let cursors = [''], pageNo = 0, query = null;
 
-  // offset is the zone's UTC offset in minutes at instant t (ms).
-  function offset(zone, t) {
-    const p = {};
-    for (const x of new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23',
-      year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
-      .formatToParts(new Date(t))) p[x.type] = +x.value;
-    return (Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(t / 1000) * 1000) / 60000;
-  }
-  // midnight is the instant the date (YYYY-MM-DD, plus days) starts in zone.
-  function midnight(date, zone, days) {
+  // nextDay is the date after date (YYYY-MM-DD), for the range's
+  // exclusive end: the API cuts days in the zone itself.
+  function nextDay(date) {
     const [y, m, d] = date.split('-').map(Number);
-    const wall = Date.UTC(y, m - 1, d + days);
-    let t = wall - offset(zone, wall) * 60000;
-    t = wall - offset(zone, t) * 60000; // across a DST change, once more
-    return new Date(t).toISOString();
+    return new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
   }
 
   // params reads the filter form into the API's query (without paging).
   function params() {
     const zone = $('f-tz').value.trim() || 'UTC';
-    try { offset(zone, Date.now()); } catch (_) { throw new Error('Unknown time zone: ' + zone); }
+    try { new Intl.DateTimeFormat('en', { timeZone: zone }); } catch (_) { throw new Error('Unknown time zone: ' + zone); }
+    if (!$('f-from').value || !$('f-to').value) throw new Error('Pick the first and last day.');
     const q = new URLSearchParams();
-    q.set('from', midnight($('f-from').value, zone, 0));
-    q.set('to', midnight($('f-to').value, zone, 1));
+    q.set('from', $('f-from').value);
+    q.set('to', nextDay($('f-to').value));
+    q.set('tz', zone);
     for (const [id, name] of [['f-user', 'user_id'], ['f-kind', 'kind'], ['f-mode', 'mode'], ['f-model', 'model']]) {
       const v = $(id).value.trim();
       if (v) q.set(name, v);
@@ -111,29 +103,53 @@
     });
   }
 
-  // detail shows the record the row came from; its fields are already on
-  // the page, so it costs no request.
-  function detail(tr, r) {
+  // detail shows one record with its cost lines, which add up to its cost.
+  async function detail(tr, r) {
     for (const x of $('records').querySelectorAll('tr.sel')) x.classList.remove('sel');
     tr.classList.add('sel');
-    const dl = $('detail');
-    dl.replaceChildren();
-    const add = (k, v) => { dl.appendChild(vg.el('dt', k)); dl.appendChild(vg.el('dd', v)); };
-    add('record', r.id); add('session', r.session_id); add('user', r.user_id); add('kind', r.kind);
-    add('provider', r.provider); add('model', r.model);
-    if (r.transcription_model) add('transcription model', r.transcription_model);
-    for (const [k, v] of Object.entries(r.tokens)) add(k.replaceAll('_', ' '), v);
-    add('duration', r.duration_ms + ' ms'); add('overrun', r.overrun_s + ' s');
-    add('cost', vg.usd(r.cost_micros)); add('usage source', r.usage_source); add('price version', r.price_version);
-    vg.state($('detail-state'), '');
+    const dl = $('detail'), lines = $('lines');
+    dl.replaceChildren(); lines.replaceChildren();
+    await panel($('detail-state'), 'Loading the record', async () => {
+      const d = vg.parse(await (await vg.call('GET', '/v1/admin/sessions/' + encodeURIComponent(r.id))).text());
+      const add = (k, v) => { dl.appendChild(vg.el('dt', k)); dl.appendChild(vg.el('dd', v)); };
+      add('record', d.id); add('when', d.created_at); add('session', d.session_id); add('user', d.user_id);
+      add('kind', d.kind); add('mode', d.mode || '—'); add('provider', d.provider); add('model', d.model);
+      if (d.transcription_model) add('transcription model', d.transcription_model);
+      add('duration', d.duration_ms + ' ms'); add('overrun', d.overrun_s + ' s');
+      add('usage source', d.usage_source); add('price version', d.price_version);
+      add('cost', vg.usd(d.cost_micros));
+      if (d.unpriced_reason) add('unpriced because', d.unpriced_reason);
+      const head = lines.createTHead().insertRow();
+      for (const h of ['model', 'class', 'tokens', 'price', 'per', 'amount (µ$)']) head.appendChild(vg.el('th', h));
+      const body = lines.createTBody();
+      for (const l of d.lines || []) {
+        const row = body.insertRow();
+        cell(row, l.model); cell(row, l.class); cell(row, l.tokens, 'n'); cell(row, vg.usd(l.price_micros_per_unit), 'n');
+        cell(row, l.unit); cell(row, l.amount_micros, 'n');
+      }
+      const rr = body.insertRow(); cell(rr, 'rounding'); cell(rr, ''); cell(rr, ''); cell(rr, ''); cell(rr, ''); cell(rr, d.rounding_micros, 'n');
+      const tot = body.insertRow(); tot.className = 'total';
+      cell(tot, 'total'); cell(tot, ''); cell(tot, ''); cell(tot, ''); cell(tot, '');
+      const c = vg.el('td', d.lines_total_micros === undefined ? '' : vg.usd(d.lines_total_micros), 'n'); c.id = 'lines-total'; tot.appendChild(c);
+      vg.state($('detail-state'), '');
+    });
   }
 
-  async function exportCSV() {
+  // exportFile saves the CSV or JSONL of the filters and shows its
+  // manifest (rows and cost, read with the rows), beside the summary's.
+  async function exportFile(ext, type) {
     await panel($('export-state'), 'Exporting', async () => {
-      const blob = await (await vg.call('GET', '/v1/admin/costs.csv?' + params(), undefined, 'text/csv')).blob();
-      const a = vg.el('a'); a.href = URL.createObjectURL(blob); a.download = 'voxgate-costs.csv';
+      const r = await vg.call('GET', '/v1/admin/costs.' + ext + '?' + params(), undefined, type);
+      const blob = await r.blob();
+      const a = vg.el('a'); a.href = URL.createObjectURL(blob); a.download = 'voxgate-costs.' + ext;
       document.body.appendChild(a); a.click(); a.remove();
-      vg.state($('export-state'), 'CSV ready (' + blob.size + ' bytes).');
+      const rows = r.headers.get('X-Voxgate-Rows'), cost = r.headers.get('X-Voxgate-Cost-Micros');
+      const total = $('total-day') ? $('total-day').textContent : '';
+      const m = $('manifest');
+      m.replaceChildren(vg.el('span', ext.toUpperCase() + ': ' + rows + ' rows, ' + vg.usd(cost) + ' priced, ' + blob.size + ' bytes'));
+      m.dataset.rows = rows; m.dataset.cost = cost; m.dataset.size = blob.size; m.dataset.ext = ext;
+      if (total) m.appendChild(vg.el('span', vg.usd(cost) === total ? ' (matches the summary)' : ' (differs from the summary: ' + total + ')', vg.usd(cost) === total ? 'ok' : 'err'));
+      vg.state($('export-state'), ext.toUpperCase() + ' ready.');
     });
   }
 
@@ -142,7 +158,7 @@
     vg.state($('filter-state'), '');
     if (!vg.token()) { vg.state($('filter-state'), 'Paste a token with the finance or admin role to begin.'); return; }
     cursors = ['']; pageNo = 0;
-    $('detail').replaceChildren(); vg.state($('detail-state'), 'Pick a record to see its detail.');
+    $('detail').replaceChildren(); $('lines').replaceChildren(); $('manifest').replaceChildren(); vg.state($('detail-state'), 'Pick a record to see its detail.');
     chart(); summary('day'); summary('user'); summary('model'); records();
   }
 
@@ -157,7 +173,8 @@
     $('filters').addEventListener('submit', (ev) => { ev.preventDefault(); refresh(); });
     $('next').addEventListener('click', () => { pageNo++; records(); });
     $('first').addEventListener('click', () => { pageNo = 0; records(); });
-    $('csv').addEventListener('click', exportCSV);
+    $('csv').addEventListener('click', () => exportFile('csv', 'text/csv'));
+    $('jsonl').addEventListener('click', () => exportFile('jsonl', 'application/jsonl'));
     document.addEventListener('vg:token', refresh);
     refresh();
   });
