@@ -14,8 +14,11 @@ import (
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/web"
 )
 
@@ -47,6 +50,10 @@ func seedLedger(t *testing.T, m *Main, n int) {
 		- (id % 5) * interval '1 day' + interval '12 hours' - id * interval '1 second'`); err != nil {
 		t.Fatal(err)
 	}
+	// A record's mode is its voice session's; these have no session row.
+	if _, err := m.Pool.Exec(ctx, `UPDATE usage_records SET mode = 'sideband' WHERE kind = 'voice'`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // apiTotal is the API's own summary total for query q, as dollars.
@@ -76,7 +83,10 @@ func TestAdminPageInChromium(t *testing.T) {
 	if !inLoopbackNamespace(t) {
 		return
 	}
-	m, _ := startMain(t, pgtest.URL(t), nil)
+	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
+	m, _ := startMain(t, pgtest.URL(t), func(c *config.Config) {
+		c.Secrets.OpenAIAPIKey, c.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
+	})
 	seedLedger(t, m, 60)
 	admin := mint(t, "finance-lead", "finance", "")
 	b := newBrowser(t)
@@ -163,13 +173,45 @@ func TestAdminPageInChromium(t *testing.T) {
 		return rows.length === 20 && rows.every(r => r.cells[2].textContent === 'bob'); })()`)
 	wantBob, _ := apiTotal(t, base, admin, q.Encode()+"&user_id=bob&group_by=model")
 	b.waitJS(t, "bob's total", `document.getElementById('total-model') && document.getElementById('total-model').textContent === `+jsString(wantBob))
+	// Reconciliation: the simulator billed none of the seeded records, so
+	// each day the ledger priced is red, as the API says.
+	b.run(t, chromedp.Click(chromedp.CSS(`#reconcile-form button`)))
+	b.waitJS(t, "the reconciliation", `document.querySelectorAll('#reconcile tbody tr').length > 0`)
+	status, _, rec := call(t, "GET", base+"/v1/admin/costs/reconcile?from="+from+"&to="+to+"&threshold_micros=1000", admin, nil)
+	var api struct {
+		RedDays int `json:"red_days"`
+		Days    []struct {
+			Models []struct {
+				Red bool `json:"red"`
+			} `json:"models"`
+		} `json:"days"`
+	}
+	if err := json.Unmarshal([]byte(rec), &api); status != 200 || err != nil || api.RedDays == 0 {
+		t.Fatalf("reconcile: %d %s", status, rec)
+	}
+	redRows := 0
+	for _, d := range api.Days {
+		for _, x := range d.Models {
+			if x.Red {
+				redRows++
+			}
+		}
+	}
+	if got := evalJS[int](t, b, `document.querySelectorAll('#reconcile tbody tr.red').length`); got != redRows ||
+		!strings.HasPrefix(evalJS[string](t, b, `document.getElementById('reconcile-state').textContent`), fmt.Sprintf("%d red day", api.RedDays)) {
+		t.Errorf("reconcile: the page shows %d red rows, the API %d (%d red days)", got, redRows, api.RedDays)
+	}
+
 	// A zone's days: the page's totals are the API's in that zone.
 	b.run(t, chromedp.Navigate(base+"/admin?tz=Asia/Kolkata&mode=sideband"))
 	kq := url.Values{"from": {from}, "to": {to}, "tz": {"Asia/Kolkata"}, "mode": {"sideband"}}
 	wantK, daysK := apiTotal(t, base, admin, kq.Encode()+"&group_by=day")
 	b.waitJS(t, "the Kolkata totals", `document.getElementById('total-day') && document.getElementById('total-day').textContent === `+jsString(wantK)+
 		` && document.querySelectorAll('#sum-day tbody tr').length === `+fmt.Sprint(daysK+1)+
-		` && [...document.querySelectorAll('#records tbody tr')].every(r => r.cells[4].textContent === 'sideband')`)
+		` && document.querySelectorAll('#records tbody tr').length === 30 && [...document.querySelectorAll('#records tbody tr')].every(r => r.cells[4].textContent === 'sideband')`)
+	if daysK < 2 {
+		t.Errorf("Kolkata: %d days, want the seeded records' days", daysK)
+	}
 	b.screenshot(t, "admin.png")
 	b.noViolations(t)
 

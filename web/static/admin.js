@@ -153,6 +153,31 @@
     });
   }
 
+  // reconcile compares the provider's own usage and costs with the ledger
+  // by day (in the page's zone) and model; a day past the threshold is red.
+  async function reconcile() {
+    const tbl = $('reconcile');
+    tbl.replaceChildren();
+    await panel($('reconcile-state'), 'Asking the provider', async () => {
+      const p = params(), q = new URLSearchParams();
+      for (const k of ['from', 'to']) q.set(k, p.get(k)); // the provider's days are UTC days
+      q.set('threshold_micros', $('threshold').value || '0');
+      const r = vg.parse(await (await vg.call('GET', '/v1/admin/costs/reconcile?' + q)).text());
+      const head = tbl.createTHead().insertRow();
+      for (const h of ['day', 'model', 'ledger tokens', 'provider tokens', 'difference', 'ledger cost', 'provider cost', 'difference', 'coverage'])
+        head.appendChild(vg.el('th', h));
+      const body = tbl.createTBody();
+      for (const d of r.days) for (const x of d.models) {
+        const tr = body.insertRow();
+        if (x.red) tr.className = 'red';
+        cell(tr, d.date); cell(tr, x.model); cell(tr, d.ledger_tokens, 'n'); cell(tr, d.provider_tokens, 'n'); cell(tr, d.token_diff, 'n');
+        cell(tr, vg.usd(d.ledger_cost_micros), 'n'); cell(tr, vg.usd(d.provider_cost_micros), 'n'); cell(tr, vg.usd(d.cost_diff_micros), 'n'); cell(tr, d.coverage, 'n');
+      }
+      const red = Number(r.red_days);
+      vg.state($('reconcile-state'), !r.days.length ? 'Nothing to compare in this range.' : red ? red + ' red day(s): the ledger and the provider differ by more than the threshold.' : 'Every day is within the threshold.', red ? 'error' : '');
+    });
+  }
+
   function refresh() {
     try { params(); } catch (e) { vg.state($('filter-state'), e.message, 'error'); return; }
     vg.state($('filter-state'), '');
@@ -173,6 +198,7 @@
     $('filters').addEventListener('submit', (ev) => { ev.preventDefault(); refresh(); });
     $('next').addEventListener('click', () => { pageNo++; records(); });
     $('first').addEventListener('click', () => { pageNo = 0; records(); });
+    $('reconcile-form').addEventListener('submit', (ev) => { ev.preventDefault(); reconcile(); });
     $('csv').addEventListener('click', () => exportFile('csv', 'text/csv'));
     $('jsonl').addEventListener('click', () => exportFile('jsonl', 'application/jsonl'));
     document.addEventListener('vg:token', refresh);
