@@ -62,6 +62,15 @@ func (c *call) handle(ctx context.Context, data []byte) {
 			c.observe(ev.Response.Usage, false)
 			c.responseDone(ctx, arrived, ev.Response.ID, ev.Response.Status)
 		}
+	case "response.output_audio_transcript.done", "response.audio_transcript.done":
+		// What the model said, once a part is whole (the second name is
+		// the beta API's).
+		var ev struct {
+			Transcript string `json:"transcript"`
+		}
+		if json.Unmarshal(data, &ev) == nil && ev.Transcript != "" {
+			c.screenTranscript(ctx, ev.Transcript)
+		}
 	case "conversation.item.input_audio_transcription.completed":
 		var ev struct {
 			Usage json.RawMessage `json:"usage"`

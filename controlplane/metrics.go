@@ -22,6 +22,8 @@ type metrics struct {
 	roundTrip prometheus.Histogram
 	hangups   *prometheus.CounterVec
 	notices   prometheus.Counter
+	// transcriptFlags counts spoken answers flagged after the fact.
+	transcriptFlags *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error) {
@@ -43,6 +45,10 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error)
 			Help:    "Time to mint a session's client secret at the provider.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
+		transcriptFlags: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "transcript_flags_total",
+			Help: "Spoken answers whose transcript the safety detectors flagged, by flag (medical_claim, pii_leak).",
+		}, []string{"flag"}),
 		held: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_sessions_held",
 			Help: "Sideband sessions whose call this replica holds now.",
@@ -72,7 +78,7 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error)
 	active := activeSessions{pool: pool, desc: prometheus.NewDesc("voxgate_voice_active_sessions",
 		"Voice sessions open now, across every replica (read from the database at each scrape).", nil, nil)}
 	for _, c := range []prometheus.Collector{m.started, m.ended, m.toolCalls, m.mint, active,
-		m.held, m.adoptions, m.reasserts, m.roundTrip, m.hangups, m.notices} {
+		m.held, m.adoptions, m.reasserts, m.roundTrip, m.hangups, m.notices, m.transcriptFlags} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("controlplane: metrics: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/page"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // Session is a voice session as the API shows it, with its cost record once
@@ -34,6 +35,9 @@ type Session struct {
 	DurationMS    *int64          `json:"duration_ms"`
 	ChargedS      *int64          `json:"charged_s"`
 	Cost          *billing.Record `json:"cost"`
+	// SafetyFlags are what the detectors found in the spoken answers,
+	// after the fact (transcript.go).
+	SafetyFlags []safety.Flag `json:"safety_flags"`
 
 	provider, transcriptionModel string
 	// observed is the usage the gateway read off a sideband call so far;
@@ -46,18 +50,21 @@ type Session struct {
 func (s Session) Active() bool { return s.EndedAt == nil }
 
 const sessionColumns = `id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id,
-	max_duration_s, started_at, expires_at, ended_at, end_reason, duration_ms, charged_s, observed, call_id`
+	max_duration_s, started_at, expires_at, ended_at, end_reason, duration_ms, charged_s, observed, call_id, safety_flags`
 
 // scanSession reads sessionColumns, then any extra columns into extra.
 func scanSession(row pgx.Row, extra ...any) (Session, error) {
 	var s Session
-	var observed []byte
+	var observed, flags []byte
 	err := row.Scan(append([]any{&s.ID, &s.UserID, &s.Mode, &s.Plan, &s.provider, &s.Model, &s.Voice, &s.Language,
 		&s.transcriptionModel, &s.ChatSessionID, &s.MaxDurationS, &s.StartedAt, &s.ExpiresAt, &s.EndedAt,
-		&s.EndReason, &s.DurationMS, &s.ChargedS, &observed, &s.callID}, extra...)...)
+		&s.EndReason, &s.DurationMS, &s.ChargedS, &observed, &s.callID, &flags}, extra...)...)
 	if err == nil && observed != nil {
 		s.observed = new(ReportedUsage)
 		err = json.Unmarshal(observed, s.observed)
+	}
+	if err == nil {
+		err = json.Unmarshal(flags, &s.SafetyFlags)
 	}
 	return s, err
 }

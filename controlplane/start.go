@@ -198,12 +198,12 @@ func toolInfos(ts []*tools.Tool) []ToolInfo {
 // profile fields for the instructions. A context tool that fails or times
 // out is logged and the session goes on without it.
 func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) string {
-	block, _, err := s.tools.ContextProfile(ctx, tools.Call{
+	prof, err := s.tools.ContextProfile(ctx, tools.Call{
 		SessionID: sessionID, SessionKind: tools.KindVoice, CallID: "context",
 		Name: s.contextTool, Principal: p, Plan: plan,
 	})
 	if err != nil {
 		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.contextTool, "err", err)
 	}
-	return block
+	return prof.Block
 }

@@ -8,6 +8,15 @@
 //     call (calls.go);
 //   - the sideband: Attach and AttachRetry open the gateway's WebSocket on
 //     a live call, whose events Read and Send carry (sideband.go);
+//   - GPT-Live: CreateLive creates a live session for an app's offer with
+//     client delegation and explicit data-channel allowlists, AttachLive
+//     opens its sideband, whose typed events Next reads (the reflected
+//     audio skipped undecoded) and whose appends Think, Comment and
+//     Instruct send (live.go, livesideband.go);
+//   - the relay: Relay joins a phone's WebRTC peer and the gateway's own
+//     call to the provider, forwarding Opus RTP and the oai-events channel
+//     between them; Network holds the listeners and ICE settings every
+//     relayed call of a replica shares (relay*.go);
 //   - errors: every provider failure becomes the one error type through
 //     the shared classifier, retried only within the caller's deadline
 //     (errors.go).

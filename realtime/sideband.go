@@ -41,6 +41,24 @@ func (c *Client) Attach(ctx context.Context, callID string) (*Sideband, error) {
 	if !callIDRE.MatchString(callID) {
 		return nil, fmt.Errorf("realtime: call id %q", callID)
 	}
+	var conn *realtime.RealtimeConnection
+	err := c.dial(ctx, "attach to "+callID, ErrCallNotFound, func(ctx context.Context, hc *http.Client) (err error) {
+		conn, err = c.oai.Realtime.Connect(ctx,
+			realtime.RealtimeConnectionOptions{MaxMessageBytes: MaxEventBytes, MaxBufferedBytes: maxBufferedBytes, CloseTimeout: time.Second},
+			option.WithQuery("call_id", callID), option.WithHTTPClient(hc))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Sideband{conn: conn}, nil
+}
+
+// dial opens a sideband WebSocket through connect, under the client's
+// timeout, with an HTTP client that keeps a refused upgrade's status,
+// headers and body (openai-go reports only that the handshake failed). A
+// 404 is notFound; other refusals go through the one classifier.
+func (c *Client) dial(ctx context.Context, doing string, notFound error, connect func(context.Context, *http.Client) error) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	base := c.http.Transport
@@ -50,25 +68,23 @@ func (c *Client) Attach(ctx context.Context, callID string) (*Sideband, error) {
 	hs := &handshake{base: base}
 	client := *c.http
 	client.Transport = hs
-	conn, err := c.oai.Realtime.Connect(ctx,
-		realtime.RealtimeConnectionOptions{MaxMessageBytes: MaxEventBytes, MaxBufferedBytes: maxBufferedBytes, CloseTimeout: time.Second},
-		option.WithQuery("call_id", callID), option.WithHTTPClient(&client))
+	err := connect(ctx, &client)
 	if err == nil {
-		return &Sideband{conn: conn}, nil
+		return nil
 	}
 	status, header, body := hs.refusal()
 	switch {
 	case status == http.StatusNotFound:
-		return nil, ErrCallNotFound
+		return notFound
 	case status != 0:
 		var e struct {
 			Error struct{ Type, Code, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(body, &e) // a body that is not an error object classifies by status alone
-		cause := fmt.Errorf("realtime: attach to %s: status %d: %w", callID, status, err)
-		return nil, aierr.Refusal(status, e.Error.Type, e.Error.Code, e.Error.Message, header, time.Now()).APIError(cause)
+		cause := fmt.Errorf("realtime: %s: status %d: %w", doing, status, err)
+		return aierr.Refusal(status, e.Error.Type, e.Error.Code, e.Error.Message, header, time.Now()).APIError(cause)
 	}
-	return nil, normalize(ctx, "attach to "+callID, err)
+	return normalize(ctx, doing, err)
 }
 
 // handshake keeps the provider's answer to an upgrade it refused: openai-go
@@ -106,18 +122,25 @@ func (h *handshake) refusal() (int, http.Header, []byte) {
 // within: attaching right after a call is created has been seen to fail
 // that way. Other errors are not retried.
 func (c *Client) AttachRetry(ctx context.Context, callID string, within time.Duration) (*Sideband, error) {
+	return retryNotFound(ctx, within, ErrCallNotFound, func() (*Sideband, error) { return c.Attach(ctx, callID) })
+}
+
+// retryNotFound calls attach until it gives something other than notFound
+// or the next wait would end past within; the wait doubles from 50 ms to 1 s.
+func retryNotFound[T any](ctx context.Context, within time.Duration, notFound error, attach func() (T, error)) (T, error) {
 	deadline := time.Now().Add(within)
 	wait := 50 * time.Millisecond
 	for {
-		sb, err := c.Attach(ctx, callID)
-		if !errors.Is(err, ErrCallNotFound) || time.Now().Add(wait).After(deadline) {
+		sb, err := attach()
+		if !errors.Is(err, notFound) || time.Now().Add(wait).After(deadline) {
 			return sb, err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			var zero T
+			return zero, ctx.Err()
 		case <-t.C:
 		}
 		wait = min(wait*2, time.Second)

@@ -103,19 +103,18 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	c.sess = s.newRTSession(cfg, EndpointRealtimeCalls, c)
+	c.peer = c.newPeer()
 	now := time.Now()
 	c.sess.stats.update(func(st *CallStats) {
 		st.ID, st.SessionID, st.Model, st.Status, st.CreatedAt = c.id, cfg["id"].(string), model, "active", now
 	})
-	answer, err := c.answer(r.Context(), offer)
+	answer, err := c.peer.answer(r.Context(), s.rt.api, offer)
 	if err == nil && !s.rt.startCall(c) {
 		err = errUnavailable(1) // the simulator is shutting down
 	}
 	if err != nil {
 		c.once.Do(func() {}) // never started: nothing for end to stop
-		if c.pc != nil {
-			_ = c.pc.Close()
-		}
+		c.peer.close()
 		if apiErr, ok := err.(*APIError); ok {
 			return apiErr
 		}

@@ -39,6 +39,9 @@ type Config struct {
 	Chat Chat `yaml:"chat" json:"chat"`
 	// Realtime configures the Realtime endpoints (voice turns, audio).
 	Realtime Realtime `yaml:"realtime" json:"realtime"`
+	// Live configures GPT-Live (/v1/live/sessions): turns, delegations and
+	// the session clock.
+	Live Live `yaml:"live" json:"live"`
 	// WebRTC, when set, replaces the ICE settings of the simulator's peers.
 	// Nil means LoopbackSettingEngine: the simulator is a test tool.
 	WebRTC *webrtc.SettingEngine `yaml:"-" json:"-"`
@@ -137,6 +140,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.Realtime.validate(); err != nil {
 		return fmt.Errorf("realtime: %w", err)
+	}
+	if err := c.Live.validate(); err != nil {
+		return fmt.Errorf("live: %w", err)
 	}
 	for i := range c.Faults {
 		if err := c.Faults[i].validate(); err != nil {

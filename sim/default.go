@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -94,6 +95,9 @@ func synonyms(word string) []string {
 // their synonyms) and the tool's name (weight 3) and description (weight 1).
 // Ties go to the first tool offered.
 func bestTool(tools []chatTool, message string) (*chatTool, int) {
+	// Markup a gateway wraps the user's text in ("<user_message>") is not
+	// what the user asked for: a model reads the text inside it.
+	message = markupTag.ReplaceAllString(message, " ")
 	want := map[string]bool{}
 	for _, w := range words(message) {
 		want[w] = true
@@ -121,6 +125,9 @@ func bestTool(tools []chatTool, message string) (*chatTool, int) {
 	}
 	return best, bestScore
 }
+
+// markupTag is an XML-like tag such as <user_message> or </user_message>.
+var markupTag = regexp.MustCompile(`</?[A-Za-z_][A-Za-z0-9_-]*>`)
 
 // words splits text into lower-case words, splitting identifiers on '_',
 // '-' and camelCase, with a crude plural strip ("recipes" -> "recipe").

@@ -17,6 +17,27 @@ import (
 // the caller creates.
 const DataChannelLabel = "oai-events"
 
+// mediaPeer is the simulator's side of one WebRTC connection: a pion peer
+// with an Opus track of its own. Realtime calls and Live sessions both sit
+// behind one; the hooks, set before answer, say what each does with the
+// caller's packets, its data channels and the connection's state.
+type mediaPeer struct {
+	pc    *webrtc.PeerConnection
+	track *webrtc.TrackLocalStaticRTP
+
+	// onPacket gets each RTP packet the caller sends (the buffer is reused).
+	onPacket func(raw []byte)
+	// onChannel gets each data channel the caller opens.
+	onChannel func(dc *webrtc.DataChannel)
+	// onState gets the connection's state changes, from a goroutine of its
+	// own: it may close the peer.
+	onState func(st webrtc.PeerConnectionState)
+
+	sendMu sync.Mutex // orders writes to track: seq and timestamp are ours
+	seq    uint16
+	ts     uint32
+}
+
 // call is one WebRTC call: a pion peer with an Opus track and the session
 // its oai-events channel and sideband sockets talk to.
 type call struct {
@@ -24,17 +45,12 @@ type call struct {
 	model string
 	rt    *realtimeState
 	sess  *rtSession
-	pc    *webrtc.PeerConnection
-	track *webrtc.TrackLocalStaticRTP
+	peer  *mediaPeer
 	echo  bool
 
 	// dropAfter comes from a datachannel_close fault drawn with the call:
 	// the oai-events channel closes after that many events; -1 is never.
 	dropAfter int
-
-	sendMu sync.Mutex // orders writes to track: seq and timestamp are ours
-	seq    uint16
-	ts     uint32
 
 	once  sync.Once
 	ended chan struct{}
@@ -45,12 +61,12 @@ var errNoAudio = errors.New("the offer has no audio media section")
 
 // answer builds the peer for an SDP offer and returns the SDP answer, with
 // every ICE candidate gathered (the API does not trickle).
-func (c *call) answer(ctx context.Context, offer string) (string, error) {
-	pc, err := c.rt.api.NewPeerConnection(webrtc.Configuration{})
+func (p *mediaPeer) answer(ctx context.Context, api *webrtc.API, offer string) (string, error) {
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		return "", fmt.Errorf("new peer: %w", err)
 	}
-	c.pc = pc
+	p.pc = pc
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
 		return "", err
 	}
@@ -61,19 +77,17 @@ func (c *call) answer(ctx context.Context, offer string) (string, error) {
 	if !hasAudio {
 		return "", errNoAudio
 	}
-	c.track, err = webrtc.NewTrackLocalStaticRTP(OpusCapability(), "audio", "voxgate-sim")
+	p.track, err = webrtc.NewTrackLocalStaticRTP(OpusCapability(), "audio", "voxgate-sim")
 	if err != nil {
 		return "", err
 	}
-	if _, err := pc.AddTrack(c.track); err != nil {
+	if _, err := pc.AddTrack(p.track); err != nil {
 		return "", err
 	}
-	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go c.readAudio(tr) })
-	pc.OnDataChannel(c.openEvents)
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go p.readAudio(tr) })
+	pc.OnDataChannel(p.onChannel)
 	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
-		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
-			go c.end("peer_" + st.String()) // end closes pc: not from pion's own callback
-		}
+		go p.onState(st) // the hook may close pc: not from pion's own callback
 	})
 	ans, err := pc.CreateAnswer(nil)
 	if err != nil {
@@ -93,32 +107,61 @@ func (c *call) answer(ctx context.Context, offer string) (string, error) {
 	return pc.LocalDescription().SDP, nil
 }
 
-// readAudio counts the caller's RTP packets (the session's "audio") and, in
-// echo mode, sends each one straight back.
-func (c *call) readAudio(tr *webrtc.TrackRemote) {
+// close closes the peer connection, if answer got as far as making one.
+func (p *mediaPeer) close() {
+	if p.pc != nil {
+		_ = p.pc.Close()
+	}
+}
+
+// readAudio hands each of the caller's RTP packets to onPacket.
+func (p *mediaPeer) readAudio(tr *webrtc.TrackRemote) {
 	buf := make([]byte, 1500)
-	var pkt rtp.Packet
 	for {
 		n, _, err := tr.Read(buf)
 		if err != nil {
 			return
 		}
-		c.sess.stats.packetsIn.Add(1)
-		c.sess.audioArrived()
-		if c.echo && pkt.Unmarshal(buf[:n]) == nil {
-			c.send(pkt.Payload)
-		}
+		p.onPacket(buf[:n])
 	}
 }
 
-// send writes one Opus frame with the call's own sequence and timestamp.
+// send writes one Opus frame with the peer's own sequence and timestamp;
+// it reports whether the frame went out.
+func (p *mediaPeer) send(payload []byte) bool {
+	p.sendMu.Lock()
+	defer p.sendMu.Unlock()
+	p.seq++
+	p.ts += opusTicksPerPkt
+	pkt := rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: p.seq, Timestamp: p.ts}, Payload: payload}
+	return p.track.WriteRTP(&pkt) == nil
+}
+
+// newPeer builds the call's peer: its packets are the session's "audio"
+// (echoed straight back in echo mode), its oai-events channel joins the
+// session, and a peer that fails or closes ends the call.
+func (c *call) newPeer() *mediaPeer {
+	var pkt rtp.Packet
+	return &mediaPeer{
+		onPacket: func(raw []byte) {
+			c.sess.stats.packetsIn.Add(1)
+			c.sess.audioArrived()
+			if c.echo && pkt.Unmarshal(raw) == nil {
+				c.send(pkt.Payload)
+			}
+		},
+		onChannel: c.openEvents,
+		onState: func(st webrtc.PeerConnectionState) {
+			if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
+				c.end("peer_" + st.String())
+			}
+		},
+	}
+}
+
+// send writes one Opus frame on the call's track.
 func (c *call) send(payload []byte) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	c.seq++
-	c.ts += opusTicksPerPkt
-	p := rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: c.seq, Timestamp: c.ts}, Payload: payload}
-	if c.track.WriteRTP(&p) == nil {
+	if c.peer.send(payload) {
 		c.sess.stats.packetsOut.Add(1)
 	}
 }
@@ -170,24 +213,42 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 	if dc.Label() != DataChannelLabel {
 		return
 	}
-	k := newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
-		func(int, string) { drain(dc); _ = dc.Close() }, func() { _ = dc.Close() })
+	k := dataChannelSink(dc)
 	k.dropAfter = c.dropAfter
-	// The caller may send as soon as its side is open, which can be before
-	// this side's OnOpen has joined the channel to the session: its first
-	// events wait for the join, or their answers would reach every
-	// transport but the one that asked.
+	wireEvents(dc, k, c.sess)
+}
+
+// eventSession is what an oai-events channel talks to: a Realtime or a
+// Live session.
+type eventSession interface {
+	join(k *sink) bool
+	submit(data []byte, from *sink) bool
+	leave(k *sink)
+	ended() <-chan struct{}
+}
+
+// wireEvents joins a data channel to its session once it opens. The caller
+// may send as soon as its side is open, which can be before this side's
+// OnOpen has joined the channel: its first events wait for the join, or
+// their answers would reach every transport but the one that asked.
+func wireEvents(dc *webrtc.DataChannel, k *sink, s eventSession) {
 	joined := make(chan struct{})
-	dc.OnOpen(func() { c.sess.join(k); close(joined) })
+	dc.OnOpen(func() { s.join(k); close(joined) })
 	dc.OnMessage(func(m webrtc.DataChannelMessage) {
 		select {
 		case <-joined:
-		case <-c.sess.ctx.Done():
+		case <-s.ended():
 			return
 		}
-		c.sess.submit(m.Data, k)
+		s.submit(m.Data, k)
 	})
-	dc.OnClose(func() { c.sess.leave(k) })
+	dc.OnClose(func() { s.leave(k) })
+}
+
+// dataChannelSink is the outgoing side of an oai-events channel.
+func dataChannelSink(dc *webrtc.DataChannel) *sink {
+	return newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
+		func(int, string) { drain(dc); _ = dc.Close() }, func() { _ = dc.Close() })
 }
 
 // drain waits, briefly, for the events a graceful end flushed to leave the
@@ -210,9 +271,7 @@ func (c *call) end(reason string) {
 		if !(strings.HasPrefix(reason, "peer_") && !c.rt.cfg.CloseSidebandWithPeer && c.rt.linger(c.sess)) {
 			c.sess.stop()
 		}
-		if c.pc != nil {
-			_ = c.pc.Close()
-		}
+		c.peer.close()
 		now := time.Now()
 		c.sess.stats.update(func(s *CallStats) { s.Status, s.EndReason, s.EndedAt = "ended", reason, &now })
 		c.rt.retire(c)

@@ -166,7 +166,7 @@ func kindOf(v any) string {
 		return "a string"
 	case bool:
 		return "a boolean"
-	case float64:
+	case float64, json.Number:
 		return "a number"
 	case []any:
 		return "an array"

@@ -93,6 +93,8 @@ func (ss *rtSession) leave(k *sink) {
 	}
 }
 
+func (ss *rtSession) ended() <-chan struct{} { return ss.ctx.Done() }
+
 // audioArrived is called by the RTP reader for every packet; it never blocks.
 func (ss *rtSession) audioArrived() {
 	select {

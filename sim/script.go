@@ -72,15 +72,14 @@ type compiledScript struct {
 }
 
 type compiledRule struct {
-	name     string
-	contains []string
-	matches  *regexp.Regexp
-	offered  []string
-	results  *bool
-	model    string
-	text     string
-	filler   int
-	calls    []toolCall // arguments already rendered to JSON text
+	name      string
+	text      textMatch
+	offered   []string
+	results   *bool
+	model     string
+	replyText string
+	filler    int
+	calls     []toolCall // arguments already rendered to JSON text
 }
 
 const defaultText = "Hi! I'm the voxgate simulator. Ask me to find a recipe, log a meal or suggest a workout."
@@ -102,16 +101,10 @@ func compileScript(s Script) (*compiledScript, error) {
 
 func compileRule(r Rule) (compiledRule, error) {
 	cr := compiledRule{name: r.Name, offered: r.When.ToolsOffered, results: r.When.ToolResults,
-		model: r.When.Model, text: r.Reply.Text, filler: r.Reply.TextTokens}
-	for _, c := range r.When.Contains {
-		cr.contains = append(cr.contains, strings.ToLower(c))
-	}
-	if r.When.Matches != "" {
-		re, err := regexp.Compile(r.When.Matches)
-		if err != nil {
-			return cr, fmt.Errorf("when.matches: %w", err)
-		}
-		cr.matches = re
+		model: r.When.Model, replyText: r.Reply.Text, filler: r.Reply.TextTokens}
+	var err error
+	if cr.text, err = compileTextMatch(r.When); err != nil {
+		return cr, err
 	}
 	if r.Reply.TextTokens < 0 {
 		return cr, errors.New("reply.text_tokens: must not be negative")
@@ -203,17 +196,7 @@ func (r *compiledRule) applies(req *chatRequest, t *turn) bool {
 			return false
 		}
 	}
-	if len(r.contains) > 0 {
-		lower := strings.ToLower(t.lastUser)
-		found := false
-		for _, c := range r.contains {
-			found = found || strings.Contains(lower, c)
-		}
-		if !found {
-			return false
-		}
-	}
-	if r.matches != nil && !r.matches.MatchString(t.lastUser) {
+	if !r.text.match(t.lastUser) {
 		return false
 	}
 	// A rule must not make the model disobey tool_choice.
@@ -234,7 +217,7 @@ func (r *compiledRule) applies(req *chatRequest, t *turn) bool {
 }
 
 func (r *compiledRule) reply(req *chatRequest, t *turn) reply {
-	text := r.text
+	text := r.replyText
 	if strings.Contains(text, "{{") {
 		text = strings.NewReplacer("{{last_user}}", t.lastUser,
 			"{{tool_names}}", strings.Join(t.toolNames, ", ")).Replace(text)
@@ -247,6 +230,44 @@ func (r *compiledRule) reply(req *chatRequest, t *turn) reply {
 		calls = calls[:1]
 	}
 	return reply{text: text, calls: calls}
+}
+
+// textMatch is the part of a When that reads what the user said: shared by
+// chat and Realtime rules (the last user message) and Live rules (a turn).
+type textMatch struct {
+	contains []string // lower case
+	matches  *regexp.Regexp
+}
+
+func compileTextMatch(w When) (textMatch, error) {
+	var m textMatch
+	for _, c := range w.Contains {
+		m.contains = append(m.contains, strings.ToLower(c))
+	}
+	if w.Matches != "" {
+		re, err := regexp.Compile(w.Matches)
+		if err != nil {
+			return m, fmt.Errorf("when.matches: %w", err)
+		}
+		m.matches = re
+	}
+	return m, nil
+}
+
+// match reports whether s holds one of contains (ignoring case) and
+// matches matches; an empty textMatch matches everything.
+func (m textMatch) match(s string) bool {
+	if len(m.contains) > 0 {
+		lower := strings.ToLower(s)
+		found := false
+		for _, c := range m.contains {
+			found = found || strings.Contains(lower, c)
+		}
+		if !found {
+			return false
+		}
+	}
+	return m.matches == nil || m.matches.MatchString(s)
 }
 
 // filler returns text of exactly n tokens (4n bytes of ASCII).

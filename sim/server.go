@@ -36,6 +36,7 @@ type Server struct {
 	chat     *chatState
 	faults   *injector
 	rt       *realtimeState
+	live     *liveState
 	clock    func() time.Time
 	stats    *statsBook
 	org      *orgBook
@@ -59,6 +60,7 @@ func New(cfg Config) (*Server, error) {
 	kinds[EndpointChatCompletions] = chatFaultKinds()
 	maps.Copy(kinds, geminiFaultKinds())
 	kinds[EndpointAnthropicMessages] = anthropicFaultKinds()
+	maps.Copy(kinds, liveFaultKinds())
 	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
@@ -79,6 +81,7 @@ func New(cfg Config) (*Server, error) {
 		stats:   newStatsBook(endpoints),
 		org:     newOrgBook(),
 		rt:      rt,
+		live:    newLiveState(cfg.Live, rt.cfg.Heard),
 		clock:   cfg.Now,
 		log:     cfg.Logger,
 		maxBody: cfg.MaxBodyBytes,
@@ -111,8 +114,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+EndpointModels, s.endpoint(EndpointModels, s.listModels))
 	mux.Handle("GET "+EndpointOrgUsageCompletions, s.endpoint(EndpointOrgUsageCompletions, s.orgUsageCompletions))
 	mux.Handle("GET "+EndpointOrgCosts, s.endpoint(EndpointOrgCosts, s.orgCosts))
+	mux.Handle("POST "+EndpointLiveSessions, s.endpoint(EndpointLiveSessions, s.createLiveSession))
+	mux.Handle("GET "+EndpointLiveAttach, s.endpoint(EndpointLiveAttach, s.attachLive))
 	mux.Handle(geminiRoute, s.gemini())
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
+	mux.HandleFunc("GET /sim/live/sessions", s.getLiveSessions)
 
 	mux.HandleFunc("POST /sim/faults", s.postFaults)
 	mux.HandleFunc("GET /sim/faults", s.getFaults)
@@ -137,6 +143,7 @@ func (s *Server) Close() error {
 	s.closeOne.Do(func() {
 		close(s.done)
 		s.rt.closeAll()
+		s.live.closeAll()
 	})
 	return nil
 }

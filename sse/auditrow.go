@@ -77,6 +77,8 @@ type completionAudit struct {
 	began   bool     // the pending row is in
 	failure error    // what the completion failed with, nil when it answered
 	ran     []string // filters that ran on the completion's text, set by its filters
+	rules   []string // ids of the filter rules that fired on it (completion_screen.go)
+	blocked bool     // the output filter blocked a medical claim
 }
 
 // beginAudit inserts the completion's pending audit row once it is
@@ -103,7 +105,7 @@ func (c *completion) auditRow(ctx context.Context) *audit.Row {
 		return nil
 	}
 	r := &audit.Row{ID: c.id, Kind: audit.KindCompletion, UserID: c.p.UserID, SessionID: c.id, Route: c.req.Model,
-		FailoverTrace: traceEntries([]llm.Trace{c.trace}), FiltersRan: c.audit.ran, InputHash: c.inputHash(),
+		FailoverTrace: traceEntries([]llm.Trace{c.trace}), FiltersRan: c.audit.ran, RuleIDs: c.audit.rules, InputHash: c.inputHash(),
 		DurationMS: time.Since(c.started).Milliseconds()}
 	if a, ok := c.trace.Answered(); ok {
 		r.Provider, r.Model = a.Provider, a.Model
@@ -117,5 +119,8 @@ func (c *completion) auditRow(ctx context.Context) *audit.Row {
 		return r
 	}
 	r.Status = audit.Settle(audit.KindCompletion, audit.Success, c.audit.ran)
+	if c.audit.blocked {
+		r.Status = audit.MedicalClaimBlocked
+	}
 	return r
 }

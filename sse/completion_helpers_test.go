@@ -43,7 +43,10 @@ func complScript() sim.Script {
 		{Name: "weather", When: sim.When{Contains: []string{"weather"}, ToolResults: no()},
 			Reply: sim.Reply{Text: "Checking. ", ToolCalls: []sim.ScriptCall{{Name: "get_weather", Arguments: map[string]any{"city": "Paris"}}}}},
 		{Name: "weathered", When: sim.When{Contains: []string{"weather"}, ToolResults: yes()}, Reply: sim.Reply{Text: weatherAnswer}},
-		{Name: "story", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Once upon a time ", TextTokens: 60}},
+		{Name: "story", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Hi. Once upon a time ", TextTokens: 60}}, // a short sentence first: the output filter lets it out at once
+		{Name: "claim", When: sim.When{Contains: []string{"breakfast"}}, Reply: sim.Reply{Text: claimAnswer}},
+		{Name: "email", When: sim.When{Contains: []string{"coach"}},
+			Reply: sim.Reply{Text: "Sure. Your coach is at " + leakEmail + " for questions. Happy training."}},
 	}}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // Bounds of a POST /v1/chat/completions body. The endpoint carries whole
@@ -189,7 +190,11 @@ func (m CompletionMessage) llmMessage() (llm.Message, error) {
 	case "system", "developer":
 		return llm.Message{Role: llm.RoleSystem, Content: text}, nil
 	case "user":
-		return llm.Message{Role: llm.RoleUser, Content: text}, nil
+		// The client's own user text, sanitized as /v1/chat's is (DESIGN
+		// §12): controls dropped, injection markers made inert. It is not
+		// wrapped and has no 2,000-character bound: the client owns the
+		// prompt's shape and the conversation (docs/safety.md).
+		return llm.Message{Role: llm.RoleUser, Content: safety.Sanitize(text)}, nil
 	case "tool":
 		if m.ToolCallID == "" {
 			return llm.Message{}, fmt.Errorf("tool_call_id: required on a tool message")

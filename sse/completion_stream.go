@@ -25,6 +25,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 	cw := NewChunkWriter(w, func() { _ = rc.Flush(); c.obs.firstByte() }, c.id, c.created)
 	cw.SetModel(c.model())
 	c.cw = cw
+	screen := newAnswerScreen() // the output filter: text goes out as it lets it
 	for {
 		ev, err := st.Next(ctx)
 		if err != nil {
@@ -42,6 +43,39 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 			return nil
 		}
 		c.took(ev)
+		if ev.Kind == llm.EventText || ev.Kind == llm.EventDone {
+			var text string
+			var leak error
+			if ev.Kind == llm.EventText {
+				text, leak = screen.write(ev.Text)
+			} else {
+				text, leak = screen.close()
+			}
+			if leak != nil {
+				// Personal data: the answer ends here, nothing of it sent.
+				c.judged(screen)
+				if ev.Kind == llm.EventDone {
+					c.done(ev) // the answer is whole: its usage is the provider's
+					c.audit.failure = leak
+				} else {
+					c.failed(leak)
+				}
+				_ = st.Close()
+				c.end(ctx)
+				c.obs.outcome = string(apierr.AIPIILeak)
+				_ = cw.Fail(apierr.From(leak))
+				return nil
+			}
+			if ev.Kind == llm.EventDone {
+				c.judged(screen)
+			}
+			if text != "" {
+				_ = cw.Event(llm.Event{Kind: llm.EventText, Text: text})
+			}
+			if ev.Kind == llm.EventText {
+				continue
+			}
+		}
 		if ev.Kind == llm.EventDone {
 			c.done(ev)
 			c.end(ctx)
@@ -81,8 +115,25 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 					Function: CompletionCalled{Name: tc.Name, Arguments: tc.Arguments}})
 			}
 		case llm.EventDone:
+			// The output filter, as on a stream: its verdict on the whole
+			// text, before the audit row is written.
+			screen := newAnswerScreen()
+			out, leak := screen.write(string(text))
+			if leak == nil {
+				var rest string
+				rest, leak = screen.close()
+				out += rest
+			}
+			c.judged(screen)
 			c.done(ev)
+			if leak != nil {
+				c.audit.failure = leak
+				c.obs.outcome = string(apierr.AIPIILeak)
+				c.end(ctx)
+				return leak
+			}
 			c.end(ctx)
+			text = []byte(out)
 			msg.Content = json.RawMessage("null")
 			if len(text) > 0 || len(msg.ToolCalls) == 0 {
 				raw, err := json.Marshal(string(text))

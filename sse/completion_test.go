@@ -253,7 +253,7 @@ func TestCompletionsInStreamError(t *testing.T) {
 	if err := stream.Err(); !errors.As(err, &se) || !strings.Contains(se.Message, "AI_UNAVAILABLE") {
 		t.Fatalf("got %v, want the in-stream AI_UNAVAILABLE error", stream.Err())
 	}
-	if text == "" || !strings.HasPrefix("Once upon a time ", text[:min(len(text), 17)]) {
+	if text == "" || !strings.HasPrefix("Hi. Once upon a time ", text[:min(len(text), 21)]) {
 		t.Errorf("text before the cut: %q", text)
 	}
 	if n := len(c.fallback.hits()); n != 0 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/voxgate/voxgate/safety"
 )
 
 // The model sees the profile's allowed fields (never the display name or
@@ -39,13 +41,17 @@ func TestModelContext(t *testing.T) {
 	if len(req.Messages) != 12 || req.Messages[0].Role != "system" {
 		t.Fatalf("%d messages: %+v", len(req.Messages), req.Messages)
 	}
-	if got := req.Messages[1].Content; got != "hello number 1" {
+	// Each user message is wrapped and marked as data (DESIGN §12).
+	if got := req.Messages[1].Content; got != safety.WrapUserText("hello number 1") {
 		t.Errorf("oldest in view %q", got)
 	}
-	if got := req.Messages[11].Content; got != "hello number 6" {
+	if got := req.Messages[11].Content; got != safety.WrapUserText("hello number 6") {
 		t.Errorf("newest %q", got)
 	}
 	system := req.Messages[0].Content
+	if !strings.Contains(system, safety.DataNotice) {
+		t.Errorf("the instructions do not say user text is data: %q", system)
+	}
 	if !strings.Contains(system, `diet: "vegetarian"`) {
 		t.Errorf("profile missing from %q", system)
 	}

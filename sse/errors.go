@@ -97,6 +97,10 @@ func completionError(ctx context.Context, err error) *apierr.Error {
 	if e, ok := routeError(err, byClient); ok {
 		return e
 	}
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return ae // the gateway's own verdict: the output filter's AI_PII_LEAK
+	}
 	return apierr.Wrap(apierr.AIUnavailable, "", err).WithRetry(5)
 }
 

@@ -6,18 +6,23 @@ import (
 )
 
 // filter makes the turn's final response from what it gathered (DESIGN
-// §7 step 8): the answer's text, the cards, actions and writes of its
-// tool calls, and the safety flags they raised (a value outside its
-// physiological range blocks its write; package safety). The output
-// filters of DESIGN §12 (medical claims, prescriptive tone, PII) belong
-// here, between the model's text and the response, when they are built.
-func (t *turn) filter() *Response {
+// §7 step 8): the answer's text as the output filters let it out
+// (screen.go: the rest the stream filter held, the fallback after a
+// blocked claim; personal data fails the turn with AI_PII_LEAK), the
+// cards, actions and writes of its tool calls, and the safety flags they
+// and the filters raised (a value outside its physiological range blocks
+// its write; package safety).
+func (t *turn) filter() (*Response, error) {
+	if err := t.closeScreen(); err != nil {
+		return nil, err
+	}
+	v := t.judgedAnswer()
 	a := t.answer
 	resp := &Response{Version: "1.0", SessionID: t.sessionID, MessageID: newID("msg_"), Message: t.text,
 		Language: t.language, Cards: a.Cards, CardsOmitted: a.CardsOmitted, Actions: a.Actions, DBWrites: a.DBWrites,
-		SafetyFlags: a.SafetyFlags, Suggestions: a.Suggestions, Degraded: t.degraded, Usage: UsageBlock{Plan: t.ticket.Plan}}
+		SafetyFlags: append(a.SafetyFlags, v.Flags...), Suggestions: a.Suggestions, Degraded: t.degraded, Usage: UsageBlock{Plan: t.ticket.Plan}}
 	resp.nonNil()
-	return resp
+	return resp, nil
 }
 
 // nonNil makes the response's lists [] rather than null.

@@ -72,6 +72,12 @@ func testTools(c *counts) []*tools.Tool {
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
 				return tools.Outcome{Data: map[string]any{"ok": true}}, nil
 			}},
+		{Name: "remedy_cards", Description: "Lists folk remedy cards.", Parameters: obj,
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				good, _ := tools.NewCard("remedy", map[string]any{"title": "Ginger tea", "note": "A warm drink for a cold evening."})
+				bad, _ := tools.NewCard("remedy", map[string]any{"title": "Garlic syrup", "note": "Garlic cures infections."})
+				return tools.Outcome{Data: map[string]any{"count": 2}, Cards: []tools.Card{good, bad}, Partials: []tools.Card{good, bad}}, nil
+			}},
 		{Name: "profile", Description: "The user's profile.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
 				return tools.Outcome{Data: map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian", "language": "en"}}, nil
@@ -99,7 +105,7 @@ func script() sim.Script {
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "many_items", Arguments: map[string]any{"q": "all"}}}}},
 		{Name: "inventoried", When: sim.When{Contains: []string{"inventory"}, ToolResults: yes()}, Reply: sim.Reply{Text: "Here is everything."}},
 		{Name: "long", When: sim.When{Contains: []string{"ramble"}}, Reply: sim.Reply{TextTokens: 2100}},
-		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Once upon a time ", TextTokens: 200}},
+		{Name: "slow", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Hi. Once upon a time ", TextTokens: 200}}, // a short sentence first: the output filter lets it out at once
 	}}
 }
 

@@ -27,7 +27,7 @@ func (t *turn) model(ctx context.Context) error {
 	}
 	res, err := agent.Run(ctx, provider, req, t)
 	u := res.Usage
-	t.text, t.modelName, t.calls, t.estimated = res.Text, u.Model, u.Calls, u.Estimated
+	t.modelName, t.calls, t.estimated = u.Model, u.Calls, u.Estimated
 	t.usage = billing.Usage{TextIn: u.InputTokens, TextCachedIn: u.CachedInputTokens,
 		TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens}
 	t.pending = res.Stopped
@@ -44,14 +44,13 @@ func (t *turn) model(ctx context.Context) error {
 }
 
 // degrade ends a turn whose route failed everywhere with the configured
-// fallback (DESIGN §11): the thinking phase closed, its message as one
-// content event (the answer is
-// every content delta, so it follows any text an earlier call sent), its
-// suggestions, degraded: true. The turn then ends as any answer does.
+// fallback (DESIGN §11): the thinking phase closed, what the output filter
+// held of an earlier call's text, then its message as one content event
+// (the answer is every content delta), its suggestions, degraded: true.
+// The turn then ends as any answer does.
 func (t *turn) degrade(ctx context.Context) error {
 	d := t.s.cfg.Degraded
 	t.degraded = true
-	t.text += d.Message
 	for _, sg := range d.Suggestions {
 		t.answer.Suggestions = append(t.answer.Suggestions, Suggestion{Label: sg.Label, Message: sg.Message})
 	}
@@ -59,7 +58,10 @@ func (t *turn) degrade(ctx context.Context) error {
 	if err := t.Progress(ctx, agent.Thinking, true); err != nil {
 		return err
 	}
-	return t.Text(ctx, d.Message)
+	if err := t.closeScreen(); err != nil {
+		return err
+	}
+	return t.say(d.Message)
 }
 
 // toolSpecs are the tools plan may use, as the model sees them.

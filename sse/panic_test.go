@@ -44,7 +44,7 @@ func (s *panicStream) Next(ctx context.Context) (llm.Event, error) {
 // the model call that was made is recorded and the ticket settled.
 func TestPanicAfterStreamBegan(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{provider: func(p llm.Provider) llm.Provider { return panicking{Provider: p, at: 2} }})
+	f := newFixture(t, options{provider: func(p llm.Provider) llm.Provider { return panicking{Provider: p, at: 12} }}) // after the story's first sentence
 	resp := f.do(t, context.Background(), call{user: "u1", body: map[string]any{"message": "tell me a story"}})
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {

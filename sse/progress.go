@@ -26,8 +26,3 @@ func (t *turn) Progress(_ context.Context, p agent.Phase, done bool) error {
 	}
 	return t.out.Send("status", map[string]string{"status": kind, "label": label, "state": state})
 }
-
-// Text sends a delta of the answer as a content event.
-func (t *turn) Text(_ context.Context, delta string) error {
-	return t.out.Send("content", map[string]string{"content": delta})
-}

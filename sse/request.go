@@ -4,12 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net/http"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // maxBody caps a chat request: a 2,000-character message, a small app
@@ -60,7 +59,7 @@ func (r *Request) streaming() bool { return r.Stream == nil || *r.Stream }
 // normalize sanitizes and checks the request in place. A message is
 // required except when the request answers a confirmation.
 func (r *Request) normalize() error {
-	r.Message = sanitize(r.Message)
+	r.Message = safety.Sanitize(r.Message)
 	n := utf8.RuneCountInString(r.Message)
 	switch {
 	case n > MaxMessageChars:
@@ -114,25 +113,6 @@ func (r *Request) fingerprint() []byte {
 	}{r.Message, r.SessionID, r.Workflow, r.Context, r.Confirm})
 	sum := sha256.Sum256(append([]byte("chat request v1\n"), b...))
 	return sum[:]
-}
-
-// sanitize drops control and invisible format characters (keeping line
-// breaks and tabs), replaces invalid UTF-8, and trims the ends. The
-// length check runs on the result; nothing is ever truncated.
-func sanitize(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r == '\r':
-			return -1
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
-			return -1
-		}
-		return r
-	}, s)
-	return strings.TrimSpace(s)
 }
 
 // validID accepts the ids this package hands out and tool names: 1–200

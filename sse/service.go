@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,7 +29,7 @@ const (
 	// MaxIterations bounds the model↔tool loop of one turn.
 	MaxIterations = agent.MaxIterations
 	// MaxMessageChars bounds a user message after sanitizing.
-	MaxMessageChars = 2000
+	MaxMessageChars = safety.MaxMessageChars
 	// HistoryMessages is how many earlier messages the model sees.
 	HistoryMessages = 10
 	// MaxSessionMessages is a session's cap; the oldest are trimmed.
@@ -138,6 +139,10 @@ type Service struct {
 	schema      *responseSchema
 	// pingEvery is PingEvery; tests shorten it.
 	pingEvery time.Duration
+	// unfiltered turns the chat turn's output filter off, for the one
+	// benchmark that measures what holding a sentence back costs; nothing
+	// else sets it.
+	unfiltered atomic.Bool
 	// created is when the service started: the created time of the
 	// routes GET /v1/models lists.
 	created int64

@@ -20,6 +20,9 @@ func (t *turn) Call(ctx context.Context, c llm.ToolCall, said string) (agent.Out
 	// keys the call only in the conversation the model sees.
 	t.nextCall++
 	c.ID = t.turnID + "." + strconv.Itoa(t.nextCall)
+	if out, ok, err := t.screenCall(c); !ok || err != nil {
+		return out, err
+	}
 	if tool, ok := t.s.tools.Registry().Lookup(c.Name); ok && tool.Tier != tools.TierNone {
 		return t.askConfirmation(ctx, tool, c, said)
 	}
@@ -68,7 +71,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) (str
 		state = "failed"
 	}
 	t.keepCall(c, state)
-	partials := t.answer.addCards(res.Cards, res.Partials)
+	partials := t.answer.addCards(t.screenCards(res.Cards), t.screenCards(res.Partials))
 	t.answer.DBWrites = append(t.answer.DBWrites, res.DBWrites...)
 	t.answer.SafetyFlags = append(t.answer.SafetyFlags, res.SafetyFlags...)
 	if err := t.out.Send("tool", toolEvent(c, state)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // sink receives a turn's events: a stream sends them, a stream:false
@@ -57,12 +58,18 @@ type turn struct {
 	// filters that ran on this turn's text, set by filters.go (admission
 	// adds input: decodeChat sanitized the message before it)
 	ran   []string
-	rules []string // ids of the filter rules that fired on it, set by filters.go
+	rules []string // ids of the filter rules that fired on it, sorted, set by screen.go
 
 	language string
 	answer   messageData
-	text     string // the answer: every content delta, in order
+	text     string // the answer: every content delta sent, in order
 	pending  bool   // the turn ended waiting for a confirmation
+
+	// The output filters (screen.go): the answer's stream filter, whether
+	// its fallback went out, whether its verdict is in ran and rules.
+	screen   *safety.Filter
+	fellBack bool
+	judged   bool
 }
 
 // chat runs one POST /v1/chat in the order of DESIGN §7's flow (its steps
@@ -126,7 +133,10 @@ func (t *turn) run(ctx context.Context) (raw []byte, err error) {
 	if err := t.model(ctx); err != nil { // §7.6–7 the model with the tool list, and the tools
 		return nil, t.fail(ctx, err)
 	}
-	resp := t.filter()                                // §7.8 the safety filters make the answer
+	resp, err := t.filter() // §7.8 the safety filters make the answer
+	if err != nil {
+		return nil, t.fail(ctx, err)
+	}
 	if err := t.s.schema.validate(resp); err != nil { // §7.9 validated against its schema
 		return nil, t.fail(ctx, err)
 	}

@@ -36,10 +36,13 @@ func TestContextProfile(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			block, lang, err := e.ContextProfile(context.Background(), Call{SessionID: "s-" + c.name, SessionKind: KindChat,
+			prof, err := e.ContextProfile(context.Background(), Call{SessionID: "s-" + c.name, SessionKind: KindChat,
 				CallID: "context", Name: c.tool, Principal: auth.Principal{UserID: "u1"}})
-			if block != c.wantBlock || lang != c.wantLang {
-				t.Fatalf("got %q, %q, want %q, %q", block, lang, c.wantBlock, c.wantLang)
+			if prof.Block != c.wantBlock || prof.Language != c.wantLang {
+				t.Fatalf("got %q, %q, want %q, %q", prof.Block, prof.Language, c.wantBlock, c.wantLang)
+			}
+			if wantName := map[string]string{"profile": "Ana u1"}[c.tool]; prof.DisplayName != wantName {
+				t.Fatalf("display name %q, want %q (for the output filter, never the model)", prof.DisplayName, wantName)
 			}
 			switch {
 			case c.wantErr == "" && err != nil:

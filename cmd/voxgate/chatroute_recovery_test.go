@@ -48,7 +48,7 @@ func TestChatRoutePrimaryDownThenHealthy(t *testing.T) {
 			want, answeredBy, state = []string{p + ":success"}, "primary", "closed"
 		}
 		trace, provider, _, status := g.audit(t, user)
-		if !slices.Equal(trace, want) || provider != answeredBy || status != "ok" {
+		if !slices.Equal(trace, want) || provider != answeredBy || status != "success" {
 			t.Errorf("turn %d at %s: trace %q by %q (%s), want %q by %s", i, at, trace, provider, status, want, answeredBy)
 		}
 		recs := g.records(t, user)

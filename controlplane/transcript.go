@@ -1,0 +1,37 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/safety"
+)
+
+// PIILeak is the flag type of personal data heard in a voice answer.
+const PIILeak = "pii_leak"
+
+// screenTranscript runs a finished output transcript through the medical
+// claim and PII detectors (DESIGN §12). Spoken audio cannot be recalled,
+// so a hit is recorded after the fact: a flag on the session (shown by GET
+// /v1/voice/sessions/{id}), a metric and a log line with the rule ids,
+// never the text. Prescriptive tone is not flagged on voice.
+func (c *call) screenTranscript(ctx context.Context, transcript string) {
+	v := safety.CheckText(transcript, safety.Options{})
+	var f safety.Flag
+	switch v.Outcome {
+	case safety.Blocked:
+		f = safety.Flag{Type: safety.MedicalClaim, Message: "The assistant said something that reads as medical advice."}
+	case safety.Leak:
+		f = safety.Flag{Type: PIILeak, Message: "The assistant said something that holds personal data."}
+	default:
+		return
+	}
+	c.s.metrics.transcriptFlags.WithLabelValues(f.Type).Inc()
+	c.s.log.WarnContext(ctx, "voice sideband: a spoken answer was flagged", "session_id", c.id, "flag", f.Type, "rules", v.Rules)
+	raw, _ := json.Marshal([]safety.Flag{f})
+	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET safety_flags = safety_flags || $2::jsonb WHERE id = $1`, c.id, raw); err != nil {
+		c.s.log.ErrorContext(ctx, "voice sideband: a safety flag was not stored", "session_id", c.id, "flag", f.Type,
+			"err", database.Error("controlplane: flag a session", err))
+	}
+}

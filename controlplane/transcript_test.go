@@ -1,0 +1,83 @@
+package controlplane_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/sim"
+)
+
+// In sideband mode the model's spoken answers pass the medical-claim and
+// PII detectors after the fact: the simulated model says a claim, and the
+// session shows the flag (GET /v1/voice/sessions/{id}), as does the
+// metric; the text itself is kept nowhere.
+func TestSidebandTranscriptFlagged(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	claim := "Turmeric cures arthritis, so take a spoon a day."
+	f := newFixture(t, options{registry: reg, simCfg: sim.Config{
+		Script:   sim.Script{Rules: []sim.Rule{{Name: "claim", Reply: sim.Reply{Text: claim}}}},
+		Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, phone, _ := sidebandCall(t, ctx, f, p)
+	if err := phone.SendAudio(ctx, 75, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := phone.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "response.done" {
+			break
+		}
+	}
+	var got controlplane.Session
+	testkit.Eventually(t, ctx, "the session to show the flag", func() bool {
+		got = decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, start.SessionID))
+		return len(got.SafetyFlags) > 0
+	})
+	if fl := got.SafetyFlags[0]; fl.Type != "medical_claim" || fl.Blocked || strings.Contains(fl.Message, "Turmeric") {
+		t.Fatalf("flags %+v", got.SafetyFlags)
+	}
+	if n := counterValue(t, reg, "voxgate_voice_transcript_flags_total", "medical_claim"); n < 1 {
+		t.Fatalf("metric %v, want ≥ 1", n)
+	}
+	var stored string
+	if err := f.pool.QueryRow(ctx, `SELECT safety_flags::text FROM voice_sessions WHERE id = $1`, start.SessionID).Scan(&stored); err != nil ||
+		strings.Contains(stored, "Turmeric") {
+		t.Fatalf("stored flags %q (%v)", stored, err)
+	}
+	call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
+}
+
+// counterValue is the value of the named counter with one label value.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s}", name, label)
+	return 0
+}

@@ -1,0 +1,255 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/interceptor"
+	"github.com/pion/interceptor/pkg/report"
+	"github.com/pion/webrtc/v4"
+)
+
+// leg is one peer connection of a relayed call.
+type leg struct {
+	which   Leg
+	gen     uint64
+	pc      *webrtc.PeerConnection
+	dc      atomic.Pointer[webrtc.DataChannel] // set once open
+	rtt     atomic.Int64                       // ns, from receiver reports
+	retired atomic.Bool                        // replaced or closed: its events are not reported
+	callID  string
+}
+
+func (l *leg) close() { _ = l.pc.Close() }
+
+func (l *leg) stats(far *farLoss, now time.Time) LegStats {
+	if l == nil {
+		return LegStats{}
+	}
+	s := LegStats{RTT: time.Duration(l.rtt.Load()), CallID: l.callID}
+	if fraction, total, ok := far.get(now); ok {
+		s.ReportedLoss, s.ReportedLost = float64(fraction)/256, total
+	}
+	if sctp := l.pc.SCTP(); sctp != nil && sctp.Transport() != nil {
+		if pair, ok := sctp.Transport().ICETransport().GetSelectedCandidatePairStats(); ok {
+			s.ICERTT = time.Duration(pair.CurrentRoundTripTime * float64(time.Second))
+		}
+	}
+	return s
+}
+
+// opusCapability is the codec the Realtime API negotiates: Opus at 48 kHz,
+// stereo signalling, in-band FEC.
+func opusCapability() webrtc.RTPCodecCapability {
+	return webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: opusClock, Channels: 2,
+		SDPFmtpLine: "minptime=10;useinbandfec=1"}
+}
+
+// newLeg builds a leg's peer connection: Opus only, and the interceptors
+// that give each leg its own reports: pion's sender reports (SR) and
+// receiver reports (RR) every ReportInterval, written through
+// quietReports (none for a stream that carried nothing since its last)
+// and lossMerge (RRs carry the far receiver's loss).
+func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
+	se, err := r.p.Network.settings(which == LegPhone)
+	if err != nil {
+		return nil, err
+	}
+	m := &webrtc.MediaEngine{}
+	if err := m.RegisterCodec(webrtc.RTPCodecParameters{RTPCodecCapability: opusCapability(), PayloadType: 111},
+		webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, err
+	}
+	reg := &interceptor.Registry{}
+	if r.p.Interceptors != nil {
+		for _, f := range r.p.Interceptors(which) {
+			reg.Add(f)
+		}
+	}
+	far := &r.upFar // the phone leg's RRs carry the provider's loss of upstream audio
+	if which == LegProvider {
+		far = &r.downFar
+	}
+	reg.Add(lossMergeFactory{far: far})
+	reg.Add(quietReportsFactory{})
+	rr, err := report.NewReceiverInterceptor(report.ReceiverInterval(r.p.ReportInterval))
+	if err != nil {
+		return nil, err
+	}
+	sr, err := report.NewSenderInterceptor(report.SenderInterval(r.p.ReportInterval))
+	if err != nil {
+		return nil, err
+	}
+	reg.Add(rr)
+	reg.Add(sr)
+	api := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se), webrtc.WithInterceptorRegistry(reg))
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return nil, err
+	}
+	l := &leg{which: which, gen: gen, pc: pc}
+	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
+			r.event(l, EventLegClosed, st.String())
+		}
+	})
+	return l, nil
+}
+
+// addTrack sends the leg's outgoing audio and reads the peer's reports
+// about it.
+func (r *Relay) addTrack(l *leg, track *webrtc.TrackLocalStaticRTP, far *farLoss) error {
+	s, err := l.pc.AddTrack(track)
+	if err != nil {
+		return err
+	}
+	r.wg.Add(1)
+	go r.readReports(l, s, far)
+	return nil
+}
+
+// onTrack starts the leg's reader: its audio goes to fw.
+func (r *Relay) onTrack(l *leg, fw *forwarder) {
+	l.pc.OnTrack(func(tr *webrtc.TrackRemote, rc *webrtc.RTPReceiver) {
+		if tr.Kind() != webrtc.RTPCodecTypeAudio && tr.Kind() != 0 {
+			return
+		}
+		r.wg.Add(2)
+		go r.drainRTCP(rc)
+		go r.pump(l, fw, tr)
+	})
+}
+
+// dialProvider builds a provider leg, offers it to the provider through
+// Dial, and applies the answer.
+func (r *Relay) dialProvider(ctx context.Context, gen uint64) (*leg, error) {
+	l, err := r.newLeg(LegProvider, gen)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*leg, error) { l.close(); return nil, err }
+	if err := r.addTrack(l, r.upTrack, &r.upFar); err != nil {
+		return fail(err)
+	}
+	r.onTrack(l, &r.down)
+	dc, err := l.pc.CreateDataChannel(DataChannelLabel, nil)
+	if err != nil {
+		return fail(err)
+	}
+	r.wireChannel(l, dc)
+	offer, err := l.pc.CreateOffer(nil)
+	if err != nil {
+		return fail(err)
+	}
+	sdp, err := gather(ctx, l.pc, offer)
+	if err != nil {
+		return fail(err)
+	}
+	call, err := r.p.Dial(ctx, sdp)
+	if err != nil {
+		return fail(err)
+	}
+	l.callID = call.ID
+	if err := l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: call.Answer}); err != nil {
+		return fail(fmt.Errorf("realtime: the provider's answer: %w", err))
+	}
+	return l, nil
+}
+
+// answerPhone builds the phone leg for its offer and returns the answer.
+func (r *Relay) answerPhone(ctx context.Context, offer string) (*leg, string, error) {
+	l, err := r.newLeg(LegPhone, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	fail := func(err error) (*leg, string, error) { l.close(); return nil, "", err }
+	r.onTrack(l, &r.up)
+	l.pc.OnDataChannel(func(dc *webrtc.DataChannel) {
+		if dc.Label() == DataChannelLabel {
+			r.wireChannel(l, dc)
+		}
+	})
+	if err := l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
+		return fail(fmt.Errorf("realtime: the phone's offer: %w", err))
+	}
+	hasAudio := false
+	for _, t := range l.pc.GetTransceivers() {
+		hasAudio = hasAudio || t.Kind() == webrtc.RTPCodecTypeAudio
+	}
+	if !hasAudio {
+		return fail(errors.New("realtime: the phone's offer has no audio"))
+	}
+	if err := r.addTrack(l, r.downTrack, &r.downFar); err != nil {
+		return fail(err)
+	}
+	ans, err := l.pc.CreateAnswer(nil)
+	if err != nil {
+		return fail(err)
+	}
+	sdp, err := gather(ctx, l.pc, ans)
+	if err != nil {
+		return fail(err)
+	}
+	return l, sdp, nil
+}
+
+// gatherTimeout bounds ICE gathering: host candidates and the muxes'
+// come at once; only a STUN or TURN server could take long.
+const gatherTimeout = 5 * time.Second
+
+// gather sets the local description and waits for every candidate.
+func gather(ctx context.Context, pc *webrtc.PeerConnection, desc webrtc.SessionDescription) (string, error) {
+	done := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(desc); err != nil {
+		return "", err
+	}
+	t := time.NewTimer(gatherTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return pc.LocalDescription().SDP, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-t.C:
+		return "", errors.New("realtime: ICE gathering timed out")
+	}
+}
+
+// pump reads a leg's audio into fw until the leg closes. Silence is found
+// with the track's read deadline, moved only when it fires (never per
+// packet): a flowing leg costs one timer wake per SilenceTimeout, a
+// silent one none after it is reported.
+func (r *Relay) pump(l *leg, fw *forwarder, tr *webrtc.TrackRemote) {
+	defer r.wg.Done()
+	buf := make([]byte, 1500) // one reused buffer: the hot path allocates nothing of its own
+	last, silent := monoNow(), false
+	_ = tr.SetReadDeadline(time.Now().Add(r.silence))
+	for {
+		n, _, err := tr.Read(buf)
+		if err != nil {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				return
+			}
+			if left := r.silence - time.Duration(monoNow()-last); left > 0 {
+				_ = tr.SetReadDeadline(time.Now().Add(left))
+				continue
+			}
+			silent = true
+			r.event(l, EventLegSilent, "")
+			_ = tr.SetReadDeadline(time.Time{})
+			continue
+		}
+		last = monoNow()
+		if silent {
+			silent = false
+			r.event(l, EventLegResumed, "")
+			_ = tr.SetReadDeadline(time.Now().Add(r.silence))
+		}
+		_ = fw.forward(l.gen, buf[:n], last)
+	}
+}

@@ -1,0 +1,168 @@
+package realtime
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/pion/ice/v4"
+	"github.com/pion/logging"
+	"github.com/pion/webrtc/v4"
+)
+
+// NetworkParams are the relay's network settings, shared by every relayed
+// session of a replica (DESIGN §6 relay, §15).
+type NetworkParams struct {
+	// UDPAddr, when set ("0.0.0.0:3478"), is the one UDP port every
+	// session's ICE uses on both legs (pion's UDP mux), so a deployment
+	// opens one port. Empty gives each leg its own port from PortMin–PortMax.
+	UDPAddr string
+	// TCPAddr, when set (":443"), listens for ICE over TCP: phones on
+	// networks that block UDP reach the relay there (passive candidates).
+	TCPAddr string
+	// PublicIPs, when set, replace the host address in every candidate the
+	// relay advertises to phones (NAT 1:1): a replica behind a 1:1 NAT must
+	// never advertise its private address, which no phone can reach. The
+	// provider leg keeps its own: the provider learns the NAT's address
+	// from the relay's checks (peer-reflexive), as the relay starts them.
+	PublicIPs []string
+	// PortMin and PortMax bound the UDP ports a leg listens on when there
+	// is no UDPAddr; both 0 lets the system choose.
+	PortMin, PortMax uint16
+	// TURN are the ICE servers handed to the phone with the answer (TURN
+	// over TLS on 443 for the most closed networks). The relay itself needs
+	// none: it is the phone's peer at a reachable address.
+	TURN []webrtc.ICEServer
+	// Loopback keeps every candidate on 127.0.0.1 over IPv4 with multicast
+	// DNS off (tests, DESIGN §15); UDPAddr and TCPAddr must then be
+	// loopback addresses too.
+	Loopback bool
+	// MaxMessageBytes is the largest data-channel message the relay
+	// accepts on either leg, advertised as a=max-message-size; 0 means
+	// DefaultMaxMessageBytes. pion closes a channel that receives more, so
+	// a peer must be told.
+	MaxMessageBytes uint32
+}
+
+// DefaultMaxMessageBytes matches the sideband's largest event.
+const DefaultMaxMessageBytes = 1 << 20
+
+// Network holds the listeners every relayed session shares. Close it when
+// the replica stops.
+type Network struct {
+	p     NetworkParams
+	udp   ice.UDPMux
+	tcp   ice.TCPMux
+	conns []interface{ Close() error }
+	log   logging.LoggerFactory
+}
+
+// NewNetwork opens the shared UDP and TCP listeners p names.
+func NewNetwork(p NetworkParams) (*Network, error) {
+	if p.PortMin > p.PortMax {
+		return nil, fmt.Errorf("realtime: relay port range %d–%d is empty", p.PortMin, p.PortMax)
+	}
+	if p.MaxMessageBytes == 0 {
+		p.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	n := &Network{p: p, log: logging.NewDefaultLoggerFactory()}
+	logger := n.log.NewLogger("relay")
+	if p.UDPAddr != "" {
+		conn, err := net.ListenPacket("udp4", p.UDPAddr)
+		if err != nil {
+			return nil, fmt.Errorf("realtime: relay UDP %s: %w", p.UDPAddr, err)
+		}
+		n.conns = append(n.conns, conn)
+		n.udp = webrtc.NewICEUDPMux(logger, conn)
+	}
+	if p.TCPAddr != "" {
+		l, err := net.Listen("tcp4", p.TCPAddr)
+		if err != nil {
+			_ = n.Close()
+			return nil, fmt.Errorf("realtime: relay TCP %s: %w", p.TCPAddr, err)
+		}
+		n.conns = append(n.conns, l)
+		n.tcp = webrtc.NewICETCPMux(logger, l, 64)
+	}
+	return n, nil
+}
+
+// UDPAddr and TCPAddr are the shared listeners' addresses (nil when off).
+func (n *Network) UDPAddr() net.Addr {
+	if n.udp == nil {
+		return nil
+	}
+	return n.udp.GetListenAddresses()[0]
+}
+
+// TCPAddr is the ICE-TCP listener's address, nil when off.
+func (n *Network) TCPAddr() net.Addr {
+	if n.tcp == nil {
+		return nil
+	}
+	return n.conns[len(n.conns)-1].(net.Listener).Addr()
+}
+
+// ICEServers are the servers a phone should use to reach the relay.
+func (n *Network) ICEServers() []webrtc.ICEServer {
+	return append([]webrtc.ICEServer(nil), n.p.TURN...)
+}
+
+// Close closes the shared listeners; sessions still open lose their media.
+func (n *Network) Close() error {
+	var errs []error
+	if n.udp != nil {
+		errs = append(errs, n.udp.Close())
+	}
+	if n.tcp != nil {
+		errs = append(errs, n.tcp.Close())
+	}
+	for _, c := range n.conns {
+		if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settings are one leg's pion settings. The phone leg gets ICE over TCP;
+// the provider leg (OpenAI's WebRTC takes UDP only) does not.
+func (n *Network) settings(phone bool) (webrtc.SettingEngine, error) {
+	var se webrtc.SettingEngine
+	se.LoggerFactory = n.log
+	types := []webrtc.NetworkType{webrtc.NetworkTypeUDP4}
+	if phone && n.tcp != nil {
+		types = append(types, webrtc.NetworkTypeTCP4)
+		se.SetICETCPMux(n.tcp)
+	}
+	se.SetNetworkTypes(types)
+	if n.udp != nil {
+		se.SetICEUDPMux(n.udp)
+	} else if n.p.PortMax != 0 {
+		if err := se.SetEphemeralUDPPortRange(n.p.PortMin, n.p.PortMax); err != nil {
+			return se, err
+		}
+	}
+	if n.p.Loopback {
+		se.SetIncludeLoopbackCandidate(true)
+		se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() && ip.To4() != nil })
+		se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	}
+	if len(n.p.PublicIPs) > 0 && phone {
+		err := se.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{External: n.p.PublicIPs,
+			AsCandidateType: webrtc.ICECandidateTypeHost, Mode: webrtc.ICEAddressRewriteReplace})
+		if err != nil {
+			return se, err
+		}
+	}
+	// A consent check every 5 s (RFC 7675's interval) rather than pion's
+	// 2 s: a held call pays for each one whether it carries audio or not.
+	// Disconnected after twice that without a packet, failed 20 s later.
+	se.SetICETimeouts(10*time.Second, 20*time.Second, 5*time.Second)
+	se.SetSCTPMaxMessageSize(n.p.MaxMessageBytes)
+	// The readers start at negotiation, not at the first packet, so a leg
+	// that never sends is detected like one that stops.
+	se.SetFireOnTrackBeforeFirstRTP(true)
+	return se, nil
+}

@@ -1,0 +1,198 @@
+package safety
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Flag types of the output filters.
+const (
+	MedicalClaim     = "medical_claim"
+	PrescriptiveTone = "prescriptive_tone"
+)
+
+// Filter names, as a verdict and the audit row list those that ran.
+const (
+	FilterInput        = "input"
+	FilterMedical      = "medical"
+	FilterPrescriptive = "prescriptive"
+	FilterPII          = "pii"
+)
+
+// Outcome is what the output filters made of an answer.
+type Outcome int
+
+const (
+	// Pass: the answer goes out whole (it may carry flags).
+	Pass Outcome = iota
+	// Blocked: a medical claim; the answer is cut before the sentence
+	// that made it and the caller sends Fallback after it.
+	Blocked
+	// Leak: personal data; the caller rejects the turn with AI_PII_LEAK
+	// and keeps nothing of the answer.
+	Leak
+)
+
+// Verdict is the filters' judgement of one answer.
+type Verdict struct {
+	Outcome Outcome
+	// Released is the text the filter let out, in order: the whole answer
+	// on Pass, the sentences before the claim when Blocked.
+	Released string
+	// Rules are the ids of the rules that matched, sorted, each once.
+	Rules []string
+	// Flags are the safety_flags to report: a blocked medical claim, and
+	// prescriptive tone.
+	Flags []Flag
+	// Ran are the output filters that ran over every released piece.
+	Ran []string
+}
+
+// Options configure a filter for one user.
+type Options struct {
+	// DisplayName is the user's name from the profile, "" when unknown:
+	// the model never saw it, so the answer must not hold it.
+	DisplayName string
+}
+
+// Filter is the streaming output filter of DESIGN §12. Text goes in as it
+// arrives (Write) and comes out a piece at a time (split.go) once every
+// rule has passed it; Close releases the rest. CheckText runs the same filter
+// over a whole text, so a streamed answer, a whole one, tool arguments and
+// card text all get one verdict. A Filter is not safe for concurrent use.
+type Filter struct {
+	opts     Options
+	name     names
+	buf      string // text received and not yet released
+	released strings.Builder
+	outcome  Outcome
+	rules    []string
+	tone     bool
+}
+
+// NewFilter makes a filter for one answer.
+func NewFilter(o Options) *Filter {
+	return &Filter{opts: o, name: nameMatcher(o.DisplayName)}
+}
+
+// Options are the filter's, for checking other text of the same answer
+// (tool arguments, cards) with CheckText.
+func (f *Filter) Options() Options { return f.opts }
+
+// Outcome is the verdict's outcome so far.
+func (f *Filter) Outcome() Outcome { return f.outcome }
+
+// Write takes the next delta of the answer and returns the text that may
+// be shown now ("" while a piece is still being read, and for ever once
+// the answer is blocked or leaked).
+func (f *Filter) Write(delta string) string {
+	if f.outcome != Pass {
+		return ""
+	}
+	f.buf += delta
+	return f.drain(false)
+}
+
+// Close ends the answer and returns the rest of it that may be shown.
+func (f *Filter) Close() string {
+	if f.outcome != Pass {
+		return ""
+	}
+	return f.drain(true)
+}
+
+func (f *Filter) drain(final bool) string {
+	var out strings.Builder
+	for f.buf != "" {
+		n, window, ok := nextPiece(f.buf, final)
+		if !ok {
+			break
+		}
+		if !f.judge(f.buf[:window]) {
+			f.buf = ""
+			break
+		}
+		out.WriteString(f.buf[:n])
+		f.buf = f.buf[n:]
+	}
+	f.released.WriteString(out.String())
+	return out.String()
+}
+
+// judge runs every rule over a window; false stops the answer. PII wins
+// over a medical claim in the same window: the turn is rejected.
+func (f *Filter) judge(window string) bool {
+	norm := normal(window)
+	if ids := piiHits(window, norm, f.name); len(ids) > 0 {
+		f.outcome, f.rules = Leak, append(f.rules, ids...)
+		return false
+	}
+	if ids := medicalHits(norm); len(ids) > 0 {
+		f.outcome, f.rules = Blocked, append(f.rules, ids...)
+		return false
+	}
+	if ids := prescriptiveHits(norm); len(ids) > 0 {
+		f.tone, f.rules = true, append(f.rules, ids...)
+	}
+	return true
+}
+
+// Verdict is the judgement so far; after Close, the answer's.
+func (f *Filter) Verdict() Verdict {
+	v := Verdict{Outcome: f.outcome, Released: f.released.String(),
+		Ran: []string{FilterMedical, FilterPrescriptive, FilterPII}}
+	v.Rules = slices.Compact(slices.Sorted(slices.Values(f.rules)))
+	if f.outcome == Blocked {
+		v.Flags = append(v.Flags, Flag{Type: MedicalClaim, Blocked: true,
+			Message: "Part of the answer read as medical advice and was replaced."})
+	}
+	if f.tone {
+		v.Flags = append(v.Flags, Flag{Type: PrescriptiveTone,
+			Message: "The answer tells the user what they must do; treat it as a suggestion."})
+	}
+	return v
+}
+
+// CheckText judges a whole text: the stream filter run over it in one write,
+// so its verdict is the one any chunking of the text gets.
+func CheckText(text string, o Options) Verdict {
+	f := NewFilter(o)
+	f.Write(text)
+	f.Close()
+	return f.Verdict()
+}
+
+// JSONText is the text of a JSON value the filters check: its strings
+// (keys and values), one per line, so each is its own piece. Numbers are
+// left out: an argument's number is a quantity or an id, which the phone
+// rule's context words could not tell. Text that is not JSON is checked as
+// it is.
+func JSONText(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+			b.WriteByte('\n')
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				b.WriteString(k)
+				b.WriteByte('\n')
+				walk(v[k])
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}

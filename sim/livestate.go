@@ -1,0 +1,331 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Endpoint names of the GPT-Live routes in faults and stats.
+const (
+	EndpointLiveSessions = "/v1/live/sessions"
+	EndpointLiveAttach   = "/v1/live/sessions/{session_id}/attach"
+)
+
+// GPT-Live fault kinds.
+const (
+	// FaultExpired, drawn when a session is created, makes it expire
+	// IntervalMS (session clock) after creation: session.closed, reason
+	// expired.
+	FaultExpired FaultKind = "expired"
+	// FaultUnanswered, drawn at each delegation, leaves it without its
+	// automatic acknowledgement: the voice says nothing about it until the
+	// backend appends.
+	FaultUnanswered FaultKind = "delegation_unanswered"
+)
+
+func liveFaultKinds() map[string][]FaultKind {
+	return map[string][]FaultKind{
+		EndpointLiveSessions: append(httpFaultKinds(), FaultSDPReject, FaultExpired, FaultUnanswered, FaultContentFilter),
+		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, FaultSidebandDrop),
+	}
+}
+
+// LiveStats are one Live session's counters and records, for tests: GET
+// /sim/live/sessions or Server.LiveSessions.
+type LiveStats struct {
+	ID          string     `json:"id"`
+	Model       string     `json:"model"`
+	Status      string     `json:"status"` // "active" or "closed"
+	CloseReason string     `json:"close_reason,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ConnectedAt *time.Time `json:"connected_at,omitempty"`
+	ClosedAt    *time.Time `json:"closed_at,omitempty"`
+	// UsageSeconds is the last usage.seconds sent (the final one once
+	// closed); BilledSeconds adds the start charge: a session is billed at
+	// least 15 s, what it costs to create even if it never connects.
+	UsageSeconds  float64 `json:"usage_seconds"`
+	BilledSeconds float64 `json:"billed_seconds"`
+	EventsIn      int64   `json:"events_in"`
+	EventsOut     int64   `json:"events_out"`
+	Errors        int64   `json:"errors"`
+	Sidebands     int64   `json:"sidebands"`
+	Turns         int64   `json:"turns"`
+	// Delegations are the ids of the delegations created, in order.
+	Delegations      []string `json:"delegations"`
+	Acknowledgements int64    `json:"acknowledgements"`
+	// Applied are the client events the session acted on; RefusedClientEvents
+	// the types of the phone's events its allowlist refused (not applied).
+	Applied             []LiveApplied `json:"applied"`
+	RefusedClientEvents []string      `json:"refused_client_events"`
+	AllowedClientEvents []string      `json:"allowed_client_events,omitempty"`
+	// Transcript is what was heard and said, in order.
+	Transcript          []LiveLine `json:"transcript"`
+	ReflectedAudioBytes int64      `json:"reflected_audio_bytes"`
+}
+
+// LiveApplied is one client event a session applied.
+type LiveApplied struct {
+	Type         string  `json:"type"`
+	Path         string  `json:"path"` // "datachannel" or "sideband"
+	DelegationID *string `json:"delegation_id,omitempty"`
+	Content      string  `json:"content,omitempty"`
+	AtMS         int64   `json:"at_ms"`
+}
+
+// LiveLine is one utterance on the session timeline.
+type LiveLine struct {
+	Speaker string `json:"speaker"` // "user" or "model"
+	Text    string `json:"text"`
+	StartMS int64  `json:"start_ms"`
+	EndMS   int64  `json:"end_ms"`
+}
+
+// maxRecorded bounds each list in LiveStats, so a benchmark's long session
+// does not grow without bound.
+const maxRecorded = 1000
+
+func appendCapped[T any](list []T, v T) []T {
+	if len(list) >= maxRecorded {
+		list = list[1:]
+	}
+	return append(list, v)
+}
+
+type liveCounters struct {
+	mu sync.Mutex
+	s  LiveStats
+}
+
+func (c *liveCounters) update(fn func(*LiveStats)) {
+	c.mu.Lock()
+	fn(&c.s)
+	c.mu.Unlock()
+}
+
+func (c *liveCounters) snapshot() LiveStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.s
+	s.Delegations = slices.Clone(c.s.Delegations)
+	s.Applied = slices.Clone(c.s.Applied)
+	s.RefusedClientEvents = slices.Clone(c.s.RefusedClientEvents)
+	s.Transcript = slices.Clone(c.s.Transcript)
+	s.BilledSeconds = max(liveStartCharge, s.UsageSeconds)
+	return s
+}
+
+func keysOf(m map[string]bool) []string {
+	if m == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
+}
+
+// liveState is the GPT-Live half of a Server: its sessions, live and the
+// most recently closed.
+type liveState struct {
+	cfg   Live
+	rules []liveRule
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*liveSession
+	ended    []*liveSession
+	wg       sync.WaitGroup
+}
+
+func newLiveState(cfg Live, heard string) *liveState {
+	return &liveState{cfg: cfg.withDefaults(heard), rules: compileLiveRules(cfg.Rules), sessions: map[string]*liveSession{}}
+}
+
+func (lv *liveState) start(ls *liveSession) bool {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	if lv.closed {
+		return false
+	}
+	lv.sessions[ls.id] = ls
+	lv.wg.Go(ls.run)
+	return true
+}
+
+func (lv *liveState) get(id string) *liveSession {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	return lv.sessions[id]
+}
+
+func (lv *liveState) retire(ls *liveSession) {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	delete(lv.sessions, ls.id)
+	lv.ended = append(lv.ended, ls)
+	if len(lv.ended) > keptEnded {
+		lv.ended = append(lv.ended[:0], lv.ended[len(lv.ended)-keptEnded:]...)
+	}
+}
+
+func (lv *liveState) snapshot() []LiveStats {
+	lv.mu.Lock()
+	all := append([]*liveSession(nil), lv.ended...)
+	for _, ls := range lv.sessions {
+		all = append(all, ls)
+	}
+	lv.mu.Unlock()
+	out := make([]LiveStats, 0, len(all))
+	for _, ls := range all {
+		out = append(out, ls.stats.snapshot())
+	}
+	slices.SortFunc(out, func(a, b LiveStats) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out
+}
+
+func (lv *liveState) closeAll() {
+	lv.mu.Lock()
+	lv.closed = true
+	all := slices.Collect(maps.Values(lv.sessions))
+	lv.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ls := range all {
+		wg.Go(ls.stop)
+	}
+	wg.Wait()
+	lv.wg.Wait()
+}
+
+// LiveSessions lists live sessions and the most recently closed, oldest
+// first.
+func (s *Server) LiveSessions() []LiveStats { return s.live.snapshot() }
+
+// LiveSession returns one session's counters and records.
+func (s *Server) LiveSession(id string) (LiveStats, bool) {
+	for _, st := range s.live.snapshot() {
+		if st.ID == id {
+			return st, true
+		}
+	}
+	return LiveStats{}, false
+}
+
+func (s *Server) getLiveSessions(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string][]LiveStats{"sessions": s.LiveSessions()})
+}
+
+// createLiveSession serves POST /v1/live/sessions: the server key, a strict
+// JSON config and the phone's SDP offer in; 201 with the session id and the
+// SDP answer of a pion peer out. The POST starts the session.
+func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	body, err := s.readBodyLimit(w, r, min(s.maxBody, maxCallBytes))
+	if err != nil {
+		return err
+	}
+	set, offer, apiErr := decodeLiveCreate(body)
+	if apiErr != nil {
+		return apiErr
+	}
+	if err := s.checkModel(set.model); err != nil {
+		return err
+	}
+	if err := checkOffer(offer); err != nil {
+		return liveSDPError(err.(*APIError).Message)
+	}
+	var expireAfter time.Duration
+	if f := s.faults.take(EndpointLiveSessions, set.model, append(httpFaultKinds(), FaultSDPReject, FaultExpired)...); f != nil {
+		s.stats.fault(EndpointLiveSessions, f.Kind)
+		switch f.Kind {
+		case FaultSDPReject:
+			return liveSDPError("the simulator rejected the offer (sdp_reject fault)")
+		case FaultExpired:
+			expireAfter = time.Duration(f.IntervalMS) * time.Millisecond
+		default:
+			_, err := s.responseFault(r.Context(), f, false)
+			return err
+		}
+	}
+	ls := s.newLiveSession(set, expireAfter)
+	answer, err := ls.peer.answer(r.Context(), s.rt.api, offer)
+	if err == nil && !s.live.start(ls) {
+		err = errUnavailable(1) // the simulator is shutting down
+	}
+	if err != nil {
+		ls.peer.close()
+		var apiErr *APIError
+		if errors.As(err, &apiErr) {
+			return apiErr
+		}
+		return liveSDPError(err.Error())
+	}
+	writeLiveCreated(w, ls.id, answer)
+	return nil
+}
+
+func liveSDPError(detail string) *APIError {
+	e := errInvalidSDP(detail)
+	e.Param = "transport.sdp"
+	return e
+}
+
+func errLiveNotFound(id string) *APIError {
+	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "session_id", Code: "session_not_found",
+		Message: fmt.Sprintf("No active Live session found with id '%s'.", id)}
+}
+
+// attachLive serves GET /v1/live/sessions/{session_id}/attach, the sideband:
+// every event of the session from now on (nothing replayed), and the
+// backend's commands. Closing the socket gracefully closes the session too
+// unless the query says graceful_close=false.
+func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	id := r.PathValue("session_id")
+	ls := s.live.get(id)
+	if ls == nil {
+		return errLiveNotFound(id)
+	}
+	if f := s.faults.take(EndpointLiveAttach, ls.set.model, FaultSidebandNotFound); f != nil {
+		s.stats.fault(EndpointLiveAttach, f.Kind)
+		return errLiveNotFound(id)
+	}
+	dropAfter := -1
+	if f := s.faults.take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), FaultSidebandDrop)...); f != nil {
+		s.stats.fault(EndpointLiveAttach, f.Kind)
+		if f.Kind != FaultSidebandDrop {
+			_, err := s.responseFault(r.Context(), f, false)
+			return err
+		}
+		dropAfter = max(1, f.AfterChunks)
+	}
+	graceful := r.URL.Query().Get("graceful_close") != "false"
+	conn, err := upgrader().Upgrade(w, r, nil)
+	if err != nil {
+		return nil // Upgrade has answered the client
+	}
+	conn.SetReadLimit(s.maxBody)
+	k := socketSink(conn, true)
+	k.dropAfter = dropAfter
+	if !ls.join(k) {
+		_ = conn.Close()
+		return nil
+	}
+	for {
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			ls.leaveClosing(k, graceful && websocket.IsCloseError(err, closeNormal, closeGoingAway))
+			return nil
+		}
+		if !ls.submit(data, k) {
+			return nil
+		}
+	}
+}

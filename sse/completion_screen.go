@@ -1,0 +1,54 @@
+package sse
+
+import (
+	"github.com/voxgate/voxgate/audit"
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/safety"
+)
+
+// answerScreen is the output filter on a completion's text (DESIGN §12,
+// docs/safety.md): the same stream filter as a chat turn's, streamed or
+// whole. The endpoint knows no profile, so it looks for emails and phone
+// numbers, not a display name. A blocked claim ends the text with the
+// fallback, once; personal data fails the answer with AI_PII_LEAK.
+type answerScreen struct {
+	f        *safety.Filter
+	fellBack bool
+}
+
+func newAnswerScreen() *answerScreen {
+	return &answerScreen{f: safety.NewFilter(safety.Options{})}
+}
+
+// write takes a delta of the answer and returns the text to send now.
+func (a *answerScreen) write(delta string) (string, error) {
+	return a.verdict(a.f.Write(delta))
+}
+
+// close ends the answer and returns the rest of the text to send.
+func (a *answerScreen) close() (string, error) {
+	return a.verdict(a.f.Close())
+}
+
+func (a *answerScreen) verdict(out string) (string, error) {
+	switch a.f.Outcome() {
+	case safety.Leak:
+		return "", apierr.New(apierr.AIPIILeak, "")
+	case safety.Blocked:
+		if !a.fellBack {
+			a.fellBack = true
+			out += safety.Fallback
+		}
+	}
+	return out, nil
+}
+
+// judged records the answer's verdict for the audit row: the filters that
+// ran (the client's user text sanitized, then the output filters over the
+// whole answer) and the ids of their rules that fired.
+func (c *completion) judged(a *answerScreen) {
+	v := a.f.Verdict()
+	c.audit.ran = append([]string{audit.FilterInput}, v.Ran...)
+	c.audit.rules = v.Rules
+	c.audit.blocked = v.Outcome == safety.Blocked
+}
