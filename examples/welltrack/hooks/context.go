@@ -1,0 +1,119 @@
+package hooks
+
+import (
+	"encoding/json"
+	"math"
+	"sync"
+	"time"
+)
+
+// ContextTTL is how long a user's context snapshot is reused: the seed's
+// "cache context snapshots: 5 minutes per profile". voxgate runs the
+// context tool at the start of every chat turn and voice session, so the
+// snapshot is built at most once per user in that time.
+const ContextTTL = 5 * time.Minute
+
+// ContextBudgetTokens is the seed's maximum context size. Tokens are
+// counted as voxgate and its simulator count them, ceil(bytes / 4).
+const ContextBudgetTokens = 4000
+
+// section is one context source, in the seed's priority order.
+type section struct {
+	key  string
+	data any
+}
+
+// buildContext summarises the seed's context sources for a user: the
+// profile always, then the others in priority order while they fit the
+// budget. Sources are aggregated (averages, rates), never raw rows, and
+// no raw payload is ever included.
+func buildContext(userID string, budget int) map[string]any {
+	d := sampleFor(userID)
+	out := map[string]any{
+		// The profile fields voxgate puts in the model's instructions
+		// (language, diet, allergies, goals, units).
+		"language": d.Language, "units": "metric", "diet": d.Diet, "allergies": d.Allergies, "goals": d.Goals,
+		"profile": map[string]any{"age": d.Age, "weight_kg": d.WeightKG, "height_cm": d.HeightCM},
+	}
+	for _, s := range []section{
+		{"health_summary_7d", d.healthSummary()},
+		{"plan_adherence", d.adherence()},
+		{"nutrition_3d", d.nutrition()},
+		{"supplements_7d", map[string]any{"active": d.Supplements, "adherence_rate": d.SupplementAdherence}},
+		{"ai_memory", d.Memory},
+		{"baseline", map[string]any{"stress": 48, "sleep_hours": 7.1, "resting_hr": 61}},
+		{"recovery_today", map[string]any{"score": d.Recovery, "readiness": readiness(d.Recovery)}},
+	} {
+		out[s.key] = s.data
+		if tokens(out) > budget {
+			delete(out, s.key)
+			out["trimmed"] = true
+			break
+		}
+	}
+	return out
+}
+
+func tokens(v any) int {
+	b, _ := json.Marshal(v)
+	return (len(b) + 3) / 4
+}
+
+func readiness(score int) string {
+	switch {
+	case score >= 75:
+		return "high"
+	case score >= 50:
+		return "moderate"
+	}
+	return "low"
+}
+
+func round1(f float64) float64 { return math.Round(f*10) / 10 }
+
+// contextCache keeps each user's snapshot for ttl. A real deployment with
+// several tool-server replicas would keep it in its own store; one
+// process's map is the reference.
+type contextCache struct {
+	ttl    time.Duration
+	now    func() time.Time
+	mu     sync.Mutex
+	byUser map[string]cached
+	builds int
+}
+
+type cached struct {
+	snapshot map[string]any
+	until    time.Time
+}
+
+func newContextCache(ttl time.Duration, now func() time.Time) *contextCache {
+	return &contextCache{ttl: ttl, now: now, byUser: map[string]cached{}}
+}
+
+// get returns the user's snapshot, building it when there is none or it
+// is older than the TTL.
+func (c *contextCache) get(userID string) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if e, ok := c.byUser[userID]; ok && now.Before(e.until) {
+		return e.snapshot
+	}
+	s := buildContext(userID, ContextBudgetTokens)
+	c.byUser[userID] = cached{snapshot: s, until: now.Add(c.ttl)}
+	c.builds++
+	return s
+}
+
+// ContextBuilds counts the snapshots built so far, so a test can tell a
+// cached answer from a fresh one.
+func (s *Server) ContextBuilds() int {
+	s.contexts.mu.Lock()
+	defer s.contexts.mu.Unlock()
+	return s.contexts.builds
+}
+
+func getContext(s *Server, userID string, _ json.RawMessage) (any, error) {
+	return s.contexts.get(userID), nil
+}
