@@ -43,14 +43,14 @@ type Server struct {
 }
 
 // New returns the server; secret is the one voxgate's secret_env names.
-// now is the clock (time.Now when nil), for the signature's age and the
-// context cache.
-func New(secret []byte, now func() time.Time) *Server {
-	if now == nil {
-		now = time.Now
+// cacheClock is the context cache's clock (time.Now when nil), so a test
+// can move past the TTL; signatures are always checked against time.Now.
+func New(secret []byte, cacheClock func() time.Time) *Server {
+	if cacheClock == nil {
+		cacheClock = time.Now
 	}
-	s := &Server{secret: secret, now: now}
-	s.contexts = newContextCache(ContextTTL, now)
+	s := &Server{secret: secret, now: time.Now}
+	s.contexts = newContextCache(ContextTTL, cacheClock)
 	s.tools = map[string]tool{
 		"get_context":               getContext,
 		"generate_weekly_plan":      weeklyPlan,

@@ -88,7 +88,11 @@ func recipeSteps(_ *Server, _ string, args json.RawMessage) (any, error) {
 }
 
 func insights(_ *Server, userID string, args json.RawMessage) (any, error) {
-	var a struct{ Period, StartDate, EndDate string }
+	var a struct {
+		Period    string `json:"period"`
+		StartDate string `json:"start_date"`
+		EndDate   string `json:"end_date"`
+	}
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
