@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,7 +122,8 @@ func startExample(t *testing.T, ex *config.Config, simURL string, env map[string
 		t.Fatal(err)
 	}
 	cfg.Database.MaxConns, cfg.Database.SpoolDir = 4, t.TempDir()
-	cfg.Quota, cfg.Tools, cfg.Chat, cfg.Voice.ContextTool = ex.Quota, ex.Tools, ex.Chat, ex.Voice.ContextTool
+	cfg.Quota, cfg.Tools, cfg.Chat = ex.Quota, ex.Tools, ex.Chat
+	cfg.Voice.ContextTool, cfg.Voice.ContextCacheTTL = ex.Voice.ContextTool, ex.Voice.ContextCacheTTL
 	cfg.Providers, cfg.Routes = ex.Providers, ex.Routes
 	cfg.Secrets.OpenAIAPIKey, cfg.Secrets.OpenAIBaseURL = simtest.TestKey, simURL+"/v1"
 	if mutate != nil {
@@ -157,13 +157,10 @@ func chatJSON(t *testing.T, url, tok string, body map[string]any) (int, http.Hea
 // POST /v1/chat with `workflow`, in dry run as the README starts it.
 func TestWelltrackExample(t *testing.T) {
 	t.Parallel()
-	var clock atomic.Int64
-	clock.Store(time.Now().UnixNano())
-	tools := hooks.New([]byte(welltrackSecret), func() time.Time { return time.Unix(0, clock.Load()) })
-	hs := newHookServer(t, tools)
+	hs := newHookServer(t, hooks.New([]byte(welltrackSecret)))
 	ex := loadExample(t, "welltrack", "http://127.0.0.1:8091", hs.URL)
-	_, ss := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency(), Script: welltrackScript()})
-	m := startExample(t, ex, ss.URL, map[string]string{"VOXGATE_DATABASE_URL": pgtest.URL(t),
+	up := newUpstream(t, sim.Config{Script: welltrackScript()})
+	m := startExample(t, ex, up.url, map[string]string{"VOXGATE_DATABASE_URL": pgtest.URL(t),
 		"WELLTRACK_HOOK_SECRET": welltrackSecret}, func(c *config.Config) { c.DryRun = true })
 	pro := mint(t, "wt-pro", "", "pro")
 
@@ -204,17 +201,13 @@ func TestWelltrackExample(t *testing.T) {
 			}
 		}
 	}
-	// The context snapshot was built once for the user's eleven turns,
-	// and again once its five minutes passed.
-	if n := tools.ContextBuilds(); n != 1 {
-		t.Errorf("context built %d times in eleven turns, want 1 (cached per user)", n)
+	// The context tool ran once for the user's eleven turns
+	// (voice.context_cache_ttl), and its profile reached the model.
+	if n := hs.hit("/hooks/get_context"); n != 1 || ex.Voice.ContextCacheTTL != 5*time.Minute {
+		t.Errorf("context tool called %d times in eleven turns (TTL %s), want 1", n, ex.Voice.ContextCacheTTL)
 	}
-	if n := hs.hit("/hooks/get_context"); n != len(welltrackCalls) {
-		t.Errorf("context tool called %d times, want once per turn (%d)", n, len(welltrackCalls))
-	}
-	clock.Add(int64(hooks.ContextTTL + time.Second))
-	if status, _, _ := chatJSON(t, m.URL(), pro, map[string]any{"message": "hello"}); status != 200 || tools.ContextBuilds() != 2 {
-		t.Errorf("after the TTL: %d, %d builds, want 2", status, tools.ContextBuilds())
+	if bodies, _ := up.calls(); !strings.Contains(string(bodies[len(bodies)-1]), `gluten-free`) {
+		t.Error("the model never saw the context's profile")
 	}
 
 	t.Run("unsafe weight", func(t *testing.T) {

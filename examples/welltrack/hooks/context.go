@@ -3,15 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"math"
-	"sync"
-	"time"
 )
-
-// ContextTTL is how long a user's context snapshot is reused: the seed's
-// "cache context snapshots: 5 minutes per profile". voxgate runs the
-// context tool at the start of every chat turn and voice session, so the
-// snapshot is built at most once per user in that time.
-const ContextTTL = 5 * time.Minute
 
 // ContextBudgetTokens is the seed's maximum context size. Tokens are
 // counted as voxgate and its simulator count them, ceil(bytes / 4).
@@ -71,49 +63,9 @@ func readiness(score int) string {
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
-// contextCache keeps each user's snapshot for ttl. A real deployment with
-// several tool-server replicas would keep it in its own store; one
-// process's map is the reference.
-type contextCache struct {
-	ttl    time.Duration
-	now    func() time.Time
-	mu     sync.Mutex
-	byUser map[string]cached
-	builds int
-}
-
-type cached struct {
-	snapshot map[string]any
-	until    time.Time
-}
-
-func newContextCache(ttl time.Duration, now func() time.Time) *contextCache {
-	return &contextCache{ttl: ttl, now: now, byUser: map[string]cached{}}
-}
-
-// get returns the user's snapshot, building it when there is none or it
-// is older than the TTL.
-func (c *contextCache) get(userID string) map[string]any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	if e, ok := c.byUser[userID]; ok && now.Before(e.until) {
-		return e.snapshot
-	}
-	s := buildContext(userID, ContextBudgetTokens)
-	c.byUser[userID] = cached{snapshot: s, until: now.Add(c.ttl)}
-	c.builds++
-	return s
-}
-
-// ContextBuilds counts the snapshots built so far, so a test can tell a
-// cached answer from a fresh one.
-func (s *Server) ContextBuilds() int {
-	s.contexts.mu.Lock()
-	defer s.contexts.mu.Unlock()
-	return s.contexts.builds
-}
-
-func getContext(s *Server, userID string, _ json.RawMessage) (any, error) {
-	return s.contexts.get(userID), nil
+// getContext answers the context tool. voxgate keeps each user's answer
+// for voice.context_cache_ttl (5 minutes here, the seed's snapshot
+// cache), so this runs about once per user in that time.
+func getContext(_ *Server, userID string, _ json.RawMessage) (any, error) {
+	return buildContext(userID, ContextBudgetTokens), nil
 }

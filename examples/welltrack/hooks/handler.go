@@ -36,21 +36,14 @@ type tool func(s *Server, userID string, args json.RawMessage) (any, error)
 
 // Server serves every WellTrack tool under /hooks/<name>.
 type Server struct {
-	secret   []byte
-	now      func() time.Time
-	contexts *contextCache
-	tools    map[string]tool
+	secret []byte
+	now    func() time.Time
+	tools  map[string]tool
 }
 
 // New returns the server; secret is the one voxgate's secret_env names.
-// cacheClock is the context cache's clock (time.Now when nil), so a test
-// can move past the TTL; signatures are always checked against time.Now.
-func New(secret []byte, cacheClock func() time.Time) *Server {
-	if cacheClock == nil {
-		cacheClock = time.Now
-	}
+func New(secret []byte) *Server {
 	s := &Server{secret: secret, now: time.Now}
-	s.contexts = newContextCache(ContextTTL, cacheClock)
 	s.tools = map[string]tool{
 		"get_context":               getContext,
 		"generate_weekly_plan":      weeklyPlan,

@@ -22,7 +22,7 @@ func main() {
 	if addr == "" {
 		addr = "127.0.0.1:8091"
 	}
-	srv := &http.Server{Addr: addr, Handler: hooks.New([]byte(secret), nil), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: hooks.New([]byte(secret)), ReadHeaderTimeout: 5 * time.Second}
 	log.Printf("welltrack tool server on http://%s/hooks/", addr)
 	log.Fatal(srv.ListenAndServe())
 }
