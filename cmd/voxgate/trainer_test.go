@@ -125,4 +125,15 @@ func TestTrainerExample(t *testing.T) {
 	if o < 0 || a < o || g < a {
 		t.Errorf("failover trace %s: want openai, then anthropic, then gemini", trace)
 	}
+
+	// The kill switch: the same configuration with VOXGATE_AI_ENABLED=false
+	// refuses before anything is counted or called.
+	off := startExample(t, ex, ss.URL, env, func(c *config.Config) { c.AIEnabled = false })
+	before := hs.hit("/hooks/draft_workout_plan")
+	status, h, r := chatJSON(t, off.URL(), mint(t, "coach-6", "", ""), map[string]any{"message": "A stabilization plan",
+		"workflow": "draft_workout_plan"})
+	if e, _ := r["error"].(map[string]any); status != 503 || e["code"] != "AI_FEATURE_DISABLED" || h.Get("Retry-After") == "" ||
+		hs.hit("/hooks/draft_workout_plan") != before {
+		t.Fatalf("kill switch: %d %v", status, r)
+	}
 }
