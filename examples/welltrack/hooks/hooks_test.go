@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,4 +75,24 @@ func TestContextBudget(t *testing.T) {
 	if _, ok := small["recovery_today"]; ok {
 		t.Errorf("a small budget kept the lowest priority source: %v", small)
 	}
+}
+
+// Any signed body, to any tool, gets an answer and never a panic: a
+// refusal is a 4xx, an answer is JSON.
+func FuzzServer(f *testing.F) {
+	f.Add(uint8(0), `{"call_id":"c","user_id":"u","name":"recommend_workouts","arguments":{"available_time_minutes":30}}`)
+	f.Add(uint8(1), `{"user_id":"u","name":"generate_weekly_plan","arguments":{"start_date":"2026-02-30"}}`)
+	f.Add(uint8(2), `{"user_id":"u","name":"extract_recipe_from_url","arguments":[1]}`)
+	s := New(secret)
+	names := slices.Sorted(maps.Keys(s.tools))
+	f.Fuzz(func(t *testing.T, tool uint8, body string) {
+		// The path is the tool's name; the body may name any tool.
+		w := post(s, "/hooks/"+names[int(tool)%len(names)], body, sign(body, time.Now()))
+		if w.Code == 200 && !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("200 with a body that is not JSON: %q", w.Body.String())
+		}
+		if w.Code != 200 && (w.Code < 400 || w.Code > 499) {
+			t.Fatalf("status %d", w.Code)
+		}
+	})
 }
