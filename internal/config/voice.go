@@ -28,6 +28,10 @@ type Voice struct {
 	// none), nil when it says nothing; read it through Config.ContextTool,
 	// which voice and chat share.
 	ContextTool *string `yaml:"context_tool"`
+	// ContextCacheTTL keeps each user's context-tool profile this long in
+	// each replica, for voice and chat alike; 0 (the default) runs the
+	// tool for every turn and session.
+	ContextCacheTTL time.Duration `yaml:"context_cache_ttl"`
 	// UsageCeilings overrides the per-second bounds on a direct-mode app's
 	// reported usage, by class (text_in, transcription.audio_ms, …), over
 	// the control plane's defaults (docs/voice.md).
