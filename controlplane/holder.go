@@ -111,10 +111,10 @@ func (s *Service) Close() {
 // heldSession is what a holder needs of its session's row.
 type heldSession struct {
 	userID, plan, callID, mode string
-	config               realtime.Session
-	observed             ReportedUsage
-	deadline             time.Time // the reservation's end, on this replica's clock
-	max                  time.Duration
+	config                     realtime.Session
+	observed                   ReportedUsage
+	deadline                   time.Time // the reservation's end, on this replica's clock
+	max                        time.Duration
 }
 
 // loadHeld reads an open session with a call. The deadline is the time

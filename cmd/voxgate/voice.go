@@ -5,9 +5,9 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
 )
