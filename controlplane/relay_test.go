@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
@@ -82,7 +83,8 @@ func relayCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (
 func TestRelayPhoneCall(t *testing.T) {
 	t.Parallel()
 	var runs int64
-	f := newFixture(t, options{relay: true, runs: &runs, configFn: handPricedModels, simCfg: sim.Config{Script: phoneScript(),
+	reg := prometheus.NewRegistry()
+	f := newFixture(t, options{relay: true, registry: reg, runs: &runs, configFn: handPricedModels, simCfg: sim.Config{Script: phoneScript(),
 		Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
 	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -143,7 +145,15 @@ func TestRelayPhoneCall(t *testing.T) {
 		}
 	}
 
-	// The usage saved is read at the end; wait for the holder's save.
+	if up, down := relayMetric(t, reg, "voxgate_voice_relay_packets_total", "up"), relayMetric(t, reg, "voxgate_voice_relay_packets_total", "down"); up < 50 || down < 10 {
+		t.Fatalf("relayed packets counted: %v up, %v down", up, down)
+	}
+	if n := relayMetric(t, reg, "voxgate_voice_relay_events_dropped_total", "session.update"); n != 1 {
+		t.Fatalf("%v session.update events dropped, want 1", n)
+	}
+	if n := relayMetric(t, reg, "voxgate_voice_relay_sessions", ""); n != 1 {
+		t.Fatalf("%v relayed sessions, want 1", n)
+	}
 	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup","usage":{"output_token_details":{"audio_tokens":999999}}}`), start.SessionID)
 	if w.Code != 200 {
 		t.Fatalf("end: %d %s", w.Code, w.Body)
@@ -164,8 +174,33 @@ func TestRelayPhoneCall(t *testing.T) {
 	if n := f.svc.Relayed(); n != 0 {
 		t.Fatalf("%d relayed calls after the end", n)
 	}
+	if up := relayMetric(t, reg, "voxgate_voice_relay_packets_total", "up"); up < 50 {
+		t.Fatalf("%v packets up after the end: a closed call's figures are kept", up)
+	}
 	testkit.Eventually(t, ctx, "the phone's connection closed", func() bool {
 		s := phone.PC.ConnectionState()
 		return s == webrtc.PeerConnectionStateClosed || s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateDisconnected
 	})
+}
+
+// relayMetric is the value of the series of name whose one label is
+// label (any, when label is ""), counter or gauge.
+func relayMetric(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label != "" && (len(m.GetLabel()) == 0 || m.GetLabel()[0].GetValue() != label) {
+				continue
+			}
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return 0
 }
