@@ -1,8 +1,11 @@
 package controlplane
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 )
 
 // phoneEvents are the client events a relayed phone may send the
@@ -30,36 +33,80 @@ var guardedFields = map[string][]string{
 
 // phoneEventRefusal reads one event from the phone (untrusted text) and
 // says why it is not relayed: "" relays it. typ is the event's type when it
-// is one the gateway knows, else "other", so it may label a metric.
+// is one the gateway knows, else "other", so it may label a metric. The
+// event is read as strictly as any reader of it might be: a repeated key,
+// or a key that differs from one the filter reads only in case, is
+// refused, so no parser downstream can see an event other than the one
+// checked here.
 func phoneEventRefusal(msg []byte) (typ, why string) {
-	var ev struct {
-		Type     string                     `json:"type"`
-		Session  map[string]json.RawMessage `json:"session"`
-		Response map[string]json.RawMessage `json:"response"`
-		Item     *struct {
-			Type string `json:"type"`
-			Role string `json:"role"`
-		} `json:"item"`
+	top, ok := objectFields(msg, "type", "session", "response", "item")
+	if !ok {
+		return "other", "it is not one JSON event with each field named once"
 	}
-	if err := json.Unmarshal(msg, &ev); err != nil {
-		return "other", "it is not a JSON event"
-	}
-	if !phoneEvents[ev.Type] {
+	if json.Unmarshal(top["type"], &typ) != nil || !phoneEvents[typ] {
 		return "other", "the app may not send this event on a relayed session"
 	}
-	fields := ev.Session
-	if ev.Type == "response.create" {
-		fields = ev.Response
-	}
-	for _, f := range guardedFields[ev.Type] {
-		if _, ok := fields[f]; ok {
-			return ev.Type, fmt.Sprintf("%s is set by the gateway on a relayed session", f)
+	part := map[string]string{"session.update": "session", "response.create": "response"}[typ]
+	if part != "" && top[part] != nil && string(top[part]) != "null" {
+		fields, ok := objectFields(top[part])
+		if !ok {
+			return typ, "its " + part + " is not an object with each field named once"
+		}
+		for k := range fields {
+			for _, g := range guardedFields[typ] {
+				if strings.EqualFold(k, g) {
+					return typ, fmt.Sprintf("%s is set by the gateway on a relayed session", g)
+				}
+			}
 		}
 	}
-	if ev.Type == "conversation.item.create" && (ev.Item == nil || ev.Item.Type != "message" || ev.Item.Role != "user") {
-		return ev.Type, "the app may add only user messages; the gateway runs the tools"
+	if typ == "conversation.item.create" {
+		item, ok := objectFields(top["item"], "type", "role")
+		var itemType, role string
+		if !ok || json.Unmarshal(item["type"], &itemType) != nil || json.Unmarshal(item["role"], &role) != nil ||
+			itemType != "message" || role != "user" {
+			return typ, "the app may add only user messages; the gateway runs the tools"
+		}
 	}
-	return ev.Type, ""
+	return typ, ""
+}
+
+// objectFields reads one JSON object's fields, refusing a repeated key, a
+// key that matches one of exact only when case is ignored, anything but
+// one object, and anything after it.
+func objectFields(raw []byte, exact ...string) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		k, _ := tok.(string)
+		if _, dup := out[k]; dup {
+			return nil, false
+		}
+		for _, e := range exact {
+			if k != e && strings.EqualFold(k, e) {
+				return nil, false
+			}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		out[k] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return out, true
 }
 
 // phoneRefusalEvent is the error event the phone gets instead of the
