@@ -148,6 +148,12 @@ func TestRelayPhoneCall(t *testing.T) {
 	if up, down := relayMetric(t, reg, "voxgate_voice_relay_packets_total", "up"), relayMetric(t, reg, "voxgate_voice_relay_packets_total", "down"); up < 50 || down < 10 {
 		t.Fatalf("relayed packets counted: %v up, %v down", up, down)
 	}
+	if n := relayMetric(t, reg, "voxgate_voice_relay_forward_seconds", "up"); n < 50 {
+		t.Fatalf("%v packets in the forwarding latency histogram, want every one relayed up", n)
+	}
+	if n := relayMetric(t, reg, "voxgate_voice_relay_rtt_seconds", "phone"); n != 1 {
+		t.Fatalf("%v phone legs in the RTT histogram, want 1", n)
+	}
 	if n := relayMetric(t, reg, "voxgate_voice_relay_events_dropped_total", "session.update"); n != 1 {
 		t.Fatalf("%v session.update events dropped, want 1", n)
 	}
@@ -184,7 +190,8 @@ func TestRelayPhoneCall(t *testing.T) {
 }
 
 // relayMetric is the value of the series of name whose one label is
-// label (any, when label is ""), counter or gauge.
+// label (any, when label is ""): a counter's or gauge's value, a
+// histogram's count.
 func relayMetric(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -199,7 +206,7 @@ func relayMetric(t *testing.T, reg *prometheus.Registry, name, label string) flo
 			if label != "" && (len(m.GetLabel()) == 0 || m.GetLabel()[0].GetValue() != label) {
 				continue
 			}
-			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
 		}
 	}
 	return 0

@@ -59,6 +59,10 @@ func addFlow(to *realtime.FlowStats, f realtime.FlowStats) {
 	to.Packets += f.Packets
 	to.Bytes += f.Bytes
 	to.Lost += f.Lost
+	for i := range f.Latency {
+		to.Latency[i] += f.Latency[i]
+	}
+	to.LatencySum += f.LatencySum
 }
 
 // snapshot is every live call's figures and the totals with them.
@@ -95,6 +99,8 @@ var (
 		"Packets the sources' sequence numbers say never reached the relay, by direction.", []string{"direction"}, nil)
 	relayRTTDesc = prometheus.NewDesc("voxgate_voice_relay_rtt_seconds",
 		"The live relayed calls' round trips at the scrape, by leg (ICE consent checks; every leg measures them).", []string{"leg"}, nil)
+	relayLatencyDesc = prometheus.NewDesc("voxgate_voice_relay_forward_seconds",
+		"Each relayed packet's time in the relay, from its read off one leg to its write on the other, by direction.", []string{"direction"}, nil)
 	relayJitterDesc = prometheus.NewDesc("voxgate_voice_relay_jitter_seconds",
 		"The live relayed calls' interarrival jitter (RFC 3550) at the scrape, by direction.", []string{"direction"}, nil)
 )
@@ -106,7 +112,7 @@ var relayBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 1}
 type relayCollector struct{ g *relayRegistry }
 
 func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{relaySessionsDesc, relayPacketsDesc, relayBytesDesc, relayLostDesc, relayRTTDesc, relayJitterDesc} {
+	for _, d := range []*prometheus.Desc{relaySessionsDesc, relayPacketsDesc, relayBytesDesc, relayLostDesc, relayRTTDesc, relayJitterDesc, relayLatencyDesc} {
 		ch <- d
 	}
 }
@@ -121,6 +127,13 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(relayPacketsDesc, prometheus.CounterValue, float64(d.f.Packets), d.name)
 		ch <- prometheus.MustNewConstMetric(relayBytesDesc, prometheus.CounterValue, float64(d.f.Bytes), d.name)
 		ch <- prometheus.MustNewConstMetric(relayLostDesc, prometheus.CounterValue, float64(d.f.Lost), d.name)
+		counts, n := make(map[float64]uint64, len(realtime.ForwardBuckets)), uint64(0)
+		for i, b := range realtime.ForwardBuckets {
+			n += d.f.Latency[i]
+			counts[b.Seconds()] = n
+		}
+		n += d.f.Latency[len(realtime.ForwardBuckets)]
+		ch <- prometheus.MustNewConstHistogram(relayLatencyDesc, n, d.f.LatencySum.Seconds(), counts, d.name)
 	}
 	hist := func(desc *prometheus.Desc, label string, value func(realtime.RelayStats) float64) {
 		counts := make(map[float64]uint64, len(relayBuckets))
