@@ -98,6 +98,7 @@ func (s *Service) Close() {
 	s.closing = true
 	leasing := s.leasing
 	s.hmu.Unlock()
+	s.endRelays() // relayed calls cannot be handed over
 	if leasing {
 		s.handOver()
 	}

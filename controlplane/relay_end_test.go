@@ -148,3 +148,24 @@ func TestRelayNotConfigured(t *testing.T) {
 		t.Fatalf("relay start without a relay network: %d %s", w.Code, w.Body)
 	}
 }
+
+// A replica that stops ends its relayed calls (their media goes with it)
+// rather than handing them over: error, the provider's call hung up, the
+// phone's leg closed, at once.
+func TestRelayEndedOnClose(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{relay: true})
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, phone, _, callID := relayCall(t, ctx, f, p)
+	f.svc.Close()
+	ended := waitEnded(t, ctx, f, p, start.SessionID)
+	if *ended.EndReason != controlplane.ReasonError || ended.Cost == nil {
+		t.Fatalf("ended %s, record %+v; want error with a record", *ended.EndReason, ended.Cost)
+	}
+	if st, _ := f.sim.Call(callID); st.Status != "ended" || st.EndReason != "hangup" {
+		t.Fatalf("the provider's call: %+v", st)
+	}
+	phoneGone(t, ctx, phone)
+}

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,4 +48,25 @@ func (s *Service) sweepRelays(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// endRelays ends every relayed call this replica holds, as it stops: its
+// media goes with it, so nobody could adopt them. Each is hung up and
+// ended with end_reason error, charged up to now, at most handoverWait.
+func (s *Service) endRelays() {
+	s.hmu.Lock()
+	var ids []string
+	for id, h := range s.holders {
+		if h.link != nil {
+			ids = append(ids, id)
+		}
+	}
+	s.hmu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() { s.release(ctx, id, ReasonError) })
+	}
+	wg.Wait()
 }
