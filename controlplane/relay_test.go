@@ -31,7 +31,8 @@ func (h *heardSeqs) get() []uint16 {
 }
 
 // relayCall starts a relayed session for p and places its call through
-// the gateway's relay with a pion phone that records what it hears.
+// the gateway's relay with a pion phone that records what it hears, and
+// returns once both legs are up.
 func relayCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (controlplane.StartResponse, *simtest.Caller, *heardSeqs, string) {
 	t.Helper()
 	start := mustStart(t, f, p, `{"mode":"relay"}`)
@@ -64,6 +65,11 @@ func relayCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (
 		t.Fatal(err)
 	}
 	if err := phone.WaitOpen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The provider's session.created, relayed as its channel opens: both
+	// legs are up.
+	if _, _, err := simtest.Until(ctx, phone, "session.created"); err != nil {
 		t.Fatal(err)
 	}
 	all := f.sim.Calls()
