@@ -12,11 +12,11 @@ import (
 )
 
 // checkConfig refuses a configuration that could not serve a session,
-// naming the key. Relay is refused as a default until it is built.
+// naming the key.
 func checkConfig(c config.Voice, contextTool string, reg *tools.Registry) error {
 	switch {
-	case c.Mode != ModeDirect && c.Mode != ModeSideband:
-		return fmt.Errorf("voice.mode: %q is not available; use %q or %q", c.Mode, ModeDirect, ModeSideband)
+	case c.Mode != ModeDirect && c.Mode != ModeSideband && c.Mode != ModeRelay:
+		return fmt.Errorf("voice.mode: %q is not available; use %q, %q or %q", c.Mode, ModeDirect, ModeSideband, ModeRelay)
 	case c.Provider == "":
 		return fmt.Errorf("voice.provider is required")
 	case c.Model == "":

@@ -83,6 +83,8 @@ type options struct {
 	clock       controlplane.Clock // the holders'; nil: the system's
 	// moreTools join testTools.
 	moreTools []*tools.Tool
+	// relay gives the replica a loopback relay network (relay mode).
+	relay bool
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -114,8 +116,15 @@ func newFixture(t testing.TB, o options) fixture {
 	if o.registry != nil {
 		metrics = o.registry
 	}
+	var relay *realtime.Network
+	if o.relay {
+		if relay, err = realtime.NewNetwork(realtime.NetworkParams{UDPAddr: "127.0.0.1:0", TCPAddr: "127.0.0.1:0", Loopback: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	svc, err := controlplane.New(controlplane.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Realtime: rt, Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock,
+		Relay: relay})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,9 +64,9 @@ func readOffer(r *http.Request) (string, error) {
 // within its reservation, not offered before, and with attempts left.
 // Each claim is an attempt, whatever the provider answers.
 const claimOfferSQL = `UPDATE voice_sessions SET offer_at = now(), offer_attempts = offer_attempts + 1
-WHERE id = $1 AND user_id = $2 AND mode = 'sideband' AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
+WHERE id = $1 AND user_id = $2 AND mode IN ('sideband', 'relay') AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
   AND offer_attempts < $3
-RETURNING config`
+RETURNING mode, config`
 
 // Offer places the call for p's sideband session id: the provider gets
 // the app's offer with the server key and the session's config, the
@@ -77,8 +77,9 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 	if !validSessionID(id) {
 		return "", notFound(nil)
 	}
+	var mode string
 	var config []byte
-	err := s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID, MaxOfferAttempts).Scan(&config)
+	err := s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID, MaxOfferAttempts).Scan(&mode, &config)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", s.offerRefusal(ctx, p.UserID, id)
 	}
@@ -92,6 +93,9 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 	if err := s.ensureLease(ctx); err != nil {
 		s.freeOffer(ctx, id)
 		return "", database.Error("controlplane: take the lease", err)
+	}
+	if mode == ModeRelay {
+		return s.offerRelay(ctx, id, offer, sess)
 	}
 	began := time.Now()
 	call, err := s.rt.CreateCall(ctx, offer, sess)
@@ -133,7 +137,7 @@ func (s *Service) offerRefusal(ctx context.Context, userID, id string) error {
 		return database.Error("controlplane: offer refusal", err)
 	case ended:
 		return apierr.New(apierr.SessionEnded, "")
-	case mode != ModeSideband:
+	case mode != ModeSideband && mode != ModeRelay:
 		return apierr.Errorf(apierr.Conflict, "This is a %s session: it takes no offer through the gateway.", mode)
 	case !offered && attempts >= MaxOfferAttempts:
 		return apierr.Errorf(apierr.Conflict, "This session has used its %d offer attempts; start a new session.", MaxOfferAttempts)

@@ -7,7 +7,8 @@
 // secret and talks to the provider itself, so whatever it reports is
 // advisory. In sideband mode the gateway places the call with the app's
 // offer and holds the call's control socket: it runs the tools, observes
-// usage and enforces the cap. Relay will carry the media as well.
+// usage and enforces the cap. In relay mode it is also the phone's WebRTC
+// peer and carries the media.
 package controlplane
 
 import (
@@ -66,6 +67,9 @@ type Params struct {
 	// Clock is the sideband holders' clock; nil is the system's. Tests of
 	// the cap move one on instead of waiting out a reservation.
 	Clock Clock
+	// Relay is the replica's relay network (relay mode); nil refuses relay
+	// sessions. The service closes it on Close.
+	Relay *realtime.Network
 }
 
 // Service is the voice control plane. It is safe for concurrent use, and
@@ -105,6 +109,10 @@ type Service struct {
 	// Usage observed on held calls, not yet saved (observed.go).
 	umu     sync.Mutex
 	unsaved map[string]string
+	// relayNet is Params.Relay; relays are this replica's relayed calls
+	// (relay*.go).
+	relayNet *realtime.Network
+	relays   relayRegistry
 }
 
 // New checks p and builds the service. A model with no price stops it.
@@ -115,6 +123,9 @@ func New(p Params) (*Service, error) {
 	cfg := p.Config
 	if err := checkConfig(cfg, p.ContextTool, p.Tools.Registry()); err != nil {
 		return nil, err
+	}
+	if cfg.Mode == ModeRelay && p.Relay == nil {
+		return nil, errors.New("voice.mode: relay needs the relay network (voice.relay)")
 	}
 	ceilings, err := usageCeilings(cfg.UsageCeilings)
 	if err != nil {
@@ -144,7 +155,10 @@ func New(p Params) (*Service, error) {
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, clock: p.Clock, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: randid.New("vr_", 8), unsaved: map[string]string{}}
+		replica: randid.New("vr_", 8), unsaved: map[string]string{}, relayNet: p.Relay}
+	if err := s.relays.register(p.Registerer); err != nil {
+		return nil, err
+	}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil
 }

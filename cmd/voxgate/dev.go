@@ -79,6 +79,8 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if cfg.Database.SpoolDir == config.DefaultSpoolDir {
 		cfg.Database.SpoolDir = filepath.Join(devDir, "spool") // unless the file names another
 	}
+	// Relayed calls stay on this machine's loopback: dev is local.
+	cfg.Voice.Relay.Loopback = true
 	if _, ok := cfg.Quota.Plans["bench"]; !ok {
 		cfg.Quota.Plans["bench"] = config.BenchPlan()
 	}

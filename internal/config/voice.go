@@ -36,6 +36,8 @@ type Voice struct {
 	// reported usage, by class (text_in, transcription.audio_ms, …), over
 	// the control plane's defaults (docs/voice.md).
 	UsageCeilings map[string]int64 `yaml:"usage_ceilings"`
+	// Relay is the media relay's network (relay mode, docs/voice.md).
+	Relay VoiceRelay `yaml:"relay"`
 
 	// Not in the file: fixed in production, shortened by tests.
 
@@ -49,6 +51,33 @@ type Voice struct {
 	// adopt). A dead holder's calls are adopted within TTL + Renew.
 	LeaseTTL   time.Duration `yaml:"-"`
 	LeaseRenew time.Duration `yaml:"-"`
+}
+
+// VoiceRelay is voice.relay: the network every relayed session of a
+// replica shares (realtime.NetworkParams). The zero value opens no shared
+// port: each leg takes its own from the system.
+type VoiceRelay struct {
+	// UDPAddr is the one UDP port of every session's ICE ("0.0.0.0:3478").
+	UDPAddr string `yaml:"udp_addr"`
+	// TCPAddr is ICE over TCP for phones without UDP (":443").
+	TCPAddr string `yaml:"tcp_addr"`
+	// PublicIPs replace the host address in the phone's candidates (NAT 1:1).
+	PublicIPs []string `yaml:"public_ips"`
+	// PortMin and PortMax bound each leg's UDP port when UDPAddr is empty.
+	PortMin uint16 `yaml:"port_min"`
+	PortMax uint16 `yaml:"port_max"`
+	// TURN servers handed to phones with the session. Their credential is
+	// a secret, so it comes from VOXGATE_TURN_CREDENTIAL, never the file.
+	TURN []TURNServer `yaml:"turn"`
+	// Loopback keeps every candidate on 127.0.0.1 (voxgate dev, tests).
+	Loopback bool `yaml:"loopback"`
+}
+
+// TURNServer is one ICE server for phones: urls like
+// "turns:turn.example.com:443?transport=tcp" and the username.
+type TURNServer struct {
+	URLs     []string `yaml:"urls"`
+	Username string   `yaml:"username"`
 }
 
 // DefaultVoice is the voice section of a file that has none. The models
