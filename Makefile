@@ -15,10 +15,12 @@ run:
 # vet, then every test with the race detector against a real PostgreSQL
 # (found on localhost:5432 or provisioned from the local binaries), then one
 # short run of every benchmark the README and docs cite. The Node openai
-# client the completions test drives is installed first (scripts/node-openai.sh).
+# client the completions test drives is installed first (scripts/node-openai.sh),
+# and Debian's chromium for the browser tests (scripts/chromium.sh).
 test:
 	$(GO) vet ./...
 	bash scripts/node-openai.sh
+	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	bash scripts/bench-smoke.sh
 

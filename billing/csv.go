@@ -1,17 +1,9 @@
 package billing
 
 import (
-	"context"
-	"encoding/csv"
-	"errors"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/voxgate/voxgate/internal/database"
-	"github.com/voxgate/voxgate/internal/httpx"
 )
 
 // csvHeader names the export's columns, one per ledger field.
@@ -20,59 +12,14 @@ var csvHeader = []string{
 	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
 	"transcription_model", "transcription_text_in", "transcription_audio_in", "transcription_text_out", "transcription_audio_ms",
 	"duration_ms", "overrun_s", "cost_micros", "unpriced", "price_version", "usage_source",
-	"text_cache_write_in", // last: added after the export's first release
-}
-
-// flushEvery bounds what the export holds before it writes: memory stays
-// flat however many records the range covers.
-const flushEvery = 256
-
-// ExportCSV writes the filter's records, oldest first, as RFC 4180 CSV
-// (CRLF line ends) to w, streaming from the database. started is called
-// once, before the first byte, so an HTTP handler can still answer a JSON
-// error for a failure before it.
-func (l *Ledger) ExportCSV(ctx context.Context, w io.Writer, f Filter, started func()) error {
-	where, args := f.where()
-	rows, err := l.pool.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where+
-		` ORDER BY created_at, id`, args...)
-	if err != nil {
-		return database.Error("billing: export", err)
-	}
-	defer rows.Close()
-	if started != nil {
-		started()
-	}
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	if err := cw.Write(csvHeader); err != nil {
-		return err
-	}
-	cells := make([]string, len(csvHeader))
-	for n := 1; rows.Next(); n++ {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return database.Error("billing: export", err)
-		}
-		if err := cw.Write(r.csvCells(cells)); err != nil {
-			return err
-		}
-		if n%flushEvery == 0 {
-			if cw.Flush(); cw.Error() != nil {
-				return cw.Error()
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return database.Error("billing: export", err)
-	}
-	cw.Flush()
-	return cw.Error()
+	"text_cache_write_in", // added after the export's first release, so last
+	"mode",
 }
 
 func (r Record) csvCells(c []string) []string {
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	u, t := r.Usage, r.Transcription
-	cost, unpriced := "", "true"
+	cost, unpriced := UnpricedText, "true"
 	if r.CostMicros != nil {
 		cost, unpriced = i64(*r.CostMicros), "false"
 	}
@@ -81,7 +28,7 @@ func (r Record) csvCells(c []string) []string {
 		i64(u.TextIn), i64(u.TextCachedIn), i64(u.TextOut), i64(u.AudioIn), i64(u.AudioCachedIn), i64(u.AudioOut), i64(u.ImageIn), i64(u.ImageCachedIn),
 		r.TranscriptionModel, i64(t.TextIn), i64(t.AudioIn), i64(t.TextOut), i64(t.AudioMillis),
 		i64(r.DurationMS), i64(r.OverrunS), cost, unpriced, r.PriceVersion, r.UsageSource,
-		i64(u.TextCacheWriteIn),
+		i64(u.TextCacheWriteIn), r.Mode,
 	}
 	for i, v := range vals {
 		c[i] = safeCell(v)
@@ -151,30 +98,4 @@ func cellSeparator(c byte) bool {
 		return true
 	}
 	return false
-}
-
-// HandleCSV serves GET /v1/admin/costs.csv. A failure before the first
-// byte is the usual JSON error; one after it cuts the connection, so a
-// truncated file can never pass for a whole one.
-func (l *Ledger) HandleCSV(w http.ResponseWriter, r *http.Request) error {
-	f, _, err := parseFilter(r, time.Now())
-	if err != nil {
-		return err
-	}
-	started := false
-	err = l.ExportCSV(r.Context(), w, f, func() {
-		started = true
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", `attachment; filename="voxgate-costs-`+
-			f.From.Format("20060102")+"-"+f.To.Format("20060102")+`.csv"`)
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-	})
-	if err != nil && started {
-		if !httpx.ClientGone(r.Context()) && !errors.Is(err, context.Canceled) {
-			httpx.Logger(r.Context()).ErrorContext(r.Context(), "cost export cut short", "err", err)
-		}
-		panic(http.ErrAbortHandler)
-	}
-	return err
 }

@@ -23,10 +23,16 @@ var (
 	nov1 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 )
 
-func get(t *testing.T, h httpx.HandlerFunc, target string) *httptest.ResponseRecorder {
+// get serves target with h; path holds the route's wildcards as name,
+// value pairs.
+func get(t *testing.T, h httpx.HandlerFunc, target string, path ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	httpx.Handle(h).ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	req := httptest.NewRequest("GET", target, nil)
+	for i := 0; i+1 < len(path); i += 2 {
+		req.SetPathValue(path[i], path[i+1])
+	}
+	httpx.Handle(h).ServeHTTP(rec, req)
 	return rec
 }
 

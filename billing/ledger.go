@@ -52,6 +52,7 @@ type Record struct {
 	SessionID string    `json:"session_id"`
 	TurnID    string    `json:"turn_id,omitempty"`
 	Kind      string    `json:"kind"`
+	Mode      string    `json:"mode"` // a voice session's mode; "" for other kinds
 	Provider  string    `json:"provider"`
 	Model     string    `json:"model"`
 	Usage     Usage     `json:"-"`
@@ -63,6 +64,7 @@ type Record struct {
 	DurationMS   int64     `json:"duration_ms"`
 	OverrunS     int64     `json:"overrun_s"`
 	CostMicros   *int64    `json:"cost_micros"` // nil: unpriced
+	Cost         string    `json:"cost"`        // dollars to the micro-dollar, or "unpriced"
 	Unpriced     bool      `json:"unpriced"`
 	PriceVersion string    `json:"price_version"`
 	UsageSource  string    `json:"usage_source"`
@@ -91,6 +93,19 @@ func (r *Record) fillView() {
 	r.Tokens = TokenView{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis, u.TextCacheWriteIn}
 	r.Unpriced = r.CostMicros == nil
+	r.Cost = UnpricedText
+	if r.CostMicros != nil {
+		r.Cost = Dollars(*r.CostMicros)
+	}
+}
+
+// UnpricedText is what finance sees for a record with no cost, in JSON and
+// CSV: never 0.
+const UnpricedText = "unpriced"
+
+// Dollars writes micro-USD as exact dollars with six decimals.
+func Dollars(micros int64) string {
+	return fmt.Sprintf("%d.%06d", micros/1_000_000, micros%1_000_000)
 }
 
 // LedgerParams are what a Ledger needs.
@@ -157,7 +172,7 @@ const insertSQL = `INSERT INTO usage_records
 	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)
 ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
-RETURNING id, created_at`
+RETURNING id, created_at, mode`
 
 // Write prices r and inserts it with q. A record for the same session (and
 // turn) already written is not written again: Write returns the stored one,
@@ -176,7 +191,7 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 	err = q.QueryRow(ctx, insertSQL, r.UserID, r.SessionID, r.TurnID, r.Kind, r.Provider, r.Model,
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
-		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn).Scan(&r.ID, &r.CreatedAt)
+		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn).Scan(&r.ID, &r.CreatedAt, &r.Mode)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
 	}
@@ -237,7 +252,7 @@ func checkRecord(r Record) error {
 const recordColumns = `id, user_id, session_id, turn_id, kind, provider, model,
 	text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
-	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at, text_cache_write_in`
+	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at, text_cache_write_in, mode`
 
 func scanRecord(row pgx.Row) (Record, error) {
 	var r Record
@@ -245,7 +260,7 @@ func scanRecord(row pgx.Row) (Record, error) {
 	err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.TurnID, &r.Kind, &r.Provider, &r.Model,
 		&u.TextIn, &u.TextCachedIn, &u.TextOut, &u.AudioIn, &u.AudioCachedIn, &u.AudioOut, &u.ImageIn, &u.ImageCachedIn,
 		&r.TranscriptionModel, &t.TextIn, &t.AudioIn, &t.TextOut, &t.AudioMillis,
-		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt, &u.TextCacheWriteIn)
+		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt, &u.TextCacheWriteIn, &r.Mode)
 	r.CreatedAt = r.CreatedAt.UTC()
 	r.fillView()
 	return r, err

@@ -116,6 +116,28 @@ func (m *micros) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// modelLine is the line of model's key in the table, for an error that
+// must point at it; 0 if it cannot be found.
+func modelLine(data []byte, model string) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "models" {
+			continue
+		}
+		models := root.Content[i+1]
+		for j := 0; j+1 < len(models.Content); j += 2 {
+			if models.Content[j].Value == model {
+				return models.Content[j].Line
+			}
+		}
+	}
+	return 0
+}
+
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // LoadPrices parses a price table (the embedded one, or an operator's
@@ -138,7 +160,7 @@ func LoadPrices(data []byte) (*Prices, error) {
 	for name, y := range f.Models {
 		m, err := y.modelPrice()
 		if err != nil {
-			return nil, fmt.Errorf("prices: model %q: %w", name, err)
+			return nil, fmt.Errorf("prices: line %d: model %q: %w", modelLine(data, name), name, err)
 		}
 		p.models[name] = m
 	}

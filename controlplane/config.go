@@ -12,11 +12,11 @@ import (
 )
 
 // checkConfig refuses a configuration that could not serve a session,
-// naming the key. Relay is refused as a default until it is built.
+// naming the key.
 func checkConfig(c config.Voice, contextTool string, reg *tools.Registry) error {
 	switch {
-	case c.Mode != ModeDirect && c.Mode != ModeSideband && c.Mode != ModeLive:
-		return fmt.Errorf("voice.mode: %q is not available; use %q, %q or %q", c.Mode, ModeDirect, ModeSideband, ModeLive)
+	case c.Mode != ModeDirect && c.Mode != ModeSideband && c.Mode != ModeRelay && c.Mode != ModeLive:
+		return fmt.Errorf("voice.mode: %q is not available; use %q, %q, %q or %q", c.Mode, ModeDirect, ModeSideband, ModeRelay, ModeLive)
 	case c.Live.Model == "":
 		return fmt.Errorf("voice.live.model is required")
 	case c.Live.AcknowledgementDelay < 0 || c.Live.AcknowledgementDelay > 10*time.Second:

@@ -262,13 +262,18 @@ func (s *Service) lateEnd(ctx context.Context, tx pgx.Tx, sess Session, req EndR
 }
 
 // Sweep ends every session past its reservation (end_reason expired,
-// charged in full) and returns how many this call ended. Every replica
+// charged in full), and every relayed session whose replica died
+// (relaysweep.go), and returns how many this call ended. Every replica
 // sweeps; the row lock in end makes each session end once.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	n, err := s.sweepRelays(ctx)
+	if err != nil {
+		return n, err
+	}
 	rows, err := s.pool.Query(ctx, `SELECT id, user_id FROM voice_sessions
 		WHERE ended_at IS NULL AND expires_at <= now() ORDER BY expires_at LIMIT 500`)
 	if err != nil {
-		return 0, database.Error("controlplane: sweep", err)
+		return n, database.Error("controlplane: sweep", err)
 	}
 	type due struct{ id, user string }
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
@@ -276,9 +281,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		return d, r.Scan(&d.id, &d.user)
 	})
 	if err != nil {
-		return 0, database.Error("controlplane: sweep", err)
+		return n, database.Error("controlplane: sweep", err)
 	}
-	n := 0
 	for _, d := range list {
 		if ctx.Err() != nil {
 			break

@@ -123,7 +123,7 @@ func (c *call) runTool(ctx context.Context, arrived time.Time, responseID, callI
 	}
 	c.answered[callID] = true
 	ran := time.Now()
-	res, err := c.s.runTool(ctx, auth.Principal{UserID: c.userID, Plan: c.plan}, c.id, ModeSideband,
+	res, err := c.s.runTool(ctx, auth.Principal{UserID: c.userID, Plan: c.plan}, c.id, c.mode,
 		ToolCallRequest{CallID: callID, Name: name, Arguments: json.RawMessage(args)})
 	ranFor := time.Since(ran)
 	if err == nil && res.Replayed {

@@ -87,6 +87,8 @@ type options struct {
 	// backend is the model live delegations run on, through the OpenAI
 	// adapter against the sim; "" gives the service no backend.
 	backend string
+	// relay gives the replica a loopback relay network (relay mode).
+	relay bool
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -118,8 +120,15 @@ func newFixture(t testing.TB, o options) fixture {
 	if o.registry != nil {
 		metrics = o.registry
 	}
+	var relay *realtime.Network
+	if o.relay {
+		if relay, err = realtime.NewNetwork(realtime.NetworkParams{UDPAddr: "127.0.0.1:0", TCPAddr: "127.0.0.1:0", Loopback: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	params := controlplane.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Realtime: rt, Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock}
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock,
+		Relay: relay}
 	if o.backend != "" {
 		if params.Backend, err = llm.NewOpenAI(llm.OpenAIParams{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey}); err != nil {
 			t.Fatal(err)

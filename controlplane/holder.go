@@ -20,21 +20,26 @@ type holder struct {
 	quit     chan struct{} // closed when the call is no longer this replica's: stop, end nothing
 	quitOnce sync.Once
 	done     chan struct{} // closed once the holder is gone
+	link     *relayLink    // a relayed call's events; nil for a sideband
 }
 
 // drop stops the holder without ending its session: the session ended
 // elsewhere, or another replica holds the call now.
 func (h *holder) drop() { h.quitOnce.Do(func() { close(h.quit) }) }
 
-// hold starts holding session id's call, unless this replica already
-// does or is closing.
-func (s *Service) hold(id string) {
+// hold starts holding session id's sideband call, unless this replica
+// already does or is closing.
+func (s *Service) hold(id string) { s.holdWith(id, nil) }
+
+// holdWith starts holding session id's call: a relayed one reads its
+// events off link. It reports whether it did.
+func (s *Service) holdWith(id string, link *relayLink) bool {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	if s.closing || s.holders[id] != nil {
-		return
+		return false
 	}
-	h := &holder{ends: make(chan string, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	h := &holder{ends: make(chan string, 1), quit: make(chan struct{}), done: make(chan struct{}), link: link}
 	s.holders[id] = h
 	s.metrics.held.Inc()
 	s.hwg.Add(1)
@@ -48,7 +53,11 @@ func (s *Service) hold(id string) {
 			close(h.done)
 		}()
 		s.runCall(s.life, id, h)
+		if link != nil {
+			_ = link.Close() // however the holder ended, both legs close
+		}
 	}()
+	return true
 }
 
 // release asks this replica's holder of id, if there is one, to hang up
@@ -89,12 +98,16 @@ func (s *Service) Close() {
 	s.closing = true
 	leasing := s.leasing
 	s.hmu.Unlock()
+	s.endRelays() // relayed calls cannot be handed over
 	if leasing {
 		s.handOver()
 	}
 	s.stop()
 	s.hwg.Wait()
 	s.dwg.Wait() // live delegations, cancelled with their holders
+	if s.relayNet != nil {
+		_ = s.relayNet.Close()
+	}
 }
 
 // heldSession is what a holder needs of its session's row.

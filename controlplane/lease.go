@@ -29,13 +29,14 @@ func (s *Service) runLeases(ctx context.Context) {
 }
 
 // adoptSQL takes the open calls whose holder's lease has lapsed, or that
-// were handed over (no holder), a batch at a time. It finds them through
+// were handed over (no holder), a batch at a time. A relayed call is never
+// adopted: its media is pinned to its replica (relaysweep.go). It finds them through
 // the partial index on open calls' holders, so a scan with nothing to
 // adopt costs next to nothing however many calls are held; SKIP LOCKED
 // keeps two adopting replicas off each other's rows.
 const adoptSQL = `UPDATE voice_sessions SET holder = $1 WHERE id IN (
 	SELECT v.id FROM voice_sessions v
-	WHERE v.ended_at IS NULL AND v.call_id IS NOT NULL AND v.expires_at > now()
+	WHERE v.ended_at IS NULL AND v.call_id IS NOT NULL AND v.expires_at > now() AND v.mode <> 'relay'
 		AND (v.holder IS NULL OR v.holder IN (SELECT r.id FROM voice_replicas r WHERE r.lease_until <= now() AND r.id <> $1))
 	ORDER BY v.id LIMIT 100 FOR UPDATE OF v SKIP LOCKED)
 RETURNING id`
@@ -128,7 +129,7 @@ func (s *Service) handOver() {
 	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
 	defer cancel()
 	s.saveUsage(ctx)
-	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET holder = NULL, attached_at = NULL WHERE holder = $1 AND ended_at IS NULL`, s.replica); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET holder = NULL, attached_at = NULL WHERE holder = $1 AND ended_at IS NULL AND mode <> 'relay'`, s.replica); err != nil {
 		s.log.Warn("voice hand-over failed; the calls are adopted when the lease lapses", "err", err)
 		return
 	}

@@ -64,7 +64,7 @@ func readOffer(r *http.Request) (string, error) {
 // within its reservation, not offered before, and with attempts left.
 // Each claim is an attempt, whatever the provider answers.
 const claimOfferSQL = `UPDATE voice_sessions SET offer_at = now(), offer_attempts = offer_attempts + 1
-WHERE id = $1 AND user_id = $2 AND mode IN ('sideband', 'live') AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
+WHERE id = $1 AND user_id = $2 AND mode IN ('sideband', 'relay', 'live') AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
   AND offer_attempts < $3
 RETURNING mode, config`
 
@@ -97,6 +97,9 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 	if err := json.Unmarshal(config, &sess); err != nil {
 		s.freeOffer(ctx, id)
 		return "", apierr.Wrap(apierr.Internal, "", err)
+	}
+	if mode == ModeRelay {
+		return s.offerRelay(ctx, id, offer, sess)
 	}
 	began := time.Now()
 	call, err := s.rt.CreateCall(ctx, offer, sess)
@@ -138,7 +141,7 @@ func (s *Service) offerRefusal(ctx context.Context, userID, id string) error {
 		return database.Error("controlplane: offer refusal", err)
 	case ended:
 		return apierr.New(apierr.SessionEnded, "")
-	case mode != ModeSideband && mode != ModeLive:
+	case mode != ModeSideband && mode != ModeRelay && mode != ModeLive:
 		return apierr.Errorf(apierr.Conflict, "This is a %s session: it takes no offer through the gateway.", mode)
 	case !offered && attempts >= MaxOfferAttempts:
 		return apierr.Errorf(apierr.Conflict, "This session has used its %d offer attempts; start a new session.", MaxOfferAttempts)

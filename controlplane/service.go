@@ -7,7 +7,8 @@
 // secret and talks to the provider itself, so whatever it reports is
 // advisory. In sideband mode the gateway places the call with the app's
 // offer and holds the call's control socket: it runs the tools, observes
-// usage and enforces the cap. Relay will carry the media as well.
+// usage and enforces the cap. In relay mode it is also the phone's WebRTC
+// peer and carries the media.
 package controlplane
 
 import (
@@ -74,6 +75,9 @@ type Params struct {
 	// Clock is the sideband holders' clock; nil is the system's. Tests of
 	// the cap move one on instead of waiting out a reservation.
 	Clock Clock
+	// Relay is the replica's relay network (relay mode); nil refuses relay
+	// sessions. The service closes it on Close.
+	Relay *realtime.Network
 }
 
 // Service is the voice control plane. It is safe for concurrent use, and
@@ -118,6 +122,10 @@ type Service struct {
 	// Usage observed on held calls, not yet saved (observed.go).
 	umu     sync.Mutex
 	unsaved map[string]string
+	// relayNet is Params.Relay; relays are this replica's relayed calls
+	// (relay*.go).
+	relayNet *realtime.Network
+	relays   relayRegistry
 }
 
 // New checks p and builds the service. A model with no price stops it.
@@ -131,6 +139,9 @@ func New(p Params) (*Service, error) {
 	}
 	if cfg.Mode == ModeLive && p.Backend == nil {
 		return nil, errors.New("voice.mode: live needs a chat route for its delegations")
+	}
+	if cfg.Mode == ModeRelay && p.Relay == nil {
+		return nil, errors.New("voice.mode: relay needs the relay network (voice.relay)")
 	}
 	ceilings, err := usageCeilings(cfg.UsageCeilings)
 	if err != nil {
@@ -171,7 +182,10 @@ func New(p Params) (*Service, error) {
 	life, stop := context.WithCancel(context.Background())
 	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, rt: p.Realtime, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs,
 		cfg: cfg, clock: p.Clock, contextTool: p.ContextTool, ceilings: ceilings, log: p.Logger, metrics: m, holders: map[string]*holder{}, life: life, stop: stop,
-		replica: randid.New("vr_", 8), unsaved: map[string]string{}, backend: p.Backend, backendModel: p.BackendModel}
+		replica: randid.New("vr_", 8), unsaved: map[string]string{}, relayNet: p.Relay, backend: p.Backend, backendModel: p.BackendModel}
+	if err := s.relays.register(p.Registerer); err != nil {
+		return nil, err
+	}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
 	return s, nil
 }

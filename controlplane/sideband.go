@@ -14,13 +14,22 @@ import (
 // last events before it ends the session without the socket's close.
 const drainFor = 2 * time.Second
 
-// call is one held sideband call's state. Only its holder goroutine
+// eventConn is what a holder reads a call's server events from and sends
+// its client events on: a sideband socket (*realtime.Sideband), or a
+// relayed call's provider channel (relayLink).
+type eventConn interface {
+	Read() ([]byte, error)
+	Send(event []byte) error
+	Close() error
+}
+
+// call is one held sideband or relayed call's state. Only its holder goroutine
 // touches it.
 type call struct {
 	s  *Service
 	id string
 	heldSession
-	sb           *realtime.Sideband
+	sb           eventConn
 	answered     map[string]bool     // function calls run or cut short, by call_id
 	written      map[string]fnCall   // calls whose arguments are done, waiting for their item or response
 	outputs      map[string]*answers // outputs waiting for their response's response.done, by response id
@@ -45,14 +54,14 @@ type answers struct {
 
 // reader reads one socket into events until it fails or is stopped.
 type reader struct {
-	sb     *realtime.Sideband
+	sb     eventConn
 	events chan []byte
 	done   chan struct{}
 	quit   chan struct{}
 	err    error
 }
 
-func startReader(sb *realtime.Sideband) *reader {
+func startReader(sb eventConn) *reader {
 	r := &reader{sb: sb, events: make(chan []byte, 16), done: make(chan struct{}), quit: make(chan struct{})}
 	go func() {
 		defer close(r.done)
@@ -98,7 +107,7 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
 		c.notices++ // an adopted call: its holder gave the notices already due
 	}
-	if c.sb, err = s.rt.AttachRetry(ctx, c.callID, s.cfg.AttachWithin); err != nil {
+	if c.sb, err = s.attach(ctx, c.callID, h); err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("voice sideband: attach failed; ending the session", "session_id", id, "err", err)
 			c.finish(ctx, ReasonError)
@@ -109,7 +118,9 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		s.log.Warn("voice sideband: attach not recorded", "session_id", id, "err", err)
 	}
 	rd := startReader(c.sb)
-	c.sendConfig()
+	if h.link == nil {
+		c.sendConfig() // a relayed phone cannot change the config the call was placed with
+	}
 	defer func() { rd.stop() }()
 	for {
 		select {
@@ -117,7 +128,9 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 			c.handle(ctx, data)
 		case <-rd.done:
 			c.drain(ctx, rd)
-			if c.ending == "" && !c.expired && realtime.CloseCode(rd.err) != 1000 {
+			if why := relayEndReason(rd.err); why != "" && c.ending == "" && !c.expired {
+				c.ending = why // a relayed call cannot be attached again
+			} else if c.ending == "" && !c.expired && realtime.CloseCode(rd.err) != 1000 {
 				// Dropped, not closed: the call may well be up. Attach again.
 				if sb, err := s.rt.AttachRetry(ctx, c.callID, s.cfg.AttachWithin); err == nil {
 					c.sb, rd = sb, startReader(sb)
@@ -142,12 +155,25 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 				return
 			}
 		case <-ctx.Done():
+			if h.link != nil {
+				c.finish(ctx, ReasonError) // the media goes with this replica
+				return
+			}
 			c.flush(context.WithoutCancel(ctx))
 			return
 		case <-h.quit:
 			return
 		}
 	}
+}
+
+// attach opens the call's events: the sideband socket, or a relayed
+// call's channel, already open.
+func (s *Service) attach(ctx context.Context, callID string, h *holder) (eventConn, error) {
+	if h.link != nil {
+		return h.link, nil
+	}
+	return s.rt.AttachRetry(ctx, callID, s.cfg.AttachWithin)
 }
 
 // drain handles the events the reader had already taken.
@@ -187,7 +213,7 @@ func (c *call) hangup(ctx context.Context, reason string) {
 // finish ends the session with the usage observed.
 func (c *call) finish(ctx context.Context, reason string) {
 	ctx = context.WithoutCancel(ctx)
-	if reason == ReasonError {
+	if reason == ReasonError || c.mode == ModeRelay {
 		c.s.hangup(ctx, c.callID) // the call may be up with nobody holding it
 	}
 	c.flush(ctx)

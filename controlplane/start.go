@@ -38,6 +38,8 @@ type StartResponse struct {
 	ClientSecret *ClientSecret    `json:"client_secret,omitempty"`
 	RealtimeURL  string           `json:"realtime_url,omitempty"`
 	SDPURL       string           `json:"sdp_url,omitempty"`
+	// ICEServers are a relayed session's TURN servers (relaystart.go).
+	ICEServers []ICEServer `json:"ice_servers,omitempty"`
 }
 
 // ToolInfo is a tool as the app sees it.
@@ -68,7 +70,9 @@ func (s *Service) checkStart(req *StartRequest) error {
 			return apierr.New(apierr.InvalidRequest, "mode live is not available on this gateway (it needs a chat route for its delegations and a price for its model).")
 		}
 	case ModeRelay:
-		return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway yet; use direct, sideband or live.", req.Mode)
+		if s.relayNet == nil {
+			return apierr.Errorf(apierr.InvalidRequest, "mode %s is not available on this gateway; use direct or sideband.", req.Mode)
+		}
 	default:
 		return apierr.New(apierr.InvalidRequest, "mode must be direct, sideband, relay or live.")
 	}
@@ -147,6 +151,9 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 		sess.IdleTimeout = s.cfg.VADIdleTimeout // the gateway learns of a departed phone from the silence
 		config, _ = json.Marshal(sess)          // plain data: strings and decoded JSON schemas
 		out.SDPURL = "/v1/voice/sessions/" + id + "/sdp"
+		if req.Mode == ModeRelay {
+			out.ICEServers = s.relayICEServers()
+		}
 	}
 	var chatID *string
 	if req.ChatSessionID != "" {

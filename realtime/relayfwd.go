@@ -55,6 +55,26 @@ type forwarder struct {
 	jitter16        uint32 // interarrival jitter in clock ticks, times 16
 
 	packets, bytes, malformed, stale atomic.Uint64
+	// latency counts packets by the time from their read to their write
+	// on (ForwardBuckets, the last beyond them); latencySum in ns.
+	latency    [len(ForwardBuckets) + 1]atomic.Uint64
+	latencySum atomic.Int64
+}
+
+// ForwardBuckets are the upper bounds of FlowStats.Latency's buckets: the
+// relay's own part of a packet's trip, from its read off one leg (after
+// SRTP) to its write on the other (through SRTP and the socket).
+var ForwardBuckets = [...]time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond,
+	500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond}
+
+// observe counts one packet's forwarding time, without allocating.
+func (f *forwarder) observe(d int64) {
+	i := 0
+	for i < len(ForwardBuckets) && d > int64(ForwardBuckets[i]) {
+		i++
+	}
+	f.latency[i].Add(1)
+	f.latencySum.Add(d)
 }
 
 // forward writes one packet read from the source of generation gen, which
@@ -88,6 +108,7 @@ func (f *forwarder) forward(gen uint64, b []byte, now int64) error {
 	if err == nil {
 		f.packets.Add(1)
 		f.bytes.Add(uint64(len(b)))
+		f.observe(monoNow() - now)
 	}
 	f.pkt.Payload = nil // the buffer is the reader's
 	return err
@@ -155,6 +176,11 @@ type FlowStats struct {
 	Jitter time.Duration
 	// Malformed packets were not RTP; Stale ones came from a replaced leg.
 	Malformed, Stale uint64
+	// Latency counts the forwarded packets by their time in the relay, in
+	// ForwardBuckets (not cumulative; the last counts those beyond);
+	// LatencySum is their total.
+	Latency    [len(ForwardBuckets) + 1]uint64
+	LatencySum time.Duration
 }
 
 func (f *forwarder) stats() FlowStats {
@@ -167,5 +193,9 @@ func (f *forwarder) stats() FlowStats {
 	f.mu.Unlock()
 	s.Packets, s.Bytes = f.packets.Load(), f.bytes.Load()
 	s.Malformed, s.Stale = f.malformed.Load(), f.stale.Load()
+	for i := range f.latency {
+		s.Latency[i] = f.latency[i].Load()
+	}
+	s.LatencySum = time.Duration(f.latencySum.Load())
 	return s
 }

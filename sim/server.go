@@ -39,6 +39,7 @@ type Server struct {
 	live     *liveState
 	clock    func() time.Time
 	stats    *statsBook
+	org      *orgBook
 	mux      *http.ServeMux
 	log      *slog.Logger
 	maxBody  int64
@@ -78,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 		chat:    newChatState(cfg.Models, cfg.Chat),
 		faults:  newInjector(kinds, cfg.Seed),
 		stats:   newStatsBook(endpoints),
+		org:     newOrgBook(),
 		rt:      rt,
 		live:    newLiveState(cfg.Live, rt.cfg.Heard),
 		clock:   cfg.Now,
@@ -112,6 +114,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+EndpointModels, s.endpoint(EndpointModels, s.listModels))
 	mux.Handle("POST "+EndpointLiveSessions, s.endpoint(EndpointLiveSessions, s.createLiveSession))
 	mux.Handle("GET "+EndpointLiveAttach, s.endpoint(EndpointLiveAttach, s.attachLive))
+	mux.Handle("GET "+EndpointOrgUsageCompletions, s.endpoint(EndpointOrgUsageCompletions, s.orgUsageCompletions))
+	mux.Handle("GET "+EndpointOrgCosts, s.endpoint(EndpointOrgCosts, s.orgCosts))
 	mux.Handle(geminiRoute, s.gemini())
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
 	mux.HandleFunc("GET /sim/live/sessions", s.getLiveSessions)

@@ -145,3 +145,19 @@ func TestCardsAreCapped(t *testing.T) {
 		t.Errorf("stream:false: got %d with cards_omitted %v", j.Status, j.Body["cards_omitted"])
 	}
 }
+
+// The workflow's forced call is the answer the app asked for: arguments
+// its tool refuses fail the turn as the model's invalid output. The same
+// call made unforced goes back to the model, which answers.
+func TestWorkflowBadArgumentsFailTurn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{})
+	r := f.post(t, call{user: "u1", body: map[string]any{"message": "log it wrongly", "workflow": "log_item", "stream": false}})
+	if r.Status != 422 || r.Body["error"].(map[string]any)["code"] != "AI_VALIDATION_ERROR" || f.runs.log.Load() != 0 {
+		t.Fatalf("forced: %d %v, log ran %d times", r.Status, r.Body, f.runs.log.Load())
+	}
+	r = f.post(t, call{user: "u2", body: map[string]any{"message": "log it wrongly", "stream": false}})
+	if r.Status != 200 || f.runs.log.Load() != 0 {
+		t.Fatalf("unforced: %d %v", r.Status, r.Body)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -92,9 +93,32 @@ func (t *turn) refused(c llm.ToolCall, err error) (string, error) {
 	switch apierr.CodeOf(err) {
 	case apierr.Internal, apierr.Unavailable:
 		return "", err
+	case apierr.ToolValidation:
+		if t.forced(c) {
+			return "", workflowOutputError(c, err)
+		}
 	}
 	t.keepCall(c, "refused")
 	return tools.Refusal(err).Output(), t.out.Send("tool", toolEvent(c, "failed"))
+}
+
+// forced says whether c is the call the turn's workflow forced: the first
+// call of a turn that names a workflow and answers no confirmation.
+func (t *turn) forced(c llm.ToolCall) bool {
+	return t.req.Workflow != "" && t.confirm == nil && c.Name == t.req.Workflow && c.ID == t.turnID+".1"
+}
+
+// workflowOutputError fails a turn whose forced workflow call the tool
+// refused. The app asked for that tool's output (a plan whose arguments
+// are the answer), so arguments that are not JSON are the model's
+// unreadable output (AI_PARSE_ERROR) and arguments that break the tool's
+// schema its invalid output (AI_VALIDATION_ERROR), never a second try the
+// app did not ask for.
+func workflowOutputError(c llm.ToolCall, err error) error {
+	if a := strings.TrimSpace(c.Arguments); a != "" && !json.Valid([]byte(a)) {
+		return apierr.Wrap(apierr.AIParseError, "", err)
+	}
+	return apierr.Wrap(apierr.AIValidation, "", err)
 }
 
 // keepCall keeps a call with the answer. It keeps the arguments for the

@@ -63,6 +63,11 @@ type ExecutorParams struct {
 	// DryRun (VOXGATE_DRY_RUN) turns every write into a proposal
 	// (guard.go).
 	DryRun bool
+	// ContextTTL keeps a user's context-tool profile this long in this
+	// process (voice.context_cache_ttl); 0 runs the tool for every turn
+	// and session. Now is its clock; nil means time.Now.
+	ContextTTL time.Duration
+	Now        func() time.Time
 }
 
 // Executor runs tool calls. It is safe for concurrent use, and any number
@@ -76,6 +81,7 @@ type Executor struct {
 	maxArgs  int
 	dryRun   bool
 	graceful time.Duration // added to a tool's timeout to form its deadline
+	contexts *profileCache // nil: no context cache
 }
 
 // NewExecutor checks p and builds an Executor.
@@ -89,6 +95,8 @@ func NewExecutor(p ExecutorParams) (*Executor, error) {
 		return nil, errors.New("tools: ExecutorParams.Plans is required")
 	case p.MaxArgumentBytes < 0:
 		return nil, errors.New("tools: ExecutorParams.MaxArgumentBytes must not be negative")
+	case p.ContextTTL < 0:
+		return nil, errors.New("voice.context_cache_ttl must not be negative")
 	}
 	m, err := newMetrics(p.Metrics)
 	if err != nil {
@@ -101,7 +109,8 @@ func NewExecutor(p ExecutorParams) (*Executor, error) {
 		p.MaxArgumentBytes = 16 << 10
 	}
 	return &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
-		log: p.Logger, maxArgs: p.MaxArgumentBytes, dryRun: p.DryRun, graceful: time.Second}, nil
+		log: p.Logger, maxArgs: p.MaxArgumentBytes, dryRun: p.DryRun, graceful: time.Second,
+		contexts: newProfileCache(p.ContextTTL, p.Now)}, nil
 }
 
 // Registry is the executor's registry.

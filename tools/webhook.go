@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -62,6 +63,7 @@ type webhook struct {
 	url     string
 	secret  []byte
 	maxResp int64
+	card    string // the kind of the card the answer becomes, or none
 	client  *http.Client
 	now     func() time.Time
 }
@@ -77,6 +79,9 @@ func newWebhookTool(w config.WebhookTool, getenv func(string) string, client *ht
 	if w.MaxResponseBytes < 0 || w.MaxResponseBytes > MaxWebhookMaxResponse {
 		return nil, broken("max_response_bytes", "must be between 0 (default %d) and %d, got %d",
 			DefaultWebhookMaxResponse, MaxWebhookMaxResponse, w.MaxResponseBytes)
+	}
+	if w.Card != "" && !cardKindRE.MatchString(w.Card) {
+		return nil, broken("card", "%q must be 1–40 of a-z and _", w.Card)
 	}
 	if w.Parameters == nil {
 		return nil, broken("parameters", "a JSON Schema is required (use {type: object} for none)")
@@ -105,7 +110,7 @@ func newWebhookTool(w config.WebhookTool, getenv func(string) string, client *ht
 	if maxResp == 0 {
 		maxResp = DefaultWebhookMaxResponse
 	}
-	h := &webhook{name: w.Name, url: w.URL, secret: []byte(secret), maxResp: maxResp, client: client, now: time.Now}
+	h := &webhook{name: w.Name, url: w.URL, secret: []byte(secret), maxResp: maxResp, card: w.Card, client: client, now: time.Now}
 	tier := Tier(w.Tier)
 	if tier == "" {
 		tier = TierNone
@@ -163,5 +168,12 @@ func (h *webhook) run(ctx context.Context, inv Invocation) (Outcome, error) {
 	if !json.Valid(raw) {
 		return Outcome{}, Failf("webhook_bad_json", "The %s service's answer is not valid JSON.", h.name)
 	}
-	return Outcome{Data: json.RawMessage(raw)}, nil
+	out := Outcome{Data: json.RawMessage(raw)}
+	if h.card != "" {
+		out.Cards = []Card{{Kind: h.card, Data: json.RawMessage(raw)}}
+	}
+	return out, nil
 }
+
+// cardKindRE is a card kind the chat response accepts.
+var cardKindRE = regexp.MustCompile(`^[a-z_]{1,40}$`)

@@ -217,3 +217,32 @@ func TestReadmeSignatureSnippet(t *testing.T) {
 		t.Fatalf("the README snippet differs from the tested verifySignature:\n%s\nwant:\n%s", snippet, tested)
 	}
 }
+
+// A webhook with `card` hands its answer to the app as a card of that
+// kind, besides the model's output; a kind the response could not hold
+// stops startup.
+func TestWebhookAnswerAsCard(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"booked":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	e := hookExecutor(t, srv.URL, func(w *config.WebhookTool) { w.Card = "booking" })
+	r, err := e.Execute(context.Background(), chatCall("sess", "call-1", "book_class", `{"class_id": 7}`))
+	if err != nil || r.Error != nil {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+	if len(r.Cards) != 1 || r.Cards[0].Kind != "booking" || string(r.Cards[0].Data) != `{"booked":true}` {
+		t.Fatalf("cards: got %+v, want one booking card with the answer", r.Cards)
+	}
+	plain := hookExecutor(t, srv.URL, nil)
+	if r, err := plain.Execute(context.Background(), chatCall("sess", "call-2", "book_class", `{"class_id": 7}`)); err != nil || len(r.Cards) != 0 {
+		t.Fatalf("without card: got %+v, %v, want no cards", r.Cards, err)
+	}
+	_, err = NewRegistry(RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{{
+		Name: "x", URL: srv.URL, SecretEnv: "HOOK", Parameters: map[string]any{"type": "object"}, Card: "Bad-Kind"}}},
+		Getenv: func(string) string { return hookSecret }})
+	if err == nil || !strings.Contains(err.Error(), "card") {
+		t.Fatalf("a bad card kind: got %v, want an error naming card", err)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/tools"
+	"github.com/voxgate/voxgate/web"
 )
 
 // Main is the running gateway: every part, wired by hand. Tests boot the
@@ -54,6 +55,8 @@ type Main struct {
 	// MCP is nil when no MCP servers are configured.
 	MCP    *tools.MCPSource
 	Ledger *billing.Ledger
+	// Web serves the /admin and /demo pages and their assets.
+	Web *web.Pages
 	// Audit is the AI audit log (DESIGN §12), which admins read.
 	Audit *audit.Log
 	// Spool is the durable path of usage records and settlements the
@@ -119,6 +122,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Audit = audit.New(m.Pool)
+	if m.Web, err = web.New(); err != nil {
+		return err
+	}
 	if m.Spool, err = newSpool(ctx, m); err != nil {
 		return err
 	}

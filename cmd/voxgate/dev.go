@@ -79,6 +79,8 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if cfg.Database.SpoolDir == config.DefaultSpoolDir {
 		cfg.Database.SpoolDir = filepath.Join(devDir, "spool") // unless the file names another
 	}
+	// Relayed calls stay on this machine's loopback: dev is local.
+	cfg.Voice.Relay.Loopback = true
 	if _, ok := cfg.Quota.Plans["bench"]; !ok {
 		cfg.Quota.Plans["bench"] = config.BenchPlan()
 	}
@@ -96,11 +98,17 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
+	// The finance page needs a finance or admin role; dev offers an admin
+	// token for it, in the URL's fragment, which never reaches a server log.
+	adminTok, err := auth.Mint(auth.MintParams{Secret: []byte(secret), Subject: "dev-admin", Role: auth.RoleAdmin, Plan: "bench", TTL: 24 * time.Hour})
+	if err != nil {
+		return err
+	}
 	provider := "OpenAI at " + cfg.Secrets.OpenAIBaseURL
 	if simURL != "" {
 		provider = "the simulator at " + simURL + " for every provider (no keys needed); route " + cfg.Chat.Route + ": " + routeSummary(cfg)
 	}
-	fmt.Fprintf(stdout, "\nvoxgate dev is running at %s\nProvider: %s\n\nA dev token (user dev-user, plan bench, valid 24h):\n\n  export TOKEN=%s\n  curl -H \"Authorization: Bearer $TOKEN\" %s/v1/me\n\nMore tokens: go run ./cmd/voxgate token --sub someone --plan pro\nPress Ctrl-C to stop.\n\n", m.URL(), provider, tok, m.URL())
+	fmt.Fprintf(stdout, "\nvoxgate dev is running at %s\nProvider: %s\n\nA dev token (user dev-user, plan bench, valid 24h):\n\n  export TOKEN=%s\n  curl -H \"Authorization: Bearer $TOKEN\" %s/v1/me\n\nIn a browser (each link carries its token after the #):\n\n  demo (chat and voice, as dev-user):  %s/demo#token=%s\n  costs (finance, as dev-admin):       %s/admin#token=%s\n\nMore tokens: go run ./cmd/voxgate token --sub someone --plan pro\nPress Ctrl-C to stop.\n\n", m.URL(), provider, tok, m.URL(), m.URL(), tok, m.URL(), adminTok)
 	return serveUntilDone(ctx, m)
 }
 

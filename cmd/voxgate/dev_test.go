@@ -61,6 +61,20 @@ func TestDevZeroSetup(t *testing.T) {
 	if !strings.Contains(out.String(), route) {
 		t.Fatalf("dev did not configure the default route over every kind (%q):\n%s", route, out)
 	}
+	// Both pages' links are printed with their tokens, the admin's opening
+	// the finance API.
+	var adminTok string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if _, v, ok := strings.Cut(line, base+"/admin#token="); ok {
+			adminTok = strings.TrimSpace(v)
+		}
+	}
+	if !strings.Contains(out.String(), base+"/demo#token="+tok) || adminTok == "" {
+		t.Fatalf("dev did not print the /demo and /admin links:\n%s", out)
+	}
+	if status, body := get(t, base+"/v1/admin/costs/summary", adminTok); status != 200 {
+		t.Fatalf("the summary with dev's admin token: got %d %s, want 200", status, body)
+	}
 	status, body := get(t, base+"/v1/me", tok)
 	if status != 200 || !strings.Contains(body, `"plan":"bench"`) {
 		t.Fatalf("/v1/me with the dev token: got %d %s, want 200 on plan bench", status, body)

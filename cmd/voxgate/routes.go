@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/voxgate/voxgate/internal/server"
+	"github.com/voxgate/voxgate/web"
 )
 
 // routes is the whole API surface of voxgate, in one place. Each entry says
@@ -52,11 +53,26 @@ func routes(m *Main) []server.Route {
 		{Pattern: "GET /v1/admin/audit", Handler: s.Admin(m.Audit.HandleList)},
 		{Pattern: "GET /v1/admin/chat/turns/{turn_id}", Handler: s.Admin(m.Audit.HandleGet)},
 
+		// The browser pages (DESIGN §1, docs/web.md): public HTML and
+		// content-hashed assets; every figure on them comes from the /v1
+		// routes, called with the user's own token. The chart is the
+		// finance summary's cost per day drawn as SVG (roles admin and
+		// finance, as the summary).
+		{Pattern: "GET /admin", Handler: s.Public(m.Web.HandleAdmin)},
+		{Pattern: "GET /demo", Handler: s.Public(m.Web.HandleDemo)},
+		{Pattern: "GET /web/{file}", Handler: s.Public(m.Web.HandleAsset)},
+		{Pattern: "GET /v1/admin/costs/chart.svg", Handler: s.Finance(web.Chart(fin.HandleSummary))},
+
 		// Finance (DESIGN §10): roles admin and finance. The CSV streams a
 		// whole range, so it bounds its own work.
 		{Pattern: "GET /v1/admin/sessions", Handler: s.Finance(fin.HandleSessions)},
+		{Pattern: "GET /v1/admin/sessions/{id}", Handler: s.Finance(fin.HandleDetail)},
 		{Pattern: "GET /v1/admin/costs/summary", Handler: s.Finance(fin.HandleSummary)},
 		{Pattern: "GET /v1/admin/costs.csv", Handler: s.Finance(fin.HandleCSV), Stream: true},
+		{Pattern: "GET /v1/admin/costs.jsonl", Handler: s.Finance(fin.HandleJSONL), Stream: true},
+		{Pattern: "GET /v1/admin/costs/manifest", Handler: s.Finance(fin.HandleManifest)},
+		{Pattern: "POST /v1/admin/costs/reprice", Handler: s.Finance(fin.HandleReprice)},
+		{Pattern: "GET /v1/admin/costs/reconcile", Handler: s.Finance(fin.HandleReconcile(providerUsage(m.Config, m.Getenv)))},
 	}
 	if m.Config.Server.MetricsAddr == "" {
 		// With a metrics listener of its own, the public one does not serve

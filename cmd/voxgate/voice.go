@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/pion/webrtc/v4"
+
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
 )
@@ -47,8 +52,12 @@ func newVoice(m *Main) (voiceService, error) {
 	if err != nil {
 		return nil, err
 	}
+	relay, err := relayNetwork(m.Config)
+	if err != nil {
+		return nil, err
+	}
 	params := controlplane.Params{
-		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool,
+		Pool: m.Pool, Quota: m.Quota, Tools: m.Tools, Realtime: rt, Ledger: m.Ledger, Spool: m.Spool, Relay: relay,
 		Config: m.Config.Voice, ContextTool: m.Config.ContextTool(), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
 	}
@@ -57,7 +66,25 @@ func newVoice(m *Main) (voiceService, error) {
 	}
 	svc, err := controlplane.New(params)
 	if err != nil {
+		_ = relay.Close()
 		return nil, err // not svc: a nil *Service would be a non-nil voiceService
 	}
 	return svc, nil
+}
+
+// relayNetwork opens the replica's one relay network (voice.relay): the
+// shared UDP and ICE-TCP listeners every relayed session uses. The voice
+// service closes it.
+func relayNetwork(cfg *config.Config) (*realtime.Network, error) {
+	rc := cfg.Voice.Relay
+	p := realtime.NetworkParams{UDPAddr: rc.UDPAddr, TCPAddr: rc.TCPAddr, PublicIPs: rc.PublicIPs,
+		PortMin: rc.PortMin, PortMax: rc.PortMax, Loopback: rc.Loopback}
+	for _, t := range rc.TURN {
+		p.TURN = append(p.TURN, webrtc.ICEServer{URLs: t.URLs, Username: t.Username, Credential: cfg.Secrets.TURNCredential})
+	}
+	n, err := realtime.NewNetwork(p)
+	if err != nil {
+		return nil, fmt.Errorf("voice.relay: %w", err)
+	}
+	return n, nil
 }

@@ -70,6 +70,7 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 	}
 	return tools.NewExecutor(tools.ExecutorParams{
 		DB: m.Pool, Registry: reg, Plans: m.Quota, Metrics: m.Registry, Logger: m.Logger, DryRun: m.Config.DryRun,
+		ContextTTL: m.Config.Voice.ContextCacheTTL,
 	})
 }
 

@@ -125,6 +125,9 @@ type Secrets struct {
 	// SafetyIDKey keys the salted user hash providers see as a safety
 	// identifier (VOXGATE_SAFETY_ID_KEY); see SafetyKey.
 	SafetyIDKey string
+	// TURNCredential is the credential of voice.relay.turn's servers
+	// (VOXGATE_TURN_CREDENTIAL): phones get it with a relayed session.
+	TURNCredential string
 }
 
 // SafetyKey is the key of the users' safety identifiers: VOXGATE_SAFETY_ID_KEY,
@@ -238,6 +241,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		AnthropicAPIKey: getenv("ANTHROPIC_API_KEY"),
 		GeminiAPIKey:    getenv("GEMINI_API_KEY"),
 		SafetyIDKey:     getenv("VOXGATE_SAFETY_ID_KEY"),
+		TURNCredential:  getenv("VOXGATE_TURN_CREDENTIAL"),
 	}
 	var err error
 	if cfg.AIEnabled, err = envBool(getenv, "VOXGATE_AI_ENABLED", true); err != nil {

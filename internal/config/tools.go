@@ -108,6 +108,10 @@ type WebhookTool struct {
 	MaxTokens int               `yaml:"max_tokens"`
 	// MaxResponseBytes caps the receiver's answer; 0 means 64 KiB.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	// Card, when set, also hands the receiver's answer to the app as a
+	// card of this kind (a-z and _), so an app gets a webhook's structured
+	// answer in the chat response, not only the model's words about it.
+	Card string `yaml:"card"`
 }
 
 // DefaultTools has no webhooks; the built-in tools need no config.

@@ -28,12 +28,18 @@ type Voice struct {
 	// none), nil when it says nothing; read it through Config.ContextTool,
 	// which voice and chat share.
 	ContextTool *string `yaml:"context_tool"`
+	// ContextCacheTTL keeps each user's context-tool profile this long in
+	// each replica, for voice and chat alike; 0 (the default) runs the
+	// tool for every turn and session.
+	ContextCacheTTL time.Duration `yaml:"context_cache_ttl"`
 	// UsageCeilings overrides the per-second bounds on a direct-mode app's
 	// reported usage, by class (text_in, transcription.audio_ms, …), over
 	// the control plane's defaults (docs/voice.md).
 	UsageCeilings map[string]int64 `yaml:"usage_ceilings"`
 	// Live is mode live's (GPT-Live) own settings.
 	Live LiveVoice `yaml:"live"`
+	// Relay is the media relay's network (relay mode, docs/voice.md).
+	Relay VoiceRelay `yaml:"relay"`
 
 	// Not in the file: fixed in production, shortened by tests.
 
@@ -57,6 +63,33 @@ type LiveVoice struct {
 	Model                string        `yaml:"model"`
 	AcknowledgementDelay time.Duration `yaml:"acknowledgement_delay"`
 	DelegationDeadline   time.Duration `yaml:"delegation_deadline"`
+}
+
+// VoiceRelay is voice.relay: the network every relayed session of a
+// replica shares (realtime.NetworkParams). The zero value opens no shared
+// port: each leg takes its own from the system.
+type VoiceRelay struct {
+	// UDPAddr is the one UDP port of every session's ICE ("0.0.0.0:3478").
+	UDPAddr string `yaml:"udp_addr"`
+	// TCPAddr is ICE over TCP for phones without UDP (":443").
+	TCPAddr string `yaml:"tcp_addr"`
+	// PublicIPs replace the host address in the phone's candidates (NAT 1:1).
+	PublicIPs []string `yaml:"public_ips"`
+	// PortMin and PortMax bound each leg's UDP port when UDPAddr is empty.
+	PortMin uint16 `yaml:"port_min"`
+	PortMax uint16 `yaml:"port_max"`
+	// TURN servers handed to phones with the session. Their credential is
+	// a secret, so it comes from VOXGATE_TURN_CREDENTIAL, never the file.
+	TURN []TURNServer `yaml:"turn"`
+	// Loopback keeps every candidate on 127.0.0.1 (voxgate dev, tests).
+	Loopback bool `yaml:"loopback"`
+}
+
+// TURNServer is one ICE server for phones: urls like
+// "turns:turn.example.com:443?transport=tcp" and the username.
+type TURNServer struct {
+	URLs     []string `yaml:"urls"`
+	Username string   `yaml:"username"`
 }
 
 // DefaultVoice is the voice section of a file that has none. The models

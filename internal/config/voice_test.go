@@ -112,3 +112,33 @@ func TestVoiceAndChatDefaults(t *testing.T) {
 		}
 	}
 }
+
+// voice.relay is read as written; a credential in the file is an unknown
+// key (it comes from VOXGATE_TURN_CREDENTIAL only).
+func TestVoiceRelaySection(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte(`
+voice:
+  mode: relay
+  relay:
+    udp_addr: "0.0.0.0:3478"
+    tcp_addr: ":443"
+    public_ips: [203.0.113.7]
+    port_min: 40000
+    port_max: 40100
+    turn:
+      - urls: ["turns:turn.example.com:443?transport=tcp"]
+        username: voxgate
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Voice.Relay
+	if cfg.Voice.Mode != "relay" || r.UDPAddr != "0.0.0.0:3478" || r.TCPAddr != ":443" || len(r.PublicIPs) != 1 ||
+		r.PortMin != 40000 || r.PortMax != 40100 || len(r.TURN) != 1 || r.TURN[0].Username != "voxgate" || r.Loopback {
+		t.Fatalf("relay %+v", r)
+	}
+	if _, err := Parse([]byte("voice:\n  relay:\n    turn:\n      - urls: [turn:x]\n        credential: s3cret\n")); err == nil {
+		t.Fatal("a TURN credential in the file was accepted")
+	}
+}

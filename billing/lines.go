@@ -1,0 +1,155 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"net/http"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/httpx"
+)
+
+// CostLine is one token class of one model on a record, at its price.
+type CostLine struct {
+	Model  string `json:"model"`
+	Class  string `json:"class"`
+	Tokens int64  `json:"tokens"` // milliseconds for audio_per_minute
+	Price  int64  `json:"price_micros_per_unit"`
+	Unit   string `json:"unit"` // "1M tokens" or "minute"
+	// Amount is tokens × price ÷ unit in micro-USD, as a decimal with six
+	// places: exact for tokens; a duration's share is rounded half up at
+	// the sixth place, and the record's Rounding takes up the rest.
+	Amount string `json:"amount_micros"`
+}
+
+// Detail is a record with its cost lines (GET /v1/admin/sessions/{id}).
+// Σ lines' amounts + Rounding = LinesTotal exactly, and LinesTotal is the
+// record's cost when it was priced with the current table.
+type Detail struct {
+	Record
+	Lines          []CostLine `json:"lines"`
+	Rounding       string     `json:"rounding_micros"`
+	LinesTotal     *int64     `json:"lines_total_micros"` // nil: unpriced at the current table
+	LinesVersion   string     `json:"lines_price_version"`
+	UnpricedReason string     `json:"unpriced_reason,omitempty"`
+}
+
+// amountScale: line amounts are kept in millionths of a micro-USD.
+const amountScale = 1_000_000
+
+// costLines prices r's classes one by one with p: the lines, their exact
+// total in millionths of a micro-USD, and why the record is unpriced, if
+// it is (lines are still listed for what has a price).
+func (p *Prices) costLines(r Record) ([]CostLine, *big.Int, *Unpriced) {
+	lines := []CostLine{}
+	sum := new(big.Int)
+	var why *Unpriced
+	for _, l := range []Line{{Model: r.Model, Usage: r.Usage}, {Model: r.TranscriptionModel, Usage: r.Transcription}} {
+		if l.Usage.IsZero() {
+			continue
+		}
+		price, ok := p.Lookup(l.Model)
+		if !ok {
+			if why == nil {
+				why = &Unpriced{Model: l.Model}
+			}
+			continue
+		}
+		for c, n := range l.Usage.tokens() {
+			if n == 0 {
+				continue
+			}
+			per1M, ok := price.Price(Class(c))
+			if !ok {
+				if why == nil {
+					why = &Unpriced{Model: l.Model, Class: Class(c).String()}
+				}
+				continue
+			}
+			// n × per1M ÷ 1e6 micro-USD is n × per1M millionths: exact.
+			a := new(big.Int).Mul(big.NewInt(n), big.NewInt(per1M))
+			sum.Add(sum, a)
+			lines = append(lines, CostLine{l.Model, Class(c).String(), n, per1M, "1M tokens", scaled(a)})
+		}
+		if ms := l.Usage.AudioMillis; ms > 0 {
+			if !price.HasPerMinute {
+				if why == nil {
+					why = &Unpriced{Model: l.Model, Class: "audio_per_minute"}
+				}
+				continue
+			}
+			// ms × perMinute ÷ 60,000 micro-USD, in millionths, half up.
+			num := new(big.Int).Mul(big.NewInt(ms), big.NewInt(price.PerMinute*100))
+			num.Add(num, big.NewInt(3))
+			a := num.Quo(num, big.NewInt(6))
+			sum.Add(sum, a)
+			lines = append(lines, CostLine{l.Model, "audio_per_minute", ms, price.PerMinute, "minute", scaled(a)})
+		}
+	}
+	return lines, sum, why
+}
+
+// scaled writes millionths of a micro-USD as micro-USD with six places.
+func scaled(n *big.Int) string {
+	neg := n.Sign() < 0
+	q, m := new(big.Int).QuoRem(new(big.Int).Abs(n), big.NewInt(amountScale), new(big.Int))
+	s := q.String() + "." + leftPad(m.String(), 6)
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+func leftPad(s string, n int) string {
+	for len(s) < n {
+		s = "0" + s
+	}
+	return s
+}
+
+// Detail is the record id with its cost lines at the current table.
+func (l *Ledger) Detail(ctx context.Context, id int64) (Detail, error) {
+	r, err := scanRecord(l.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Detail{}, apierr.New(apierr.NotFound, "There is no cost record with that id.")
+	}
+	if err != nil {
+		return Detail{}, database.Error("billing: read record", err)
+	}
+	lines, sum, why := l.prices.costLines(r)
+	d := Detail{Record: r, Lines: lines, LinesVersion: l.prices.Version, Rounding: "0.000000"}
+	if why != nil {
+		d.UnpricedReason = why.Error()
+		return d, nil
+	}
+	total, err := l.prices.Cost(Line{r.Model, r.Usage}, Line{r.TranscriptionModel, r.Transcription})
+	if err != nil {
+		return Detail{}, apierr.Wrap(apierr.Internal, "", err)
+	}
+	d.LinesTotal = &total
+	d.Rounding = scaled(new(big.Int).Sub(new(big.Int).Mul(big.NewInt(total), big.NewInt(amountScale)), sum))
+	return d, nil
+}
+
+// HandleDetail serves GET /v1/admin/sessions/{id}. An id that is not a
+// record's is 404, as any unknown resource.
+func (l *Ledger) HandleDetail(w http.ResponseWriter, r *http.Request) error {
+	if _, err := httpx.Query(r); err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return apierr.New(apierr.NotFound, "There is no cost record with that id.")
+	}
+	d, err := l.Detail(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, d)
+	return nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+	"github.com/voxgate/voxgate/tools/demo"
+)
+
+// netnsEnv marks the copy of the test binary that runs inside a network
+// namespace holding only loopback (DESIGN §15).
+const netnsEnv = "VOXGATE_TEST_NETNS"
+
+// The demo's voice button in Chromium with its fake microphone: a sideband
+// call through the gateway to the simulator, whose scripted turn calls a
+// tool the gateway runs; the page shows the transcript and the tool call,
+// and after hang-up the session's cost.
+//
+// WebRTC must stay on loopback, and Chromium would gather candidates on
+// every interface of the machine. So the test runs itself again inside a
+// new network namespace with only lo up (unshare -n; root or user
+// namespaces allow it): the gateway, the simulator and Chromium all live
+// there, and PostgreSQL is reached over its Unix socket, which the
+// namespace does not cut off.
+func TestDemoVoiceInChromium(t *testing.T) {
+	t.Parallel()
+	if !inLoopbackNamespace(t) {
+		return
+	}
+	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
+	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
+		c.Demo.Enabled = true
+		c.Voice.Mode = "sideband"
+		c.Secrets.OpenAIAPIKey, c.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
+	})
+	b := newBrowser(t,
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
+		chromedp.Flag("allow-loopback-in-peer-connection", true),
+		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+	)
+	b.run(t, chromedp.Navigate(m.URL()+"/demo#token="+url.QueryEscape(mint(t, "voice-user", "", "pro"))))
+	b.waitJS(t, "the page", `document.getElementById('token-state').textContent === 'token set'`)
+	b.run(t, chromedp.Click(chromedp.CSS(`#voice`)))
+	b.waitJS(t, "the call", `document.getElementById('voice').textContent === 'Hang up' && /^\d+$/.test(document.getElementById('voice-left').textContent)`)
+	b.waitJS(t, "the tool call and the spoken answer's transcript",
+		`[...document.querySelectorAll('#voice-log .tool')].some(e => e.textContent.startsWith('tool search_recipes')) &&
+		 document.querySelectorAll('#voice-log .bot').length > 0`)
+	b.run(t, chromedp.Click(chromedp.CSS(`#voice`)))
+	b.waitJS(t, "the session's cost", `/^\$\d+\.\d{6}$/.test(document.getElementById('voice-cost').textContent)`)
+	if s := evalJS[string](t, b, `document.getElementById('voice-state').textContent`); s != "Call ended." {
+		t.Errorf("voice state %q, want Call ended.", s)
+	}
+	// The gateway ran the call itself: the AI audit log has it.
+	if status, _, body := call(t, "GET", m.URL()+"/v1/admin/audit", mint(t, "ops", "admin", ""), nil); status != 200 || !strings.Contains(body, "search_recipes") {
+		t.Errorf("audit log: %d %s; want the voice session's search_recipes call", status, body)
+	}
+	b.screenshot(t, "demo-voice.png")
+	b.noViolations(t)
+}
+
+// inLoopbackNamespace reports whether t runs inside the loopback-only
+// namespace. When it does not, it runs t again in one and reports false
+// once that run is over (t fails if the run failed): every browser test
+// starts with
+//
+//	if !inLoopbackNamespace(t) { return }
+func inLoopbackNamespace(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(netnsEnv) == "1" {
+		return true
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		skipOrFail(t, "unshare is missing: %v", err)
+		return false
+	}
+	env := append(os.Environ(), netnsEnv+"=1")
+	if dir := os.Getenv("VOXGATE_TEST_ARTIFACTS"); dir == "" {
+		env = append(env, "VOXGATE_TEST_ARTIFACTS="+t.TempDir())
+	}
+	if u := unixSocketURL(pgtest.AdminURL(t)); u != "" {
+		env = append(env, "VOXGATE_TEST_DATABASE_URL="+u)
+	} else {
+		// No socket to reach the server through: the copy starts a private
+		// cluster of its own inside the namespace.
+		env = append(env, "VOXGATE_TEST_PROVISION=1", "TMPDIR="+t.TempDir())
+	}
+	cmd := exec.Command("unshare", "-n", "--", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
+		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count", "1", "-test.v")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "unshare failed") {
+		skipOrFail(t, "no network namespace here: %s", out)
+		return false
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("in the loopback namespace: %v\n%s", err, out)
+	}
+	t.Logf("in the loopback namespace:\n%s", out)
+	return false
+}
+
+// unixSocketURL is admin reached through the server's Unix socket in
+// /var/run/postgresql, or "" when there is none.
+func unixSocketURL(admin string) string {
+	u, err := url.Parse(admin)
+	if err != nil || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost") {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	const dir = "/var/run/postgresql"
+	if _, err := os.Stat(filepath.Join(dir, ".s.PGSQL."+port)); err != nil {
+		return ""
+	}
+	q := u.Query()
+	q.Set("host", dir)
+	q.Set("port", port)
+	u.Host, u.RawQuery = "", q.Encode()
+	return u.String()
+}
+
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}

@@ -1,0 +1,136 @@
+// Package hooks is WellTrack's reference tool server: the app's side of
+// the webhook tools that examples/welltrack/voxgate.yaml declares. voxgate
+// POSTs {call_id, user_id, session_id, name, arguments}, signed with
+// X-Voxgate-Signature; each tool answers JSON that voxgate hands to the
+// model (and, as a card, to the app).
+//
+// It imports nothing from voxgate on purpose: an app team copies it, or
+// writes the same in its own stack. The answers are fixed rules over a
+// small in-memory sample, where the real app would read its wt_ tables.
+package hooks
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// call is the body voxgate sends.
+type call struct {
+	CallID    string          `json:"call_id"`
+	UserID    string          `json:"user_id"`
+	SessionID string          `json:"session_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// tool answers one call's arguments for a user.
+type tool func(s *Server, userID string, args json.RawMessage) (any, error)
+
+// Server serves every WellTrack tool under /hooks/<name>.
+type Server struct {
+	secret []byte
+	now    func() time.Time
+	tools  map[string]tool
+}
+
+// New returns the server; secret is the one voxgate's secret_env names.
+func New(secret []byte) *Server {
+	s := &Server{secret: secret, now: time.Now}
+	s.tools = map[string]tool{
+		"get_context":               getContext,
+		"generate_weekly_plan":      weeklyPlan,
+		"generate_pantry_recipes":   pantryRecipes,
+		"generate_recipe_steps":     recipeSteps,
+		"summarize_insights":        insights,
+		"recommend_supplements":     supplements,
+		"recommend_workouts":        workouts,
+		"update_goals":              updateGoal,
+		"recalc_goal_forecast":      forecast,
+		"log_event_suggestion":      logSuggestion,
+		"extract_recipe_from_url":   extractRecipe,
+		"extract_recipe_from_image": extractRecipe,
+	}
+	return s
+}
+
+// maxBody bounds a call's body: arguments are small.
+const maxBody = 64 << 10
+
+// ServeHTTP checks the signature, decodes the call and answers it. A
+// refused call is a non-2xx status, which voxgate turns into a tool error
+// the model can read.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, ok := strings.CutPrefix(r.URL.Path, "/hooks/")
+	t, known := s.tools[name]
+	if r.Method != http.MethodPost || !ok || !known {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, s.now()); err != nil {
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	var c call
+	if err := json.Unmarshal(body, &c); err != nil || c.Name != name || c.UserID == "" {
+		http.Error(w, "bad call", http.StatusBadRequest)
+		return
+	}
+	out, err := t(s, c.UserID, c.Arguments)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// verify is the receiver's check of docs/tools.md: a timestamp within
+// 300 s of now and an HMAC-SHA256 over "t.body", compared in constant time.
+func verify(secret []byte, header string, body []byte, now time.Time) error {
+	var ts, sig string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	t, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || sig == "" {
+		return errors.New("malformed signature header")
+	}
+	if age := now.Sub(time.Unix(t, 0)); age > 300*time.Second || age < -300*time.Second {
+		return errors.New("signature too old")
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) {
+		return errors.New("signature mismatch")
+	}
+	return nil
+}
+
+// decode reads a call's arguments into v; voxgate has already checked
+// them against the tool's schema.
+func decode(args json.RawMessage, v any) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return json.Unmarshal(args, v)
+}

@@ -1,0 +1,247 @@
+package sim
+
+import (
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/voxgate/voxgate/billing"
+)
+
+// The organization Usage and Costs APIs (DESIGN §14), served from what the
+// simulator billed, so that a gateway's ledger can be reconciled against
+// the provider's own figures (docs/billing.md, "Reconciliation").
+const (
+	EndpointOrgUsageCompletions = "/v1/organization/usage/completions"
+	EndpointOrgCosts            = "/v1/organization/costs"
+)
+
+const day = 24 * time.Hour
+
+// orgKey is a UTC day and a model: the finest the costs API reports.
+type orgKey struct {
+	day   int64 // the day's start, Unix seconds
+	model string
+}
+
+type orgFigures struct {
+	requests, input, cached, cacheWrite, output int64
+	costMicros                                  int64
+}
+
+// orgBook is what the simulator billed, by UTC day and model. Costs are
+// priced per request with the embedded price table, as a provider bills.
+type orgBook struct {
+	mu     sync.Mutex
+	prices *billing.Prices
+	days   map[orgKey]*orgFigures
+}
+
+func newOrgBook() *orgBook {
+	p, err := billing.DefaultPrices()
+	if err != nil {
+		panic("sim: the embedded price table does not load: " + err.Error())
+	}
+	return &orgBook{prices: p, days: map[orgKey]*orgFigures{}}
+}
+
+// bill adds one chat completion's usage, billed at now.
+func (b *orgBook) bill(now time.Time, model string, u usageBody) {
+	written := 0
+	if u.PromptTokensDetails.CacheWriteTokens != nil {
+		written = *u.PromptTokensDetails.CacheWriteTokens
+	}
+	cost, err := b.prices.Cost(billing.Line{Model: model, Usage: billing.Usage{
+		TextIn: int64(u.PromptTokens), TextCachedIn: int64(u.PromptTokensDetails.CachedTokens),
+		TextCacheWriteIn: int64(written), TextOut: int64(u.CompletionTokens)}})
+	if err != nil {
+		cost = 0 // a model the table does not price: its tokens still count
+	}
+	k := orgKey{now.UTC().Truncate(day).Unix(), model}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := b.days[k]
+	if f == nil {
+		f = &orgFigures{}
+		b.days[k] = f
+	}
+	f.requests++
+	f.input += int64(u.PromptTokens)
+	f.cached += int64(u.PromptTokensDetails.CachedTokens)
+	f.cacheWrite += int64(written)
+	f.output += int64(u.CompletionTokens)
+	f.costMicros += cost
+}
+
+// orgQuery is the shared part of both routes' queries: a range of whole
+// UTC days, a bucket limit and a page (the next bucket's start).
+type orgQuery struct {
+	start, end int64
+	limit      int
+	groupBy    []string
+}
+
+func parseOrgQuery(q url.Values, maxLimit int, groups ...string) (orgQuery, error) {
+	var o orgQuery
+	var err error
+	if o.start, err = strconv.ParseInt(q.Get("start_time"), 10, 64); err != nil || o.start < 0 {
+		return o, errInvalidRequest("start_time", "start_time must be Unix seconds.")
+	}
+	o.end = math.MaxInt64 / 2
+	if s := q.Get("end_time"); s != "" {
+		if o.end, err = strconv.ParseInt(s, 10, 64); err != nil || o.end <= o.start {
+			return o, errInvalidRequest("end_time", "end_time must be Unix seconds after start_time.")
+		}
+	}
+	if p := q.Get("page"); p != "" {
+		if o.start, err = strconv.ParseInt(p, 10, 64); err != nil {
+			return o, errInvalidRequest("page", "page is not a cursor this API gave.")
+		}
+	}
+	if w := q.Get("bucket_width"); w != "" && w != "1d" {
+		return o, errInvalidValue("bucket_width", "The simulator serves bucket_width 1d.")
+	}
+	o.limit = 7
+	if s := q.Get("limit"); s != "" {
+		if o.limit, err = strconv.Atoi(s); err != nil || o.limit < 1 || o.limit > maxLimit {
+			return o, errInvalidRequest("limit", "limit must be from 1 to "+strconv.Itoa(maxLimit)+".")
+		}
+	}
+	o.groupBy = append(q["group_by[]"], q["group_by"]...)
+	for _, g := range o.groupBy {
+		if !slices.Contains(groups, g) {
+			return o, errInvalidValue("group_by", "The simulator groups by "+groups[0]+" only.")
+		}
+	}
+	return o, nil
+}
+
+type orgPage struct {
+	Object   string      `json:"object"`
+	Data     []orgBucket `json:"data"`
+	HasMore  bool        `json:"has_more"`
+	NextPage *string     `json:"next_page"`
+}
+
+type orgBucket struct {
+	Object    string `json:"object"`
+	StartTime int64  `json:"start_time"`
+	EndTime   int64  `json:"end_time"`
+	Results   []any  `json:"results"`
+}
+
+type orgUsageResult struct {
+	Object              string  `json:"object"`
+	InputTokens         int64   `json:"input_tokens"`
+	InputCachedTokens   int64   `json:"input_cached_tokens"`
+	InputCacheWriteToks int64   `json:"input_cache_write_tokens"`
+	InputUncachedTokens int64   `json:"input_uncached_tokens"`
+	OutputTokens        int64   `json:"output_tokens"`
+	InputAudioTokens    int64   `json:"input_audio_tokens"`
+	OutputAudioTokens   int64   `json:"output_audio_tokens"`
+	NumModelRequests    int64   `json:"num_model_requests"`
+	Model               *string `json:"model"`
+	ProjectID           *string `json:"project_id"`
+	UserID              *string `json:"user_id"`
+	APIKeyID            *string `json:"api_key_id"`
+	Batch               *bool   `json:"batch"`
+}
+
+type orgCostResult struct {
+	Object    string    `json:"object"`
+	Amount    orgAmount `json:"amount"`
+	LineItem  *string   `json:"line_item"`
+	ProjectID *string   `json:"project_id"`
+}
+
+type orgAmount struct {
+	Value    float64 `json:"value"`
+	Currency string  `json:"currency"`
+}
+
+// buckets renders the days of o, each with result(day's figures by model)
+// — by model when grouped, else one total.
+func (b *orgBook) buckets(o orgQuery, grouped bool, result func(model string, f orgFigures) any) orgPage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := orgPage{Object: "page", Data: []orgBucket{}}
+	first := time.Unix(o.start, 0).UTC().Truncate(day).Unix()
+	for d := first; d < o.end; d += int64(day / time.Second) {
+		if len(p.Data) == o.limit {
+			next := strconv.FormatInt(d, 10)
+			p.HasMore, p.NextPage = true, &next
+			break
+		}
+		byModel := map[string]orgFigures{}
+		for k, f := range b.days {
+			if k.day == d {
+				key := ""
+				if grouped {
+					key = k.model
+				}
+				t := byModel[key]
+				t.requests, t.input, t.cached, t.cacheWrite, t.output, t.costMicros =
+					t.requests+f.requests, t.input+f.input, t.cached+f.cached, t.cacheWrite+f.cacheWrite, t.output+f.output, t.costMicros+f.costMicros
+				byModel[key] = t
+			}
+		}
+		models := make([]string, 0, len(byModel))
+		for m := range byModel {
+			models = append(models, m)
+		}
+		sort.Strings(models)
+		bk := orgBucket{Object: "bucket", StartTime: d, EndTime: d + int64(day/time.Second), Results: []any{}}
+		for _, m := range models {
+			bk.Results = append(bk.Results, result(m, byModel[m]))
+		}
+		p.Data = append(p.Data, bk)
+	}
+	return p
+}
+
+func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	o, err := parseOrgQuery(r.URL.Query(), 31, "model")
+	if err != nil {
+		return err
+	}
+	grouped := len(o.groupBy) > 0
+	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, func(model string, f orgFigures) any {
+		res := orgUsageResult{Object: "organization.usage.completions.result", InputTokens: f.input, InputCachedTokens: f.cached,
+			InputCacheWriteToks: f.cacheWrite, InputUncachedTokens: f.input - f.cached - f.cacheWrite,
+			OutputTokens: f.output, NumModelRequests: f.requests}
+		if grouped {
+			res.Model = &model
+		}
+		return res
+	}))
+	return nil
+}
+
+// orgCosts: the line item is the model's name, the figure it is billed
+// under; amounts are dollars.
+func (s *Server) orgCosts(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	o, err := parseOrgQuery(r.URL.Query(), 180, "line_item")
+	if err != nil {
+		return err
+	}
+	grouped := len(o.groupBy) > 0
+	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, func(model string, f orgFigures) any {
+		res := orgCostResult{Object: "organization.costs.result", Amount: orgAmount{Value: float64(f.costMicros) / 1e6, Currency: "usd"}}
+		if grouped {
+			res.LineItem = &model
+		}
+		return res
+	}))
+	return nil
+}

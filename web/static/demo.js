@@ -1,0 +1,176 @@
+// /demo: an app team's first look at chat (SSE over fetch) and voice
+// (WebRTC, sideband through the gateway). All text goes in by textContent.
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  let sessionID = '', busy = false;
+
+  function line(cls, text) { const li = vg.el('li', text, cls); $('chat-log').appendChild(li); return li; }
+
+  // sse reads a text/event-stream body and calls on(type, data) per event.
+  async function sse(resp, on) {
+    const reader = resp.body.getReader(), dec = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n/g, '\n');
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const frame = buf.slice(0, i); buf = buf.slice(i + 2);
+        let type = 'message', data = '';
+        for (const l of frame.split('\n')) {
+          if (l.startsWith('event:')) type = l.slice(6).trim();
+          else if (l.startsWith('data:')) data += l.slice(5).trim();
+        }
+        if (data) on(type, JSON.parse(data));
+      }
+    }
+  }
+
+  function card(kind, data) {
+    const box = vg.el('div', undefined, 'card ' + kind);
+    if (kind === 'recipe' || (data && data.recipes)) {
+      for (const r of (data.recipes || [data])) {
+        const c = vg.el('div', undefined, 'card recipe');
+        c.appendChild(vg.el('h3', r.title || r.name || 'Recipe'));
+        const bits = [r.cuisine, r.total_minutes && r.total_minutes + ' min', r.kcal && r.kcal + ' kcal'].filter(Boolean);
+        c.appendChild(vg.el('div', bits.join(' · '), 'muted'));
+        box.appendChild(c);
+      }
+      box.className = 'cards';
+    } else {
+      box.appendChild(vg.el('h3', kind));
+      box.appendChild(vg.el('div', JSON.stringify(data), 'muted'));
+    }
+    return box;
+  }
+
+  // turn sends one chat request and renders its stream.
+  async function turn(body) {
+    if (busy) return;
+    busy = true; $('chat-send').disabled = true;
+    vg.state($('chat-state'), 'Thinking', 'loading');
+    const steps = {}, tools = {};
+    let bot = null;
+    try {
+      const resp = await vg.call('POST', '/v1/chat', body, 'text/event-stream');
+      await sse(resp, (type, d) => {
+        switch (type) {
+          case 'session': sessionID = d.session_id; break;
+          case 'status': {
+            const li = steps[d.status] || (steps[d.status] = line('step', d.label || d.status));
+            li.className = 'step ' + (d.state === 'complete' ? 'done' : 'run');
+            li.dataset.status = d.status; break;
+          }
+          case 'tool': {
+            const li = tools[d.call_id] || (tools[d.call_id] = line('step tool', ''));
+            li.textContent = d.name + ': ' + d.state;
+            li.className = 'step tool ' + (d.state === 'finished' ? 'done' : d.state === 'failed' ? 'failed' : 'run'); break;
+          }
+          case 'content':
+            if (!bot) bot = line('bot', '');
+            bot.textContent += d.content; break;
+          case 'partial': $('chat-log').appendChild(vg.el('li')).appendChild(card(d.kind, d.data)); break;
+          case 'confirmation_required': confirmCard(d); break;
+          case 'error': line('err', d.message || 'Something went wrong; please try again.'); break;
+          case 'done': vg.state($('chat-state'), ''); break;
+        }
+      });
+      if ($('chat-state').classList.contains('loading')) vg.state($('chat-state'), '');
+    } catch (e) {
+      vg.state($('chat-state'), e instanceof vg.APIError ? e.message : 'The connection dropped; please try again.', 'error');
+    } finally {
+      busy = false; $('chat-send').disabled = false;
+    }
+  }
+
+  function confirmCard(d) {
+    const box = vg.el('div', undefined, 'card confirm');
+    box.appendChild(vg.el('h3', 'Confirm: ' + d.name));
+    box.appendChild(vg.el('p', d.description));
+    const allow = vg.el('button', 'Allow'), deny = vg.el('button', 'Deny');
+    allow.className = 'allow'; deny.className = 'deny';
+    const answer = (ok) => () => {
+      allow.disabled = deny.disabled = true;
+      box.appendChild(vg.el('p', ok ? 'Allowed.' : 'Denied.', 'muted'));
+      turn({ session_id: sessionID, confirm: { call_id: d.call_id, allow: ok } });
+    };
+    allow.addEventListener('click', answer(true)); deny.addEventListener('click', answer(false));
+    box.appendChild(allow); box.appendChild(deny);
+    $('chat-log').appendChild(vg.el('li')).appendChild(box);
+  }
+
+  // Voice: microphone → RTCPeerConnection → POST /v1/voice/sessions →
+  // the session's sdp_url; the gateway runs the tools over its sideband.
+  let call = null;
+
+  function vline(cls, text) { const li = vg.el('li', text, cls); $('voice-log').appendChild(li); return li; }
+
+  function onEvent(ev) {
+    let m; try { m = JSON.parse(ev.data); } catch (_) { return; }
+    switch (m.type) {
+      case 'conversation.item.input_audio_transcription.completed': vline('me', 'you: ' + m.transcript); break;
+      case 'response.output_audio_transcript.done': case 'response.audio_transcript.done': vline('bot', m.transcript); break;
+      case 'response.function_call_arguments.done': vline('step tool done', 'tool ' + (m.name || '') + ' ' + m.arguments); break;
+    }
+  }
+
+  async function startVoice() {
+    const btn = $('voice');
+    btn.disabled = true;
+    vg.state($('voice-state'), 'Starting', 'loading');
+    try {
+      const mic = await navigator.mediaDevices.getUserMedia({ audio: true });
+      const pc = new RTCPeerConnection();
+      call = { pc, mic, id: '', timer: 0 };
+      mic.getTracks().forEach((t) => pc.addTrack(t, mic));
+      pc.ontrack = (e) => { $('voice-audio').srcObject = e.streams[0]; };
+      const dc = pc.createDataChannel('oai-events');
+      dc.onmessage = onEvent;
+      await pc.setLocalDescription(await pc.createOffer());
+      const s = vg.parse(await (await vg.call('POST', '/v1/voice/sessions', { mode: 'sideband' })).text());
+      call.id = s.session_id;
+      if (!s.sdp_url) throw new Error('This demo places sideband calls; the session came back in mode ' + s.mode + '.');
+      const answer = await (await vg.call('POST', s.sdp_url, pc.localDescription.sdp, 'application/sdp')).text();
+      await pc.setRemoteDescription({ type: 'answer', sdp: answer });
+      let left = Number(s.quota && s.quota.seconds_remaining !== undefined ? Math.min(Number(s.quota.seconds_remaining), Number(s.max_duration_s)) : s.max_duration_s);
+      $('voice-left').textContent = left;
+      call.timer = setInterval(() => { left = Math.max(0, left - 1); $('voice-left').textContent = left; }, 1000);
+      vg.state($('voice-state'), 'On a call (session ' + s.session_id + ')');
+      btn.textContent = 'Hang up';
+    } catch (e) {
+      vg.state($('voice-state'), e.message || 'Voice could not start.', 'error');
+      await hangUp(true);
+    } finally { btn.disabled = false; }
+  }
+
+  async function hangUp(failed) {
+    const c = call; call = null;
+    $('voice').textContent = 'Start voice';
+    if (!c) return;
+    clearInterval(c.timer);
+    c.pc.close(); c.mic.getTracks().forEach((t) => t.stop());
+    if (!c.id) return;
+    try {
+      const r = vg.parse(await (await vg.call('POST', '/v1/voice/sessions/' + encodeURIComponent(c.id) + '/end', { reason: failed ? 'error' : 'user_hangup' })).text());
+      $('voice-cost').textContent = vg.usd((r.cost || {}).cost_micros);
+      if (!failed) vg.state($('voice-state'), 'Call ended.');
+    } catch (e) { vg.state($('voice-state'), e.message, 'error'); }
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('chat-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const text = $('chat-input').value.trim();
+      if (!text) return;
+      if (!vg.token()) { vg.state($('chat-state'), 'Paste a token first.', 'error'); return; }
+      $('chat-input').value = '';
+      line('me', '').appendChild(vg.el('span', text));
+      const body = { message: text };
+      if (sessionID) body.session_id = sessionID;
+      turn(body);
+    });
+    $('voice').addEventListener('click', () => (call ? hangUp(false) : startVoice()));
+  });
+})();
