@@ -67,3 +67,25 @@ func TestLiveSidebandDropReattaches(t *testing.T) {
 		t.Fatalf("the session ended: %+v", s)
 	}
 }
+
+// The phone hangs up (its peer closes): the provider closes the session
+// remote_hangup, and it ends app_closed with the sim's billed seconds.
+func TestLivePhoneHangupEndsAppClosed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{UsageInterval: time.Second})})
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	testkit.Eventually(t, ctx, "some usage", func() bool {
+		st, _ := f.sim.LiveSession(liveID)
+		return st.UsageSeconds > 0
+	})
+	phone.Close()
+	ended := waitEnded(t, ctx, f, p, start.SessionID)
+	st, _ := f.sim.LiveSession(liveID)
+	if *ended.EndReason != controlplane.ReasonAppClosed || st.CloseReason != "remote_hangup" || ended.Cost == nil ||
+		ended.Cost.DurationMS != liveMillis(st) || *ended.Cost.CostMicros != priceLive(liveMillis(st)) {
+		t.Fatalf("ended %s (sim %s), record %+v; want app_closed at the sim's %d ms", *ended.EndReason, st.CloseReason, ended.Cost, liveMillis(st))
+	}
+}
