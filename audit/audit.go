@@ -30,10 +30,14 @@ const (
 	KindCompletion     Kind = "completion"      // a POST /v1/chat/completions request
 	KindVoiceTool      Kind = "voice_tool"      // a voice session's tool call
 	KindLiveDelegation Kind = "live_delegation" // a GPT-Live delegation
+	// KindVoiceAnswer is a spoken voice answer the output detectors hit
+	// after the fact (DESIGN §12: audio cannot be recalled). Only a hit
+	// makes a row; its status is Flagged.
+	KindVoiceAnswer Kind = "voice_answer"
 )
 
 // Kinds lists every kind, for validation and the admin filter.
-var Kinds = []Kind{KindChat, KindCompletion, KindVoiceTool, KindLiveDelegation}
+var Kinds = []Kind{KindChat, KindCompletion, KindVoiceTool, KindLiveDelegation, KindVoiceAnswer}
 
 // Status is where a row is: pending, or one final status.
 type Status string
@@ -58,10 +62,15 @@ const (
 	// (package safety, through the chat turn).
 	PIILeak             Status = "pii_leak"
 	MedicalClaimBlocked Status = "medical_claim_blocked"
+	// Flagged: a voice answer was already spoken when the medical-claim
+	// or PII detectors hit it, so nothing could be blocked; rule_ids say
+	// which rules fired. DESIGN §12's list has no status for this, and
+	// "blocked" or "pii_leak" (a rejected turn) would misstate it.
+	Flagged Status = "flagged"
 )
 
 // Finals lists the final statuses.
-var Finals = []Status{Success, Degraded, Refused, ParseError, ValidationError, PIILeak, MedicalClaimBlocked}
+var Finals = []Status{Success, Degraded, Refused, ParseError, ValidationError, PIILeak, MedicalClaimBlocked, Flagged}
 
 // The filters a row can say ran.
 const (
@@ -82,13 +91,16 @@ const (
 )
 
 // Required is the one list of the filters a row of kind must show in
-// filters_ran to say success; migration 0068's CHECK holds the same
+// filters_ran to say success; migration 0077's CHECK holds the same
 // lists, and a test keeps the two in step. A voice tool call carries no
 // user text and no answer of the model's: what guards it is its
 // arguments' schema and the write guards, both run by the executor.
 func Required(k Kind) []string {
-	if k == KindVoiceTool {
+	switch k {
+	case KindVoiceTool:
 		return []string{FilterArguments, FilterRanges}
+	case KindVoiceAnswer:
+		return []string{FilterMedical, FilterPII}
 	}
 	return []string{FilterInput, FilterMedical, FilterPrescriptive, FilterPII}
 }

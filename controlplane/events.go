@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	oairt "github.com/openai/openai-go/v3/realtime"
@@ -66,10 +67,12 @@ func (c *call) handle(ctx context.Context, data []byte) {
 		// What the model said, once a part is whole (the second name is
 		// the beta API's).
 		var ev struct {
-			Transcript string `json:"transcript"`
+			ItemID       string `json:"item_id"`
+			ContentIndex int    `json:"content_index"`
+			Transcript   string `json:"transcript"`
 		}
 		if json.Unmarshal(data, &ev) == nil && ev.Transcript != "" {
-			c.screenTranscript(ctx, ev.Transcript)
+			c.screenTranscript(ctx, fmt.Sprintf("%s/%d", ev.ItemID, ev.ContentIndex), ev.Transcript)
 		}
 	case "conversation.item.input_audio_transcription.completed":
 		var ev struct {

@@ -3,7 +3,9 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
+	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/safety"
 )
@@ -14,9 +16,12 @@ const PIILeak = "pii_leak"
 // screenTranscript runs a finished output transcript through the medical
 // claim and PII detectors (DESIGN §12). Spoken audio cannot be recalled,
 // so a hit is recorded after the fact: a flag on the session (shown by GET
-// /v1/voice/sessions/{id}), a metric and a log line with the rule ids,
-// never the text. Prescriptive tone is not flagged on voice.
-func (c *call) screenTranscript(ctx context.Context, transcript string) {
+// /v1/voice/sessions/{id}), a metric, an audit row (kind voice_answer,
+// status flagged, the rule ids and the transcript's hash) and a log line
+// with the rule ids, never the text. part names the answer within the
+// session (the provider's item id and content index), so a transcript
+// seen twice makes one row. Prescriptive tone is not flagged on voice.
+func (c *call) screenTranscript(ctx context.Context, part, transcript string) {
 	v := safety.CheckText(transcript, safety.Options{})
 	var f safety.Flag
 	switch v.Outcome {
@@ -33,5 +38,14 @@ func (c *call) screenTranscript(ctx context.Context, transcript string) {
 	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET safety_flags = safety_flags || $2::jsonb WHERE id = $1`, c.id, raw); err != nil {
 		c.s.log.ErrorContext(ctx, "voice sideband: a safety flag was not stored", "session_id", c.id, "flag", f.Type,
 			"err", database.Error("controlplane: flag a session", err))
+	}
+	// The answer was spoken before it could be checked: its row has no
+	// pending stage, and Finish inserts it final at once.
+	r := audit.Row{ID: c.id + "/answer/" + part, Kind: audit.KindVoiceAnswer, UserID: c.userID, SessionID: c.id,
+		Status: audit.Flagged, FiltersRan: []string{audit.FilterMedical, audit.FilterPII}, RuleIDs: v.Rules,
+		OutputHash: audit.Hash(transcript)}
+	if err := c.s.audit.Finish(ctx, r); err != nil && !errors.Is(err, audit.ErrFinal) {
+		c.s.log.ErrorContext(ctx, "voice sideband: a flagged answer's audit row was not written", "session_id", c.id,
+			"flag", f.Type, "err", err)
 	}
 }

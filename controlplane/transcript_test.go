@@ -56,6 +56,16 @@ func TestSidebandTranscriptFlagged(t *testing.T) {
 		strings.Contains(stored, "Turmeric") {
 		t.Fatalf("stored flags %q (%v)", stored, err)
 	}
+	// The audit log has the answer as flagged, with its rule ids and the
+	// transcript's hash, never its text.
+	var kind, status, rules, hash string
+	if err := f.pool.QueryRow(ctx, `SELECT kind, status, rule_ids::text, output_hash FROM ai_audit_log
+		WHERE session_id = $1 AND kind = 'voice_answer'`, start.SessionID).Scan(&kind, &status, &rules, &hash); err != nil {
+		t.Fatalf("the flagged answer's audit row: %v", err)
+	}
+	if status != "flagged" || !strings.Contains(rules, "medical.") || len(hash) != 64 {
+		t.Fatalf("audit row %s %s %s %q, want flagged with a medical rule and a hash", kind, status, rules, hash)
+	}
 	call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
 }
 
