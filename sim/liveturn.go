@@ -118,6 +118,10 @@ func (ls *liveSession) turn() (closeReason string) {
 	created := newLiveEvent("session.delegation.created")
 	created.OffsetMS = &end
 	created.Delegation = &liveDelegation{ID: id, Type: "delegation", Target: "client"}
+	// Counted before it is sent: whoever sees the event may read the
+	// stats at once.
+	ls.delegations[id] = true
+	ls.stats.update(func(s *LiveStats) { s.Delegations = appendCapped(s.Delegations, id) })
 	if !reply.DelegationFirst {
 		ls.hear(said, start, end)
 	}
@@ -125,8 +129,6 @@ func (ls *liveSession) turn() (closeReason string) {
 	if reply.DelegationFirst {
 		ls.hear(said, start, end)
 	}
-	ls.delegations[id] = true
-	ls.stats.update(func(s *LiveStats) { s.Delegations = appendCapped(s.Delegations, id) })
 	if f := ls.srv.faults.take(EndpointLiveSessions, ls.set.model, FaultUnanswered); f != nil {
 		ls.srv.stats.fault(EndpointLiveSessions, f.Kind)
 		return "" // no acknowledgement: nothing is said until the backend appends
