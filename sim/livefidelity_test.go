@@ -46,9 +46,6 @@ func TestLiveEventsDecodeWithOpenAI(t *testing.T) {
 	if err := c.phone.Send(map[string]any{"type": "session.input_audio.unmute"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
-		t.Fatal(err)
-	}
 	var delegation string
 	seen := map[string]bool{}
 	next := func(typ string) {
@@ -69,7 +66,15 @@ func TestLiveEventsDecodeWithOpenAI(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []string{"session.input_audio.muted", "session.input_audio.unmuted", "session.delegation.created",
+	// The audio goes out only once the unmute is applied: the data channel
+	// and the media track are separate transports, and audio heard while
+	// muted makes no turn.
+	next("session.input_audio.muted")
+	next("session.input_audio.unmuted")
+	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"session.delegation.created",
 		"session.input_transcript.delta", "session.output_transcript.delta", "session.input_audio.append",
 		"session.output_audio.delta", "session.usage.updated"} {
 		next(typ)
