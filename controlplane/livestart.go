@@ -39,13 +39,9 @@ func (s *Service) offerLive(ctx context.Context, id, offer string, config []byte
 		s.freeOffer(ctx, id)
 		return "", err
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2, holder = $3 WHERE id = $1`, id, call.ID, s.replica); err != nil {
-		// The session is up but nobody could ever hold it: close it.
-		s.closeLive(ctx, call.ID)
-		s.freeOffer(ctx, id)
-		return "", database.Error("controlplane: keep the live session id", err)
+	if err := s.keepCall(ctx, id, call.ID, s.closeLive); err != nil {
+		return "", err
 	}
-	s.hold(id)
 	return call.Answer, nil
 }
 

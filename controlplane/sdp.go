@@ -108,14 +108,23 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 		s.freeOffer(ctx, id)
 		return "", err
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2, holder = $3 WHERE id = $1`, id, call.ID, s.replica); err != nil {
-		// The call is up but nobody could ever hold it: hang it up.
-		s.hangup(ctx, call.ID)
+	if err := s.keepCall(ctx, id, call.ID, s.hangup); err != nil {
+		return "", err
+	}
+	return call.Answer, nil
+}
+
+// keepCall stores the provider's id of session id's call and holds it
+// here. A call up at the provider that nobody could ever hold is undone
+// (hung up, or closed for live) and the offer freed for another try.
+func (s *Service) keepCall(ctx context.Context, id, callID string, undo func(context.Context, string)) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2, holder = $3 WHERE id = $1`, id, callID, s.replica); err != nil {
+		undo(ctx, callID)
 		s.freeOffer(ctx, id)
-		return "", database.Error("controlplane: keep the call id", err)
+		return database.Error("controlplane: keep the call id", err)
 	}
 	s.hold(id)
-	return call.Answer, nil
+	return nil
 }
 
 func (s *Service) freeOffer(ctx context.Context, id string) {
