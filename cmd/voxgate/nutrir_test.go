@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/voxgate/voxgate/examples/nutrir"
 	"github.com/voxgate/voxgate/examples/nutrir/hooks"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pgtest"
@@ -50,11 +50,7 @@ func TestNutrirExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	schema, err := os.ReadFile("../../examples/nutrir/schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(ctx, string(schema)); err != nil {
+	if _, err := db.Exec(ctx, nutrir.Schema); err != nil {
 		t.Fatalf("schema.sql: %v", err)
 	}
 	hs := newHookServer(t, hooks.New(db, []byte(nutrirSecret)))
