@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -187,6 +188,29 @@ func TestNutrirExample(t *testing.T) {
 		chatJSON(t, b.URL(), nut, map[string]any{"session_id": r["session_id"], "confirm": map[string]any{"call_id": p["call_id"], "allow": true}})
 		if body := lastModelCall(); !strings.Contains(body, "Only a practice admin") {
 			t.Errorf("the model did not read the refusal:\n%s", body)
+		}
+	})
+
+	t.Run("30 a minute", func(t *testing.T) {
+		// One user's turns alternate between the replicas; the count is
+		// the database's, so the 31st is refused wherever it lands.
+		tok := mint(t, "asst-1", "", "")
+		// Minutes are fixed, UTC-aligned windows: start early in one, so
+		// that the 31 turns (about a second) share it.
+		if sec := time.Now().UTC().Second(); sec > 45 {
+			time.Sleep(time.Duration(61-sec) * time.Second)
+		}
+		for i := 1; i <= 31; i++ {
+			status, h, r := chatJSON(t, []*Main{a, b}[i%2].URL(), tok, map[string]any{"message": "hello"})
+			if i <= 30 {
+				if u, _ := r["usage"].(map[string]any); status != 200 || u["calls_used_today"] != float64(i) || u["calls_remaining_today"] != float64(500-i) {
+					t.Fatalf("turn %d: %d %v", i, status, r)
+				}
+				continue
+			}
+			if e, _ := r["error"].(map[string]any); status != 429 || e["code"] != "RATE_LIMITED" || h.Get("Retry-After") == "" {
+				t.Fatalf("turn 31 in a minute: %d %v", status, r)
+			}
 		}
 	})
 
