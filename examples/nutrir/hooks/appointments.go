@@ -58,14 +58,7 @@ func appointmentTools() map[string]tool {
 			v, err := appointment(ctx, tx, a.ID)
 			return map[string]any{"cancelled": true, "appointment": v}, appointmentRef(a.ID), err
 		}},
-		"delete_appointment": {kind: write, run: func(ctx context.Context, tx pgx.Tx, _ actor, raw json.RawMessage) (any, ref, error) {
-			var a struct{ ID int }
-			if err := decode(raw, &a); err != nil {
-				return nil, ref{}, err
-			}
-			err := exec(ctx, tx, "appointment", a.ID, `UPDATE nutrir.appointments SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL`, a.ID)
-			return map[string]any{"deleted": err == nil, "appointment_id": a.ID}, appointmentRef(a.ID), err
-		}},
+		"delete_appointment": softDelete("appointment", "nutrir.appointments"),
 	}
 }
 

@@ -101,14 +101,7 @@ func clientTools() map[string]tool {
 			v, err := scanClient(tx.QueryRow(ctx, `SELECT `+clientCols+` WHERE c.id = $1`, a.ID))
 			return map[string]any{"updated": true, "client": v}, clientRef(a.ID), err
 		}},
-		"delete_client": {kind: write, run: func(ctx context.Context, tx pgx.Tx, _ actor, raw json.RawMessage) (any, ref, error) {
-			var a struct{ ID int }
-			if err := decode(raw, &a); err != nil {
-				return nil, ref{}, err
-			}
-			err := exec(ctx, tx, "client", a.ID, `UPDATE nutrir.clients SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL`, a.ID)
-			return map[string]any{"deleted": err == nil, "client_id": a.ID}, clientRef(a.ID), err
-		}},
+		"delete_client": softDelete("client", "nutrir.clients"),
 	}
 }
 
@@ -172,3 +165,16 @@ func exec(ctx context.Context, tx pgx.Tx, entity string, id int, sql string, arg
 }
 
 func clientRef(id int) ref { return ref{"client", strconv.Itoa(id)} }
+
+// softDelete is a delete tool of the entity's table: the row is marked
+// deleted, as the app's service layer does, and reads skip it.
+func softDelete(entity, table string) tool {
+	return tool{kind: write, run: func(ctx context.Context, tx pgx.Tx, _ actor, raw json.RawMessage) (any, ref, error) {
+		var a struct{ ID int }
+		if err := decode(raw, &a); err != nil {
+			return nil, ref{}, err
+		}
+		err := exec(ctx, tx, entity, a.ID, `UPDATE `+table+` SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL`, a.ID)
+		return map[string]any{"deleted": err == nil, entity + "_id": a.ID}, ref{entity, strconv.Itoa(a.ID)}, err
+	}}
+}

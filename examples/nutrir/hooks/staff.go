@@ -63,35 +63,25 @@ func staffTools() map[string]tool {
 			}
 			return setStaff(ctx, tx, me, a.ID, `UPDATE nutrir.staff SET role = $2 WHERE id = $1`, a.NewRole)
 		}},
-		"deactivate_staff": {kind: adminWrite, run: func(ctx context.Context, tx pgx.Tx, me actor, raw json.RawMessage) (any, ref, error) {
-			var a struct {
-				ID string `json:"staff_id"`
-			}
-			if err := decode(raw, &a); err != nil {
-				return nil, ref{}, err
-			}
-			return setStaff(ctx, tx, me, a.ID, `UPDATE nutrir.staff SET is_active = false WHERE id = $1`)
-		}},
-		"reactivate_staff": {kind: adminWrite, run: func(ctx context.Context, tx pgx.Tx, me actor, raw json.RawMessage) (any, ref, error) {
-			var a struct {
-				ID string `json:"staff_id"`
-			}
-			if err := decode(raw, &a); err != nil {
-				return nil, ref{}, err
-			}
-			return setStaff(ctx, tx, me, a.ID, `UPDATE nutrir.staff SET is_active = true WHERE id = $1`)
-		}},
-		"reset_staff_password": {kind: adminWrite, run: func(ctx context.Context, tx pgx.Tx, me actor, raw json.RawMessage) (any, ref, error) {
-			var a struct {
-				ID string `json:"staff_id"`
-			}
-			if err := decode(raw, &a); err != nil {
-				return nil, ref{}, err
-			}
-			// The app's mailer sends the reset email from this mark.
-			return setStaff(ctx, tx, me, a.ID, `UPDATE nutrir.staff SET password_reset_requested_at = now() WHERE id = $1`)
-		}},
+		"deactivate_staff": staffChange(`UPDATE nutrir.staff SET is_active = false WHERE id = $1`),
+		"reactivate_staff": staffChange(`UPDATE nutrir.staff SET is_active = true WHERE id = $1`),
+		// The app's mailer sends the reset email from this mark.
+		"reset_staff_password": staffChange(`UPDATE nutrir.staff SET password_reset_requested_at = now() WHERE id = $1`),
 	}
+}
+
+// staffChange is an admin's tool that runs sql on the staff account its
+// one argument names.
+func staffChange(sql string) tool {
+	return tool{kind: adminWrite, run: func(ctx context.Context, tx pgx.Tx, me actor, raw json.RawMessage) (any, ref, error) {
+		var a struct {
+			ID string `json:"staff_id"`
+		}
+		if err := decode(raw, &a); err != nil {
+			return nil, ref{}, err
+		}
+		return setStaff(ctx, tx, me, a.ID, sql)
+	}}
 }
 
 // setStaff changes another staff member's account and answers it as it
