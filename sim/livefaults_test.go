@@ -181,41 +181,6 @@ func TestLiveNeverConnects(t *testing.T) {
 	}
 }
 
-// TestLiveUnansweredDelegation: under the fault a delegation gets no
-// automatic acknowledgement, and the voice never speaks for the backend.
-func TestLiveUnansweredDelegation(t *testing.T) {
-	t.Parallel()
-	s, base := newLiveSim(t, sim.Live{})
-	ctx := testCtx(t)
-	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointLiveSessions, Kind: sim.FaultUnanswered}); err != nil {
-		t.Fatal(err)
-	}
-	c := dialLive(t, ctx, s, base, defaultParams)
-	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
-		t.Fatal(err)
-	}
-	created, _ := until(t, ctx, c.sb, "session.delegation.created")
-	offset := created.AsDelegationCreatedEvent().OffsetMs
-	// Wait on the session clock, not on guesses: two usage updates later the
-	// timeline is seconds past the delegation.
-	var seen []live.ConnectServerEventUnion
-	for n := 0; n < 2; {
-		ev, more := until(t, ctx, c.sb, "session.usage.updated")
-		seen = append(seen, more...)
-		if ev.AsSessionUsageUpdatedEvent().Usage.Seconds*1000 > float64(offset) {
-			n++
-		}
-	}
-	for _, e := range seen {
-		if e.Type == "session.output_transcript.delta" {
-			t.Errorf("the voice spoke with nobody appending: %s", e.RawJSON())
-		}
-	}
-	if st, _ := s.LiveSession(c.id); st.Acknowledgements != 0 || len(st.Delegations) != 1 {
-		t.Errorf("acknowledgements %d, delegations %v", st.Acknowledgements, st.Delegations)
-	}
-}
-
 // attach opens another sideband with openai-go; graceful is the
 // graceful_close query ("" leaves it out).
 func attach(t *testing.T, ctx context.Context, base, id, graceful string) *live.SidebandConnection {

@@ -24,15 +24,11 @@ const (
 	// IntervalMS (session clock) after creation: session.closed, reason
 	// expired.
 	FaultExpired FaultKind = "expired"
-	// FaultUnanswered, drawn at each delegation, leaves it without its
-	// automatic acknowledgement: the voice says nothing about it until the
-	// backend appends.
-	FaultUnanswered FaultKind = "delegation_unanswered"
 )
 
 func liveFaultKinds() map[string][]FaultKind {
 	return map[string][]FaultKind{
-		EndpointLiveSessions: append(httpFaultKinds(), FaultSDPReject, FaultExpired, FaultUnanswered, FaultContentFilter),
+		EndpointLiveSessions: append(httpFaultKinds(), FaultSDPReject, FaultExpired, FaultContentFilter),
 		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, FaultSidebandDrop),
 	}
 }
