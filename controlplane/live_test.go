@@ -189,6 +189,15 @@ func TestLiveDelegationEndToEnd(t *testing.T) {
 	if comments != 1 || runs != 1 {
 		t.Fatalf("%d commentaries, echo ran %d times; want 1, 1 (applied %+v)", comments, runs, st.Applied)
 	}
+	// The answer passed every filter: its audit row settles success.
+	var rows []auditRow
+	testkit.Eventually(t, ctx, "the delegation's audit row settled", func() bool {
+		rows = sessionAudit(t, ctx, f, start.SessionID, "live_delegation")
+		return len(rows) == 1 && rows[0].status != "pending"
+	})
+	if rows[0].status != "success" || !ranAll(rows[0]) {
+		t.Fatalf("delegation row %+v; want success with every filter", rows[0])
+	}
 
 	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
 	if w.Code != 200 {

@@ -106,7 +106,8 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 	d.started = true
 	task := taskText(c.transcript, d.offsetMS)
 	d.row = audit.Row{ID: audit.VoiceToolID(c.id, "delegation/"+d.id), Kind: audit.KindLiveDelegation, UserID: c.userID,
-		SessionID: c.id, CallID: d.id, Route: c.s.backendModel, InputHash: audit.Hash(task)}
+		SessionID: c.id, CallID: d.id, Route: c.s.backendModel, InputHash: audit.Hash(task),
+		FiltersRan: []string{audit.FilterInput}} // taskText sanitizes every line
 	if err := c.s.audit.Begin(ctx, d.row); err != nil {
 		c.s.log.Warn("live: a delegation's audit row could not be begun", "session_id", c.id, "delegation_id", d.id, "err", err)
 	}
@@ -166,8 +167,14 @@ func (c *liveCall) delivered(ctx context.Context, o delegationOut) {
 		c.s.metrics.live.delegations.WithLabelValues(delegationDropped).Inc()
 		status = audit.Degraded
 	default:
+		var say string
+		if say, status = c.screenComment(ctx, d, clipComment(o.content)); say == "" {
+			c.appendOrLog(ctx, "instructions", d.id, c.sb.Instruct(ctx, d.id, delegationApology, ""))
+			c.s.metrics.live.delegations.WithLabelValues(delegationBlocked).Inc()
+			break
+		}
 		c.answeredSeq = d.seq
-		c.appendOrLog(ctx, "commentary", d.id, c.sb.Comment(ctx, d.id, clipComment(o.content), ""))
+		c.appendOrLog(ctx, "commentary", d.id, c.sb.Comment(ctx, d.id, say, ""))
 		c.s.metrics.live.delegations.WithLabelValues(delegationAnswered).Inc()
 	}
 	c.finishDelegation(ctx, d, status, o.content)
@@ -203,7 +210,7 @@ func (c *liveCall) nextDelegationWake(next time.Time) time.Time {
 
 func (c *liveCall) finishDelegation(ctx context.Context, d *delegation, want audit.Status, answer string) {
 	r := d.row
-	r.Status, r.Model, r.OutputHash = audit.Settle(audit.KindLiveDelegation, want, nil), c.observed.BackendModel, audit.Hash(answer)
+	r.Status, r.Model, r.OutputHash = audit.Settle(audit.KindLiveDelegation, want, r.FiltersRan), c.observed.BackendModel, audit.Hash(answer)
 	r.DurationMS = time.Since(d.began).Milliseconds()
 	if err := c.s.audit.Finish(context.WithoutCancel(ctx), r); err != nil && !errors.Is(err, audit.ErrFinal) {
 		c.s.log.Warn("live: a delegation's audit row could not be finished", "session_id", c.id, "delegation_id", d.id, "err", err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/voxgate/voxgate/safety"
 )
 
 // LiveLine is one utterance of a live session's transcript: who spoke,
@@ -44,14 +46,15 @@ func addDelta(lines []LiveLine, speaker, delta string, startMS, endMS int64) []L
 
 // taskText renders the conversation up to offsetMS (the delegation's
 // place) for the backend model: both speakers, in order, with their
-// times.
+// times. Each line is sanitized (the input filter, DESIGN §12): what the
+// user said is data to the model, never its instructions.
 func taskText(lines []LiveLine, offsetMS int64) string {
 	var b strings.Builder
 	for _, l := range lines {
 		if l.StartMS > offsetMS {
 			continue
 		}
-		fmt.Fprintf(&b, "[%.1fs] %s: %s\n", float64(l.StartMS)/1000, l.Speaker, l.Text)
+		fmt.Fprintf(&b, "[%.1fs] %s: %s\n", float64(l.StartMS)/1000, l.Speaker, safety.Sanitize(l.Text))
 	}
 	return b.String()
 }
