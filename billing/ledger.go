@@ -43,6 +43,10 @@ const (
 	SourceServerObserved   = "server_observed"
 	SourceProviderReported = "provider_reported"
 	SourceNone             = "none" // nothing was reported: a session ended with no usage
+	// SourceUnconfirmed: the provider's final usage never came (a live
+	// session's sideband died before session.closed); the record holds
+	// the highest figure the gateway saw.
+	SourceUnconfirmed = "unconfirmed"
 )
 
 // Record is one ledger row: a voice session or a chat turn.
@@ -238,7 +242,7 @@ func checkRecord(r Record) error {
 		return fmt.Errorf("%w: negative duration", ErrCount)
 	}
 	switch r.UsageSource {
-	case SourceClientReported, SourceServerObserved, SourceProviderReported, SourceNone:
+	case SourceClientReported, SourceServerObserved, SourceProviderReported, SourceNone, SourceUnconfirmed:
 	default:
 		return fmt.Errorf("billing: usage source %q", r.UsageSource)
 	}

@@ -25,6 +25,9 @@ func liveRecord(r billing.Record, observed *ReportedUsage) billing.Record {
 	}
 	billed := max(u.Session.AudioMillis, liveStartCharge.Milliseconds())
 	r.Usage, r.DurationMS, r.UsageSource = billing.Usage{AudioMillis: billed}, billed, billing.SourceServerObserved
+	if !u.Final {
+		r.UsageSource = billing.SourceUnconfirmed // the socket died before session.closed
+	}
 	r.Transcription, r.TranscriptionModel = billing.Usage{}, ""
 	if !u.Transcription.IsZero() && u.BackendModel != "" {
 		r.Transcription, r.TranscriptionModel = u.Transcription, u.BackendModel

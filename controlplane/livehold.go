@@ -189,6 +189,7 @@ func (c *liveCall) handle(ctx context.Context, ev live.ConnectServerEventUnion) 
 		c.noteSeconds(ev.AsSessionUsageUpdatedEvent().Usage.Seconds)
 	case "session.closed":
 		e := ev.AsSessionClosedEvent()
+		c.observed.Final = true
 		c.noteSeconds(e.Usage.Seconds)
 		c.closed = string(e.Reason)
 		if c.closed == "" {

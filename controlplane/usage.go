@@ -21,6 +21,9 @@ type ReportedUsage struct {
 	// BackendModel is a live session's: the chat model its delegations
 	// ran on, whose tokens Transcription then holds (livecost.go).
 	BackendModel string `json:",omitempty"`
+	// Final is a live session's: its usage is session.closed's, the
+	// provider's last word, not only the highest figure seen.
+	Final bool `json:",omitempty"`
 }
 
 // The provider's usage shape. Only these fields are read; total_tokens,

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3/live"
 	"github.com/openai/openai-go/v3/option"
@@ -178,6 +179,43 @@ func TestLiveNeverConnects(t *testing.T) {
 	st, _ := s.LiveSession(resp.Session.ID)
 	if st.CloseReason != "connection_lost" || st.UsageSeconds != 0 || st.BilledSeconds != 15 || st.ConnectedAt != nil {
 		t.Errorf("never connected: reason %q usage %v billed %v connected %v", st.CloseReason, st.UsageSeconds, st.BilledSeconds, st.ConnectedAt)
+	}
+}
+
+// TestLiveSidebandCutAtClose: the faulted sideband is cut when the
+// session closes and never reads session.closed; another sideband reads
+// it with the final usage.
+func TestLiveSidebandCutAtClose(t *testing.T) {
+	t.Parallel()
+	s, base := newLiveSim(t, sim.Live{UsageInterval: 200 * time.Millisecond})
+	ctx := testCtx(t)
+	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultSidebandCutAtClose}); err != nil {
+		t.Fatal(err)
+	}
+	c := dialLive(t, ctx, s, base, defaultParams) // its sideband draws the fault
+	other := attach(t, ctx, base, c.id, "false")
+	until(t, ctx, c.sb, "session.usage.updated")
+	if err := other.Send(ctx, live.ConnectClientEventUnionParam{OfSessionClose: &live.SessionCloseEventParam{}}); err != nil {
+		t.Fatal(err)
+	}
+	closed, _ := until(t, ctx, other, "session.closed")
+	for {
+		ev, err := c.sb.Recv(ctx)
+		if err != nil {
+			break // cut
+		}
+		if ev.Type == "session.closed" {
+			t.Fatalf("the faulted sideband read %s", ev.RawJSON())
+		}
+	}
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the session closed", func() bool {
+		st, _ = s.LiveSession(c.id)
+		return st.Status == "closed"
+	})
+	final := closed.AsSessionClosedEvent().Usage.Seconds
+	if st.UsageSeconds != final || st.UpdatedSeconds <= 0 || st.UpdatedSeconds > final {
+		t.Errorf("usage %v, last update %v; session.closed said %v", st.UsageSeconds, st.UpdatedSeconds, final)
 	}
 }
 
