@@ -55,11 +55,11 @@ type LiveStats struct {
 	// UpdatedSeconds is the last session.usage.updated's usage.seconds:
 	// what a sideband cut before session.closed saw last.
 	UpdatedSeconds float64 `json:"updated_seconds"`
-	EventsIn      int64   `json:"events_in"`
-	EventsOut     int64   `json:"events_out"`
-	Errors        int64   `json:"errors"`
-	Sidebands     int64   `json:"sidebands"`
-	Turns         int64   `json:"turns"`
+	EventsIn       int64   `json:"events_in"`
+	EventsOut      int64   `json:"events_out"`
+	Errors         int64   `json:"errors"`
+	Sidebands      int64   `json:"sidebands"`
+	Turns          int64   `json:"turns"`
 	// Delegations are the ids of the delegations created, in order.
 	Delegations      []string `json:"delegations"`
 	Acknowledgements int64    `json:"acknowledgements"`
