@@ -32,6 +32,7 @@ type liveCall struct {
 	delegations  map[string]*delegation
 	seq          int // delegations created
 	answeredSeq  int // the newest delegation answered
+	running      int // delegation loops started and not yet returned
 	out          chan delegationOut
 	instructions string // the session's, with the profile: the backend's context
 	screenedMS   int64  // the output transcript is screened up to here (livesafety.go)
@@ -279,6 +280,7 @@ func (c *liveCall) finish(ctx context.Context, reason string) {
 }
 
 func (c *liveCall) flush(ctx context.Context) {
+	c.stopLoops(ctx)
 	c.s.noteUsage(c.id, c.usage())
 	c.s.saveUsage(ctx, c.id)
 }

@@ -1,0 +1,64 @@
+package controlplane_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+	"github.com/voxgate/voxgate/tools"
+)
+
+// The phone hangs up while a delegation's tool is still running: the loop
+// is cancelled, the tool (which runs exactly once) ends in its own time,
+// and what the loop's first model call used (reported when the call
+// returned) is on the record, priced by hand.
+func TestLiveDelegationRunningAtEndIsRecorded(t *testing.T) {
+	t.Parallel()
+	var started atomic.Int64
+	no := false
+	script := sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"pasta"}, ToolResults: &no},
+		Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "slow", Arguments: map[string]any{}}}}}}}
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: oneTurn(script, simtest.ZeroLatency()),
+		moreTools: []*tools.Tool{{Name: "slow", Description: "Takes its time.", Voice: true, Parameters: json.RawMessage(`{"type":"object"}`),
+			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
+				started.Add(1)
+				time.Sleep(time.Second) // the session ends meanwhile
+				return tools.Outcome{Data: "done"}, nil
+			}}}})
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, ctx, "the tool running", func() bool { return started.Load() == 1 })
+	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
+	if w.Code != 200 {
+		t.Fatalf("end: %d %s", w.Code, w.Body)
+	}
+	ended := decode[controlplane.Session](t, w)
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		return st.Status == "closed"
+	})
+	rec := ended.Cost
+	ms, tk := liveMillis(st), rec.Tokens
+	want := (ms*50_000*1_000_000 + tk.TranscriptionTextIn*400_000*60_000 + tk.TranscriptionTextOut*1_600_000*60_000 +
+		30_000*1_000_000) / (60_000 * 1_000_000)
+	if !strings.HasPrefix(rec.TranscriptionModel, "gpt-4.1-mini") || tk.TranscriptionTextIn == 0 || tk.TranscriptionTextOut == 0 ||
+		rec.CostMicros == nil || *rec.CostMicros != want {
+		t.Fatalf("record %+v; want the cut delegation's first call on it, %d micros", rec, want)
+	}
+	if rows := sessionAudit(t, ctx, f, start.SessionID, "live_delegation"); len(rows) != 1 || rows[0].status != "refused" {
+		t.Fatalf("delegation rows %+v; want one refused", rows)
+	}
+}
