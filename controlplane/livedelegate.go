@@ -228,7 +228,7 @@ func (c *liveCall) addBackend(u agent.Usage) {
 	if u.Calls == 0 {
 		return
 	}
-	c.observed.Transcription = c.observed.Transcription.Add(billing.Usage{TextIn: u.InputTokens,
+	c.observed.Backend = c.observed.Backend.Add(billing.Usage{TextIn: u.InputTokens,
 		TextCachedIn: u.CachedInputTokens, TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
 	switch {
 	case u.Model != "":

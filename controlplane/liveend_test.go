@@ -52,9 +52,8 @@ func TestLiveDelegationRunningAtEndIsRecorded(t *testing.T) {
 	})
 	rec := ended.Cost
 	ms, tk := liveMillis(st), rec.Tokens
-	want := (ms*50_000*1_000_000 + tk.TranscriptionTextIn*400_000*60_000 + tk.TranscriptionTextOut*1_600_000*60_000 +
-		30_000*1_000_000) / (60_000 * 1_000_000)
-	if !strings.HasPrefix(rec.TranscriptionModel, "gpt-4.1-mini") || tk.TranscriptionTextIn == 0 || tk.TranscriptionTextOut == 0 ||
+	want := priceLiveWithBackend(ms, tk)
+	if !strings.HasPrefix(rec.BackendModel, "gpt-4.1-mini") || tk.BackendTextIn == 0 || tk.BackendTextOut == 0 ||
 		rec.CostMicros == nil || *rec.CostMicros != want {
 		t.Fatalf("record %+v; want the cut delegation's first call on it, %d micros", rec, want)
 	}
