@@ -66,6 +66,34 @@ func liveCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (c
 	return start, phone, liveID
 }
 
+// askLive places a live call for a new pro user and says the sim's first
+// turn; it returns the user, the start and the sim's session id.
+func askLive(t *testing.T, ctx context.Context, f fixture) (auth.Principal, controlplane.StartResponse, string) {
+	t.Helper()
+	p := newUser(t, "pro")
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	return p, start, liveID
+}
+
+// endLive ends the session with the phone's /end and waits for the sim's
+// session to close; it returns the ended session and the sim's stats.
+func endLive(t *testing.T, ctx context.Context, f fixture, p auth.Principal, sessionID, liveID string) (controlplane.Session, sim.LiveStats) {
+	t.Helper()
+	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), sessionID)
+	if w.Code != 200 {
+		t.Fatalf("end: %d %s", w.Code, w.Body)
+	}
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		return st.Status == "closed"
+	})
+	return decode[controlplane.Session](t, w), st
+}
+
 // liveMillis is the simulator's billed seconds in milliseconds, as the
 // gateway keeps them: at least the 15 s start charge.
 func liveMillis(st sim.LiveStats) int64 {
@@ -161,13 +189,9 @@ func TestLiveDelegationEndToEnd(t *testing.T) {
 	cfg.Script, cfg.Latency = liveScript(), simtest.ZeroLatency()
 	f := newFixture(t, options{runs: &runs, backend: "gpt-4.1-mini", simCfg: cfg,
 		configFn: func(c *config.Voice) { c.Instructions = strings.Repeat("Keep every answer short, warm and practical. ", 120) }})
-	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start, phone, liveID := liveCall(t, ctx, f, p)
-	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	p, start, liveID := askLive(t, ctx, f)
 	var st sim.LiveStats
 	testkit.Eventually(t, ctx, "the answer spoken", func() bool {
 		st, _ = f.sim.LiveSession(liveID)
@@ -194,24 +218,11 @@ func TestLiveDelegationEndToEnd(t *testing.T) {
 		t.Fatalf("%d commentaries, echo ran %d times; want 1, 1 (applied %+v)", comments, runs, st.Applied)
 	}
 	// The answer passed every filter: its audit row settles success.
-	var rows []auditRow
-	testkit.Eventually(t, ctx, "the delegation's audit row settled", func() bool {
-		rows = sessionAudit(t, ctx, f, start.SessionID, "live_delegation")
-		return len(rows) == 1 && rows[0].status != "pending"
-	})
-	if rows[0].status != "success" || !ranAll(rows[0]) {
-		t.Fatalf("delegation row %+v; want success with every filter", rows[0])
+	if r := settledDelegation(t, ctx, f, start.SessionID); r.status != "success" || !ranAll(r) {
+		t.Fatalf("delegation row %+v; want success with every filter", r)
 	}
 
-	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
-	if w.Code != 200 {
-		t.Fatalf("end: %d %s", w.Code, w.Body)
-	}
-	ended := decode[controlplane.Session](t, w)
-	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
-		st, _ = f.sim.LiveSession(liveID)
-		return st.Status == "closed"
-	})
+	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
 	rec := ended.Cost
 	ms := liveMillis(st)
 	tk := rec.Tokens

@@ -107,16 +107,7 @@ func TestLiveUsageUnconfirmedWhenClosedUnseen(t *testing.T) {
 		st, _ := f.sim.LiveSession(liveID)
 		return st.UpdatedSeconds > 16
 	})
-	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
-	if w.Code != 200 {
-		t.Fatalf("end: %d %s", w.Code, w.Body)
-	}
-	ended := decode[controlplane.Session](t, w)
-	var st sim.LiveStats
-	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
-		st, _ = f.sim.LiveSession(liveID)
-		return st.Status == "closed"
-	})
+	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
 	seen, final := int64(st.UpdatedSeconds*1000+0.5), liveMillis(st)
 	rec := ended.Cost
 	if rec == nil || rec.UsageSource != "unconfirmed" || rec.DurationMS != seen || seen >= final ||

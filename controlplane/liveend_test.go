@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -32,24 +31,11 @@ func TestLiveDelegationRunningAtEndIsRecorded(t *testing.T) {
 				time.Sleep(time.Second) // the session ends meanwhile
 				return tools.Outcome{Data: "done"}, nil
 			}}}})
-	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start, phone, liveID := liveCall(t, ctx, f, p)
-	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	p, start, liveID := askLive(t, ctx, f)
 	testkit.Eventually(t, ctx, "the tool running", func() bool { return started.Load() == 1 })
-	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
-	if w.Code != 200 {
-		t.Fatalf("end: %d %s", w.Code, w.Body)
-	}
-	ended := decode[controlplane.Session](t, w)
-	var st sim.LiveStats
-	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
-		st, _ = f.sim.LiveSession(liveID)
-		return st.Status == "closed"
-	})
+	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
 	rec := ended.Cost
 	ms, tk := liveMillis(st), rec.Tokens
 	want := priceLiveWithBackend(ms, tk)

@@ -299,10 +299,6 @@ func (c *liveCall) nextWake() time.Time {
 	return next
 }
 
-func (c *liveCall) noticeTime(i int) time.Time {
-	return c.deadline.Add(-time.Duration((1 - noticeAt[i]) * float64(c.max)))
-}
-
 // tick: notices (trusted instructions, session-wide), then the cap, then
 // idleness. It reports a drain that ran out without session.closed.
 func (c *liveCall) tick(ctx context.Context, now time.Time) bool {

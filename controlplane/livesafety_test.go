@@ -45,6 +45,18 @@ func sessionAudit(t *testing.T, ctx context.Context, f fixture, sessionID, kind 
 	return out
 }
 
+// settledDelegation waits for the session's one delegation audit row to
+// leave pending.
+func settledDelegation(t *testing.T, ctx context.Context, f fixture, sessionID string) auditRow {
+	t.Helper()
+	var rows []auditRow
+	testkit.Eventually(t, ctx, "the delegation's audit row settled", func() bool {
+		rows = sessionAudit(t, ctx, f, sessionID, "live_delegation")
+		return len(rows) == 1 && rows[0].status != "pending"
+	})
+	return rows[0]
+}
+
 // ranAll says the row names every filter a delegation's success needs.
 func ranAll(r auditRow) bool {
 	for _, f := range []string{"input", "medical", "prescriptive", "pii"} {
@@ -53,6 +65,17 @@ func ranAll(r auditRow) bool {
 		}
 	}
 	return true
+}
+
+// waitAppended waits for the session's first append of type typ.
+func waitAppended(t *testing.T, ctx context.Context, f fixture, liveID, typ string) sim.LiveApplied {
+	t.Helper()
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "a "+typ, func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		return len(appended(st, typ)) > 0
+	})
+	return appended(st, typ)[0]
 }
 
 // The backend's answer holds a medical claim after a first good sentence:
@@ -69,27 +92,14 @@ func TestLiveDelegationAnswerScreened(t *testing.T) {
 		{When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: "Try the lemon pasta with peas tonight. Turmeric cures arthritis, so add a spoon."}},
 	}}
 	f := newFixture(t, options{registry: reg, backend: "gpt-4.1-mini", simCfg: oneTurn(script, simtest.ZeroLatency())})
-	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start, phone, liveID := liveCall(t, ctx, f, p)
-	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	var st sim.LiveStats
-	testkit.Eventually(t, ctx, "the commentary", func() bool {
-		st, _ = f.sim.LiveSession(liveID)
-		return len(appended(st, "session.commentary.append")) == 1
-	})
-	if c := appended(st, "session.commentary.append")[0].Content; c != "Try the lemon pasta with peas tonight. "+safety.Fallback {
+	p, start, liveID := askLive(t, ctx, f)
+	if c := waitAppended(t, ctx, f, liveID, "session.commentary.append").Content; c != "Try the lemon pasta with peas tonight. "+safety.Fallback {
 		t.Fatalf("commentary %q; want the first sentence and the fallback", c)
 	}
-	var rows []auditRow
-	testkit.Eventually(t, ctx, "the delegation's audit row settled", func() bool {
-		rows = sessionAudit(t, ctx, f, start.SessionID, "live_delegation")
-		return len(rows) == 1 && rows[0].status != "pending"
-	})
-	if r := rows[0]; r.status != "medical_claim_blocked" || !ranAll(r) || !slices.Contains(r.ruleIDs, safety.RuleCure) {
+	if r := settledDelegation(t, ctx, f, start.SessionID); r.status != "medical_claim_blocked" || !ranAll(r) ||
+		!slices.Contains(r.ruleIDs, safety.RuleCure) {
 		t.Fatalf("delegation row %+v; want medical_claim_blocked, every filter, the cure rule", r)
 	}
 	got := decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, start.SessionID))
@@ -101,37 +111,24 @@ func TestLiveDelegationAnswerScreened(t *testing.T) {
 	}
 }
 
-// The backend's answer holds the user's e-mail address: nothing of it is
-// said (the voice is told the task could not be done), the row says
-// pii_leak, and the delegation counts as blocked.
+// The backend's answer holds an e-mail address: nothing of it is said
+// (the voice is told the task could not be done), the row says pii_leak,
+// and the delegation counts as blocked.
 func TestLiveDelegationAnswerLeakNotSaid(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
 	script := sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"pasta"}},
 		Reply: sim.Reply{Text: "I sent the recipe to alice.secret@example.com for you."}}}}
 	f := newFixture(t, options{registry: reg, backend: "gpt-4.1-mini", simCfg: oneTurn(script, simtest.ZeroLatency())})
-	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start, phone, liveID := liveCall(t, ctx, f, p)
-	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	var st sim.LiveStats
-	testkit.Eventually(t, ctx, "the apology", func() bool {
-		st, _ = f.sim.LiveSession(liveID)
-		return len(appended(st, "session.instructions.append")) == 1
-	})
-	if c := appended(st, "session.commentary.append"); len(c) != 0 {
-		t.Fatalf("commentary %+v; want none", c)
-	}
-	var rows []auditRow
-	testkit.Eventually(t, ctx, "the delegation's audit row settled", func() bool {
-		rows = sessionAudit(t, ctx, f, start.SessionID, "live_delegation")
-		return len(rows) == 1 && rows[0].status != "pending"
-	})
-	if r := rows[0]; r.status != "pii_leak" || !ranAll(r) || len(r.ruleIDs) == 0 {
+	_, start, liveID := askLive(t, ctx, f)
+	waitAppended(t, ctx, f, liveID, "session.instructions.append")
+	if r := settledDelegation(t, ctx, f, start.SessionID); r.status != "pii_leak" || !ranAll(r) || len(r.ruleIDs) == 0 {
 		t.Fatalf("delegation row %+v; want pii_leak with its rule", r)
+	}
+	if st, _ := f.sim.LiveSession(liveID); len(appended(st, "session.commentary.append")) != 0 {
+		t.Fatalf("commentary %+v; want none", appended(st, "session.commentary.append"))
 	}
 	if counter(t, reg, "blocked") != 1 || counter(t, reg, "answered") != 0 {
 		t.Fatalf("blocked %v, answered %v; want 1, 0", counter(t, reg, "blocked"), counter(t, reg, "answered"))
@@ -147,20 +144,14 @@ func TestLiveSpokenAnswerFlagged(t *testing.T) {
 	cfg.Live.Rules = []sim.LiveRule{{When: sim.When{Contains: []string{"pasta"}},
 		Reply: sim.LiveReply{Text: "Turmeric cures arthritis, so add a spoon to your pasta."}}}
 	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: cfg})
-	p := newUser(t, "pro")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start, phone, liveID := liveCall(t, ctx, f, p)
-	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	p, start, liveID := askLive(t, ctx, f)
 	testkit.Eventually(t, ctx, "the voice's own answer", func() bool {
 		st, _ := f.sim.LiveSession(liveID)
 		return slices.ContainsFunc(st.Transcript, func(l sim.LiveLine) bool { return l.Speaker == "model" })
 	})
-	if w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID); w.Code != 200 {
-		t.Fatalf("end: %d %s", w.Code, w.Body)
-	}
+	endLive(t, ctx, f, p, start.SessionID, liveID)
 	rows := sessionAudit(t, ctx, f, start.SessionID, "voice_answer")
 	if len(rows) != 1 || rows[0].status != "flagged" || !slices.Contains(rows[0].ruleIDs, safety.RuleCure) {
 		t.Fatalf("voice_answer rows %+v; want one flagged with the cure rule", rows)
