@@ -10,8 +10,8 @@ import (
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -188,7 +188,9 @@ func TestLiveDelegationEndToEnd(t *testing.T) {
 	cfg := liveSim(sim.Live{Said: []string{"Find me a pasta recipe"}, TurnPackets: 25, UsageInterval: time.Second})
 	cfg.Script, cfg.Latency = liveScript(), simtest.ZeroLatency()
 	f := newFixture(t, options{runs: &runs, backend: "gpt-4.1-mini", simCfg: cfg,
-		configFn: func(c *config.Voice) { c.Instructions = strings.Repeat("Keep every answer short, warm and practical. ", 120) }})
+		configFn: func(c *config.Voice) {
+			c.Instructions = strings.Repeat("Keep every answer short, warm and practical. ", 120)
+		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p, start, liveID := askLive(t, ctx, f)
