@@ -38,7 +38,7 @@ func earliest(a, b time.Time) time.Time {
 }
 
 // noticeTime is when notice i is due: sideband, relay and live alike.
-func (c heldSession) noticeTime(i int) time.Time {
+func (c *heldSession) noticeTime(i int) time.Time {
 	return c.deadline.Add(-time.Duration((1 - noticeAt[i]) * float64(c.max)))
 }
 
