@@ -43,6 +43,10 @@ type NetworkParams struct {
 	// DefaultMaxMessageBytes. pion closes a channel that receives more, so
 	// a peer must be told.
 	MaxMessageBytes uint32
+	// DisconnectedTimeout and FailedTimeout are ICE's: a leg whose peer
+	// stops answering consent checks is disconnected after the first and
+	// failed after the second more (0: 10 s and 20 s). Tests shorten them.
+	DisconnectedTimeout, FailedTimeout time.Duration
 }
 
 // DefaultMaxMessageBytes matches the sideband's largest event.
@@ -65,6 +69,12 @@ func NewNetwork(p NetworkParams) (*Network, error) {
 	}
 	if p.MaxMessageBytes == 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if p.DisconnectedTimeout <= 0 {
+		p.DisconnectedTimeout = 10 * time.Second
+	}
+	if p.FailedTimeout <= 0 {
+		p.FailedTimeout = 20 * time.Second
 	}
 	n := &Network{p: p, log: logging.NewDefaultLoggerFactory()}
 	logger := n.log.NewLogger("relay")
@@ -158,8 +168,9 @@ func (n *Network) settings(phone bool) (webrtc.SettingEngine, error) {
 	}
 	// A consent check every 5 s (RFC 7675's interval) rather than pion's
 	// 2 s: a held call pays for each one whether it carries audio or not.
-	// Disconnected after twice that without a packet, failed 20 s later.
-	se.SetICETimeouts(10*time.Second, 20*time.Second, 5*time.Second)
+	// Disconnected after twice that without a packet, failed 20 s later
+	// (shorter timeouts check at least twice within the first).
+	se.SetICETimeouts(n.p.DisconnectedTimeout, n.p.FailedTimeout, min(5*time.Second, n.p.DisconnectedTimeout/2))
 	se.SetSCTPMaxMessageSize(n.p.MaxMessageBytes)
 	// The readers start at negotiation, not at the first packet, so a leg
 	// that never sends is detected like one that stops.
