@@ -135,8 +135,9 @@ func (r *latencyRow) phase(ctx context.Context, k int, aligned bool) {
 // send time to an echo and read the round trip when the packet is back,
 // three ways in one run: to a bare pion peer that only echoes (the floor:
 // two pion peers), straight to the simulator's echo (as sideband mode's
-// media goes), and through a relay (shared UDP port) to the simulator. The
-// rows take turns a second at a time, so a change in the machine's load
+// media goes), and through a relay to the simulator: all relays on one
+// shared UDP port (one pion mux reader for every packet), and all on four
+// (voice.relay.udp_sockets: 4). The rows take turns a second at a time, so a change in the machine's load
 // falls on all three alike; the figures are each row's round-trip p50
 // and p99 and its process CPU per call-second.
 //
@@ -153,8 +154,9 @@ func BenchmarkRelayLatency(b *testing.B) {
 			c, ec := benchClient(b, ts.URL), benchClient(b, echo.URL)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			rows := []*latencyRow{{name: "echo"}, {name: "direct"}, {name: "relay"}, {name: "own"}}
+			rows := []*latencyRow{{name: "echo"}, {name: "direct"}, {name: "relay"}, {name: "relay4"}}
 			shared := newNetwork(b, realtime.NetworkParams{}, false)
+			shared4 := newNetwork(b, realtime.NetworkParams{UDPAddr: "127.0.0.1:0", UDPSockets: 4}, false)
 			for range n {
 				p := newPhone(b, phoneOpts{})
 				dialDirect(ctx, b, ec, p)
@@ -166,7 +168,7 @@ func BenchmarkRelayLatency(b *testing.B) {
 				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, shared: shared}).connect(ctx, b, p, false)
 				rows[2].phones = append(rows[2].phones, p)
 				p = newPhone(b, phoneOpts{})
-				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval}).connect(ctx, b, p, false)
+				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, shared: shared4}).connect(ctx, b, p, false)
 				rows[3].phones = append(rows[3].phones, p)
 			}
 			for _, r := range rows { // first packets set up pion's streams
@@ -195,6 +197,8 @@ func BenchmarkRelayLatency(b *testing.B) {
 			}
 			b.ReportMetric(ms(p50["relay"]-p50["direct"]), "added-p50-ms")
 			b.ReportMetric(ms(p99["relay"]-p99["direct"]), "added-p99-ms")
+			b.ReportMetric(ms(p50["relay4"]-p50["direct"]), "added4-p50-ms")
+			b.ReportMetric(ms(p99["relay4"]-p99["direct"]), "added4-p99-ms")
 			b.ReportMetric(rows[2].cpu.Seconds()/rows[0].cpu.Seconds(), "relay/echo-cpu")
 			b.ReportMetric(0, "ns/op")
 		})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/ice/v4"
@@ -18,6 +20,16 @@ type NetworkParams struct {
 	// session's ICE uses on both legs (pion's UDP mux), so a deployment
 	// opens one port. Empty gives each leg its own port from PortMin–PortMax.
 	UDPAddr string
+	// UDPSockets, when more than 1, opens that many UDP ports from
+	// UDPAddr's port up (each with its own pion UDP mux and reader), and
+	// gives each new leg the next one in turn (phones' and the provider's
+	// legs each spread over all of them). One reader serving
+	// every session falls behind first when the cores are busy, and the
+	// socket then drops packets (docs/voice.md, "Relay" benchmarks).
+	// Several sockets on one port (SO_REUSEPORT) would not do: the kernel
+	// picks the socket by the sender's address, and a pion mux knows only
+	// the sessions given to it. 0 or 1: one port.
+	UDPSockets int
 	// TCPAddr, when set (":443"), listens for ICE over TCP: phones on
 	// networks that block UDP reach the relay there (passive candidates).
 	TCPAddr string
@@ -56,7 +68,8 @@ const DefaultMaxMessageBytes = 1 << 20
 // the replica stops.
 type Network struct {
 	p     NetworkParams
-	udp   ice.UDPMux
+	udp   []ice.UDPMux
+	next  [2]atomic.Uint64 // the next provider [0] and phone [1] leg's UDP mux, in turn
 	tcp   ice.TCPMux
 	conns []interface{ Close() error }
 	log   logging.LoggerFactory
@@ -66,6 +79,9 @@ type Network struct {
 func NewNetwork(p NetworkParams) (*Network, error) {
 	if p.PortMin > p.PortMax {
 		return nil, fmt.Errorf("realtime: relay port range %d–%d is empty", p.PortMin, p.PortMax)
+	}
+	if p.UDPSockets < 0 || p.UDPSockets > 64 {
+		return nil, fmt.Errorf("realtime: relay UDP sockets %d: want 0–64", p.UDPSockets)
 	}
 	if p.MaxMessageBytes == 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
@@ -79,12 +95,10 @@ func NewNetwork(p NetworkParams) (*Network, error) {
 	n := &Network{p: p, log: logging.NewDefaultLoggerFactory()}
 	logger := n.log.NewLogger("relay")
 	if p.UDPAddr != "" {
-		conn, err := net.ListenPacket("udp4", p.UDPAddr)
-		if err != nil {
-			return nil, fmt.Errorf("realtime: relay UDP %s: %w", p.UDPAddr, err)
+		if err := n.listenUDP(logger); err != nil {
+			_ = n.Close()
+			return nil, err
 		}
-		n.conns = append(n.conns, conn)
-		n.udp = webrtc.NewICEUDPMux(logger, conn)
 	}
 	if p.TCPAddr != "" {
 		l, err := net.Listen("tcp4", p.TCPAddr)
@@ -98,12 +112,44 @@ func NewNetwork(p NetworkParams) (*Network, error) {
 	return n, nil
 }
 
-// UDPAddr and TCPAddr are the shared listeners' addresses (nil when off).
+// udpReadBuffer is each shared socket's receive buffer: a burst that
+// arrives while its reader waits for a core is held, not dropped (the
+// system's net.core.rmem_max caps it).
+const udpReadBuffer = 4 << 20
+
+// listenUDP opens the shared UDP ports: UDPSockets of them from UDPAddr's
+// port up (from ports the system picks when that port is 0).
+func (n *Network) listenUDP(logger logging.LeveledLogger) error {
+	host, port, err := net.SplitHostPort(n.p.UDPAddr)
+	if err != nil {
+		return fmt.Errorf("realtime: relay UDP %s: %w", n.p.UDPAddr, err)
+	}
+	first, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("realtime: relay UDP %s: %w", n.p.UDPAddr, err)
+	}
+	for i := range max(1, n.p.UDPSockets) {
+		addr := net.JoinHostPort(host, strconv.Itoa(first+i))
+		if first == 0 {
+			addr = n.p.UDPAddr
+		}
+		conn, err := net.ListenPacket("udp4", addr)
+		if err != nil {
+			return fmt.Errorf("realtime: relay UDP %s: %w", addr, err)
+		}
+		_ = conn.(*net.UDPConn).SetReadBuffer(udpReadBuffer)
+		n.conns = append(n.conns, conn)
+		n.udp = append(n.udp, webrtc.NewICEUDPMux(logger, conn))
+	}
+	return nil
+}
+
+// UDPAddr is the first shared UDP port's address (nil when off).
 func (n *Network) UDPAddr() net.Addr {
-	if n.udp == nil {
+	if len(n.udp) == 0 {
 		return nil
 	}
-	return n.udp.GetListenAddresses()[0]
+	return n.udp[0].GetListenAddresses()[0]
 }
 
 // TCPAddr is the ICE-TCP listener's address, nil when off.
@@ -122,8 +168,8 @@ func (n *Network) ICEServers() []webrtc.ICEServer {
 // Close closes the shared listeners; sessions still open lose their media.
 func (n *Network) Close() error {
 	var errs []error
-	if n.udp != nil {
-		errs = append(errs, n.udp.Close())
+	for _, m := range n.udp {
+		errs = append(errs, m.Close())
 	}
 	if n.tcp != nil {
 		errs = append(errs, n.tcp.Close())
@@ -147,8 +193,12 @@ func (n *Network) settings(phone bool) (webrtc.SettingEngine, error) {
 		se.SetICETCPMux(n.tcp)
 	}
 	se.SetNetworkTypes(types)
-	if n.udp != nil {
-		se.SetICEUDPMux(n.udp)
+	if len(n.udp) > 0 {
+		kind := 0
+		if phone {
+			kind = 1
+		}
+		se.SetICEUDPMux(n.udp[(n.next[kind].Add(1)-1)%uint64(len(n.udp))])
 	} else if n.p.PortMax != 0 {
 		if err := se.SetEphemeralUDPPortRange(n.p.PortMin, n.p.PortMax); err != nil {
 			return se, err
