@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -216,10 +215,12 @@ func benchClient(b *testing.B, base string) *realtime.Client {
 	return c
 }
 
-// Connected calls carrying no media: what holding them costs, the relayed
-// ones against the same number straight to the simulator, each measured
-// over the same wall time in one run (process CPU; heap and stacks added
-// by each set).
+// Connected calls carrying no media: what holding them costs. In one run:
+// N plain pion peer pairs (a phone and a bare echo, no relay) alone, then
+// N relayed calls (all on one shared network, as a replica's are) added
+// beside them, then the relayed calls alone once the pairs are closed.
+// Each window is the process's CPU (getrusage) over the same wall time;
+// memory is the heap and stacks each set added.
 //
 //	VOXGATE_RELAY_CALLS=1000 go test ./realtime -run '^$' -bench 'RelayIdle' -benchtime 1x
 func BenchmarkRelayIdle(b *testing.B) {
@@ -230,50 +231,48 @@ func BenchmarkRelayIdle(b *testing.B) {
 	for _, n := range benchCalls() {
 		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
 			s, ts := simtest.NewServer(b, sim.Config{Latency: simtest.ZeroLatency()})
-			c := benchClient(b, ts.URL)
+			echo, ets := simtest.NewBareEcho(b)
+			c, ec := benchClient(b, ts.URL), benchClient(b, ets.URL)
+			shared := newNetwork(b, realtime.NetworkParams{}, false)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
-			measure := func(connect func(*phone)) (cpu time.Duration, mem uint64, phones []*phone) {
+			connect := func(dial func(*phone)) (mem uint64, phones []*phone) {
 				var m0, m1 runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&m0)
 				for range n {
 					p := newPhone(b, phoneOpts{})
-					connect(p)
+					dial(p)
 					phones = append(phones, p)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&m1)
+				return (m1.HeapInuse + m1.StackInuse) - (m0.HeapInuse + m0.StackInuse), phones
+			}
+			measure := func() time.Duration {
 				c0 := cpuTime()
 				time.Sleep(window) // the measured window itself, not a wait for a condition
-				return cpuTime() - c0, (m1.HeapInuse + m1.StackInuse) - (m0.HeapInuse + m0.StackInuse), phones
+				return cpuTime() - c0
 			}
 			b.ResetTimer()
-			var ids []string
-			dCPU, dMem, direct := measure(func(p *phone) { ids = append(ids, dialDirect(ctx, b, c, p)) })
-			// The straight calls end before the relayed window, so each
-			// window holds one set.
-			for _, p := range direct {
+			pMem, pairs := connect(func(p *phone) { dialDirect(ctx, b, ec, p) })
+			pCPU := measure()
+			rMem, _ := connect(func(p *phone) {
+				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, shared: shared}).connect(ctx, b, p, false)
+			})
+			bothCPU := measure()
+			for _, p := range pairs {
 				_ = p.pc.Close()
 			}
-			testkit.Eventually(b, ctx, "the straight calls ended", func() bool {
-				for _, id := range ids {
-					if st, ok := s.Call(id); ok && st.Status != "ended" {
-						return false
-					}
-				}
-				return true
-			})
-			rCPU, rMem, _ := measure(func(p *phone) {
-				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval}).connect(ctx, b, p, false)
-			})
+			echo.Close()
+			rCPU := measure()
 			b.StopTimer()
-			per := func(cpu time.Duration) float64 { return cpu.Seconds() / window.Seconds() / float64(n) * 100 }
-			b.ReportMetric(per(dCPU), "direct-cpu-%/call")
-			b.ReportMetric(per(rCPU), "relay-cpu-%/call")
-			b.ReportMetric(per(rCPU-dCPU)*float64(n), "relay-added-cpu-%")
-			b.ReportMetric(float64(dMem)/float64(n)/1024, "direct-KB/call")
-			b.ReportMetric(float64(rMem)/float64(n)/1024, "relay-KB/call")
+			core := func(cpu time.Duration) float64 { return cpu.Seconds() / window.Seconds() * 100 }
+			b.ReportMetric(core(pCPU), "pairs-cpu-%")
+			b.ReportMetric(core(bothCPU-pCPU), "relayed-beside-pairs-cpu-%")
+			b.ReportMetric(core(rCPU), "relayed-alone-cpu-%")
+			b.ReportMetric(float64(pMem)/float64(n)/1024, "pair-KB")
+			b.ReportMetric(float64(rMem)/float64(n)/1024, "relayed-KB")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
