@@ -2,6 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"net/http"
+	"path"
 	"regexp"
 	"testing"
 	"time"
@@ -84,4 +86,55 @@ func TestRelayPhoneNetworkVanishes(t *testing.T) {
 	if n := sumMetric(t, reg, "voxgate_voice_sessions_ended_total"); n != 1 {
 		t.Fatalf("%v ends, want 1", n)
 	}
+}
+
+// hangupAfterCreate is the realtime client's transport for a provider
+// that goes away right after answering a call: the call is hung up at the
+// simulator before the gateway sees its answer, so nothing will answer
+// the relay's ICE checks.
+type hangupAfterCreate struct{ sim string }
+
+func (h hangupAfterCreate) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.Method != "POST" || req.URL.Path != "/v1/realtime/calls" || res.StatusCode != http.StatusCreated {
+		return res, err
+	}
+	hang, _ := http.NewRequestWithContext(req.Context(), "POST", h.sim+"/v1/realtime/calls/"+path.Base(res.Header.Get("Location"))+"/hangup", nil)
+	hang.Header.Set("Authorization", "Bearer "+simtest.TestKey)
+	if hres, err := http.DefaultTransport.RoundTrip(hang); err == nil {
+		hres.Body.Close()
+	}
+	return res, nil
+}
+
+// The provider goes away between its answer and the relay's ICE: the
+// session ends error once with its record at the provider leg's connect
+// deadline (5 s), not when ICE gives up checking (30 s).
+func TestRelayProviderGoneBeforeConnect(t *testing.T) {
+	t.Parallel()
+	sim := &hangupAfterCreate{}
+	f := newFixture(t, options{relay: true, rtTransport: sim})
+	sim.sim = f.simURL
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := mustStart(t, f, p, `{"mode":"relay"}`)
+	phone := simtest.NewCaller(t)
+	offer, err := phone.Offer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := postOffer(t, f, p, start.SessionID, "application/sdp", offer)
+	if w.Code != http.StatusCreated {
+		t.Fatalf("offer: %d %s", w.Code, w.Body)
+	}
+	answered := time.Now()
+	if err := phone.Accept(w.Body.String()); err != nil {
+		t.Fatal(err)
+	}
+	ended := waitEnded(t, ctx, f, p, start.SessionID)
+	if took := time.Since(answered); *ended.EndReason != controlplane.ReasonError || ended.Cost == nil || took > 10*time.Second {
+		t.Fatalf("ended %s %v after the answer, record %+v; want error at the 5 s deadline, a record", *ended.EndReason, took, ended.Cost)
+	}
+	testkit.Eventually(t, ctx, "the relay to close", func() bool { return f.svc.Relayed() == 0 && f.svc.Held() == 0 })
 }
