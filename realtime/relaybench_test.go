@@ -140,7 +140,7 @@ func (r *latencyRow) phase(ctx context.Context, k int, aligned bool) {
 // falls on all three alike; the figures are each row's round-trip p50
 // and p99 and its process CPU per call-second.
 //
-//	VOXGATE_RELAY_CALLS=1,100 go test ./realtime -run '^$' -bench 'RelayLatency' -benchtime 500x
+//	VOXGATE_RELAY_CALLS=1,100 go test ./realtime -run '^$' -bench 'RelayLatency' -benchtime 200x
 //
 // VOXGATE_RELAY_ALIGNED=1 sends every call's packet in the same instant
 // (the worst burst) instead of spreading them over the 20 ms.
