@@ -113,3 +113,13 @@ func TestRelaySeveralUDPSockets(t *testing.T) {
 		t.Fatalf("the phones were answered on ports %v, want two", ports)
 	}
 }
+
+// A socket count outside 0–64 is refused before anything listens.
+func TestRelayUDPSocketsBounds(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{-1, 65} {
+		if _, err := realtime.NewNetwork(realtime.NetworkParams{UDPAddr: "127.0.0.1:0", UDPSockets: n, Loopback: true}); err == nil {
+			t.Fatalf("UDPSockets %d accepted", n)
+		}
+	}
+}
