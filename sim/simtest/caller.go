@@ -56,7 +56,14 @@ func (e Event) Map() map[string]any {
 // closed when the test ends.
 func NewCaller(tb testing.TB) *Caller {
 	tb.Helper()
-	api, err := sim.NewOpusAPI(sim.LoopbackSettingEngine())
+	return NewCallerWith(tb, sim.LoopbackSettingEngine())
+}
+
+// NewCallerWith builds a caller with the given ICE settings (a phone
+// allowed ICE over TCP only, or one on a CutConn).
+func NewCallerWith(tb testing.TB, se webrtc.SettingEngine) *Caller {
+	tb.Helper()
+	api, err := sim.NewOpusAPI(se)
 	if err != nil {
 		tb.Fatal(err)
 	}
