@@ -11,17 +11,13 @@
 package hooks
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/voxgate/voxgate/examples/hookauth"
 )
 
 // Plan is the seed's WorkoutPlanOutputSchema.
@@ -107,7 +103,7 @@ func Handler(secret []byte) http.Handler {
 			http.Error(w, "unreadable body", http.StatusBadRequest)
 			return
 		}
-		if err := verify(secret, r.Header.Get("X-Voxgate-Signature"), body, time.Now()); err != nil {
+		if err := hookauth.Verify(secret, r.Header.Get("X-Voxgate-Signature"), body, time.Now()); err != nil {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
@@ -127,33 +123,4 @@ func Handler(secret []byte) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": "draft", "plan": p, "warnings": append([]string{}, warnings...)})
 	})
-}
-
-// verify is the receiver's check of docs/tools.md: a timestamp within
-// 300 s of now and an HMAC-SHA256 over "t.body", compared in constant time.
-func verify(secret []byte, header string, body []byte, now time.Time) error {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return errors.New("malformed signature header")
-	}
-	if age := now.Sub(time.Unix(t, 0)); age > 300*time.Second || age < -300*time.Second {
-		return errors.New("signature too old")
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) {
-		return errors.New("signature mismatch")
-	}
-	return nil
 }

@@ -10,16 +10,13 @@
 package hooks
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/voxgate/voxgate/examples/hookauth"
 )
 
 // call is the body voxgate sends.
@@ -79,7 +76,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if err := verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, s.now()); err != nil {
+	if err := hookauth.Verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, s.now()); err != nil {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
@@ -95,35 +92,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-// verify is the receiver's check of docs/tools.md: a timestamp within
-// 300 s of now and an HMAC-SHA256 over "t.body", compared in constant time.
-func verify(secret []byte, header string, body []byte, now time.Time) error {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return errors.New("malformed signature header")
-	}
-	if age := now.Sub(time.Unix(t, 0)); age > 300*time.Second || age < -300*time.Second {
-		return errors.New("signature too old")
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) {
-		return errors.New("signature mismatch")
-	}
-	return nil
 }
 
 // decode reads a call's arguments into v; voxgate has already checked
