@@ -42,6 +42,9 @@ func generateRecipe(s *Server, userID string, args json.RawMessage) (any, error)
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
+	if len(a.Ingredients) == 0 {
+		return nil, fmt.Errorf("name at least one ingredient")
+	}
 	p := profileFor(userID)
 	for _, i := range a.Ingredients {
 		hit, ok := containsAllergen(i, p.Allergies)

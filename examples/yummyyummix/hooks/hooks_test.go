@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,17 +17,23 @@ import (
 
 var secret = []byte("yummy-test-secret-0123456789")
 
+// post sends body to path, signed now.
+func post(s *Server, path, body string) *httptest.ResponseRecorder {
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(ts + "." + body))
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	r.Header.Set("X-Voxgate-Signature", "t="+ts+",v1="+hex.EncodeToString(mac.Sum(nil)))
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	return w
+}
+
 // call posts a signed call of tool for user and decodes the answer.
 func call(t *testing.T, s *Server, user, tool, args string) (int, map[string]any) {
 	t.Helper()
 	body := `{"call_id":"c-` + strconv.Itoa(len(s.Log())) + `","user_id":"` + user + `","session_id":"s1","name":"` + tool + `","arguments":` + args + `}`
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "." + body))
-	r := httptest.NewRequest(http.MethodPost, "/hooks/"+tool, strings.NewReader(body))
-	r.Header.Set("X-Voxgate-Signature", "t="+ts+",v1="+hex.EncodeToString(mac.Sum(nil)))
-	w := httptest.NewRecorder()
-	s.ServeHTTP(w, r)
+	w := post(s, "/hooks/"+tool, body)
 	var out map[string]any
 	_ = json.Unmarshal(w.Body.Bytes(), &out)
 	return w.Code, out
@@ -114,17 +122,12 @@ func TestServerRefuses(t *testing.T) {
 		{"another tool's path", "/hooks/retrieve_custom_recipe", "sign", 400},
 		{"unknown tool", "/hooks/drop_tables", "sign", 404},
 	} {
-		sig := c.sig
-		if sig == "sign" {
-			ts := strconv.FormatInt(time.Now().Unix(), 10)
-			mac := hmac.New(sha256.New, secret)
-			mac.Write([]byte(ts + "." + body))
-			sig = "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-		}
-		r := httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(body))
-		r.Header.Set("X-Voxgate-Signature", sig)
 		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
+		if c.sig == "" {
+			s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(body)))
+		} else {
+			w = post(s, c.path, body)
+		}
 		if w.Code != c.want {
 			t.Errorf("%s: %d, want %d", c.name, w.Code, c.want)
 		}
@@ -132,4 +135,23 @@ func TestServerRefuses(t *testing.T) {
 	if n := len(s.Log()); n != 0 {
 		t.Errorf("%d refused calls logged", n)
 	}
+}
+
+// Any signed body, to any tool, gets an answer and never a panic: a
+// refusal is a 4xx, an answer is JSON.
+func FuzzServer(f *testing.F) {
+	f.Add(uint8(0), `{"call_id":"c","user_id":"u","name":"search_recipes","arguments":{"query":"pasta"}}`)
+	f.Add(uint8(1), `{"user_id":"nut-1","name":"generate_custom_recipe","arguments":{"ingredients":[]}}`)
+	f.Add(uint8(2), `{"user_id":"u","name":"retrieve_custom_recipe","arguments":[1]}`)
+	s := New(secret)
+	names := slices.Sorted(maps.Keys(s.tools))
+	f.Fuzz(func(t *testing.T, tool uint8, body string) {
+		w := post(s, "/hooks/"+names[int(tool)%len(names)], body)
+		if w.Code == 200 && !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("200 with a body that is not JSON: %q", w.Body.String())
+		}
+		if w.Code != 200 && (w.Code < 400 || w.Code > 499) {
+			t.Fatalf("status %d", w.Code)
+		}
+	})
 }
