@@ -211,6 +211,16 @@ func TestYummyyummixExample(t *testing.T) {
 		if got := searchesBy(tools, "yy-action"); len(got) != 1 || got[0].SessionID != start.SessionID || got[0].CallID != "call_1" {
 			t.Fatalf("tool server saw %+v", got)
 		}
+		// Without a mode the start is the configured sideband: voxgate runs
+		// that session's tools itself, so an app's execute_tool is refused.
+		sb := mint(t, "yy-action-sb", "", "")
+		if status, _, body := call(t, "POST", base+"/v1/voice", sb, strings.NewReader(`{"action":"start_session"}`)); status != 201 || !strings.Contains(body, `"mode":"sideband"`) {
+			t.Fatalf("start_session without a mode: %d %s", status, body)
+		}
+		status, _, body = call(t, "POST", base+"/v1/voice", sb, strings.NewReader(`{"action":"execute_tool","toolName":"search_recipes","toolArgs":{"query":"pasta"}}`))
+		if status != 409 || errorCode(body) != "CONFLICT" || len(searchesBy(tools, "yy-action-sb")) != 0 {
+			t.Fatalf("execute_tool in a sideband session: %d %s", status, body)
+		}
 		// Another user's session is not found, and runs nothing.
 		status, _, body = call(t, "POST", base+"/v1/voice", mint(t, "yy-other", "", ""), strings.NewReader(
 			`{"action":"execute_tool","toolName":"search_recipes","toolArgs":{"query":"pasta"},"sessionId":"`+start.SessionID+`"}`))
