@@ -6,8 +6,9 @@
 // engine, the checks a schema cannot say, and answers the plan draft the
 // app shows the trainer.
 //
-// It imports nothing from voxgate: an app team copies it, or writes the
-// same in its own stack.
+// It imports nothing from voxgate but the examples' signature check
+// (examples/hookauth): an app team copies both, or writes the same in its
+// own stack.
 package hooks
 
 import (

@@ -4,9 +4,10 @@
 // X-Voxgate-Signature; each tool answers JSON that voxgate hands to the
 // model (and, as a card, to the app).
 //
-// It imports nothing from voxgate on purpose: an app team copies it, or
-// writes the same in its own stack. The answers are fixed rules over a
-// small in-memory sample, where the real app would read its wt_ tables.
+// It imports nothing from voxgate but the examples' signature check
+// (examples/hookauth): an app team copies both, or writes the same in its
+// own stack. The answers are fixed rules over a small in-memory sample,
+// where the real app would read its wt_ tables.
 package hooks
 
 import (
