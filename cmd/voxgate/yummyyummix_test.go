@@ -43,7 +43,7 @@ func yummySim() sim.Config {
 func searchesBy(s *hooks.Server, user string) []hooks.Call {
 	var out []hooks.Call
 	for _, c := range s.Log() {
-		if c.Tool == "search_recipes" && c.UserID == user {
+		if c.Name == "search_recipes" && c.UserID == user {
 			out = append(out, c)
 		}
 	}

@@ -14,7 +14,6 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -83,14 +82,6 @@ func Check(p *Plan) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// call is the body voxgate sends.
-type call struct {
-	CallID    string          `json:"call_id"`
-	UserID    string          `json:"user_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 // Handler serves POST /hooks/draft_workout_plan, checking voxgate's
 // signature with secret.
 func Handler(secret []byte) http.Handler {
@@ -99,18 +90,13 @@ func Handler(secret []byte) http.Handler {
 			http.Error(w, "not found", http.StatusNotFound)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 256<<10))
-		if err != nil {
-			http.Error(w, "unreadable body", http.StatusBadRequest)
+		c, refused := hookauth.ReadCall(r, "draft_workout_plan", secret, 256<<10, time.Now())
+		if refused != 0 {
+			http.Error(w, http.StatusText(refused), refused)
 			return
 		}
-		if err := hookauth.Verify(secret, r.Header.Get("X-Voxgate-Signature"), body, time.Now()); err != nil {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		var c call
 		var p Plan
-		if json.Unmarshal(body, &c) != nil || c.Name != "draft_workout_plan" || json.Unmarshal(c.Arguments, &p) != nil {
+		if json.Unmarshal(c.Arguments, &p) != nil {
 			http.Error(w, "bad call", http.StatusBadRequest)
 			return
 		}

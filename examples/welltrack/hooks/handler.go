@@ -12,22 +12,12 @@ package hooks
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/examples/hookauth"
 )
-
-// call is the body voxgate sends.
-type call struct {
-	CallID    string          `json:"call_id"`
-	UserID    string          `json:"user_id"`
-	SessionID string          `json:"session_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
 
 // tool answers one call's arguments for a user.
 type tool func(s *Server, userID string, args json.RawMessage) (any, error)
@@ -72,18 +62,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	if err := hookauth.Verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, s.now()); err != nil {
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	var c call
-	if err := json.Unmarshal(body, &c); err != nil || c.Name != name || c.UserID == "" {
-		http.Error(w, "bad call", http.StatusBadRequest)
+	c, refused := hookauth.ReadCall(r, name, s.secret, maxBody, s.now())
+	if refused != 0 {
+		http.Error(w, http.StatusText(refused), refused)
 		return
 	}
 	out, err := t(s, c.UserID, c.Arguments)

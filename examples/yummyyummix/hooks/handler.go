@@ -14,7 +14,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,13 +23,7 @@ import (
 )
 
 // Call is one call the server answered, as its log keeps it.
-type Call struct {
-	Tool      string          `json:"tool"`
-	UserID    string          `json:"user_id"`
-	SessionID string          `json:"session_id"`
-	CallID    string          `json:"call_id"`
-	Arguments json.RawMessage `json:"arguments"`
-}
+type Call = hookauth.Call
 
 // tool answers one call's arguments for a user.
 type tool func(s *Server, userID string, args json.RawMessage) (any, error)
@@ -78,28 +71,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	if err := hookauth.Verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, s.now()); err != nil {
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	var c struct {
-		CallID    string          `json:"call_id"`
-		UserID    string          `json:"user_id"`
-		SessionID string          `json:"session_id"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(body, &c); err != nil || c.Name != name || c.UserID == "" {
-		http.Error(w, "bad call", http.StatusBadRequest)
+	c, refused := hookauth.ReadCall(r, name, s.secret, maxBody, s.now())
+	if refused != 0 {
+		http.Error(w, http.StatusText(refused), refused)
 		return
 	}
 	s.mu.Lock()
-	s.log = append(s.log, Call{Tool: name, UserID: c.UserID, SessionID: c.SessionID, CallID: c.CallID, Arguments: c.Arguments})
+	s.log = append(s.log, c)
 	s.mu.Unlock()
 	out, err := t(s, c.UserID, c.Arguments)
 	if err != nil {

@@ -70,7 +70,7 @@ func TestSearch(t *testing.T) {
 			t.Errorf("%s: %d %q, want %q", c.name, code, got, c.want)
 		}
 	}
-	if log := s.Log(); len(log) != len(cases) || log[3].UserID != "nut-1" || log[3].Tool != "search_recipes" || log[3].SessionID != "s1" {
+	if log := s.Log(); len(log) != len(cases) || log[3].UserID != "nut-1" || log[3].Name != "search_recipes" || log[3].SessionID != "s1" {
 		t.Errorf("log %+v", log)
 	}
 }
