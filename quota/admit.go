@@ -73,7 +73,7 @@ func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate) (*T
 	}
 	if len(c.reasons) > 0 || c.ticketID == 0 {
 		s.metrics.admissions.WithLabelValues("chat", "denied").Inc()
-		return nil, s.refuse(c.w, "chat", c.reasons)
+		return nil, s.refuse(c.w, c.plan, "chat", c.reasons)
 	}
 	s.metrics.admissions.WithLabelValues("chat", "admitted").Inc()
 	return &Ticket{

@@ -90,10 +90,10 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 		// An active session is the answer the caller can act on (end it, or
 		// start with replace), so it wins over any other refusal.
 		if active != nil && slices.Contains(reasons, "voice_sessions") {
-			e := s.refuse(w, "voice", []string{"voice_sessions"}).With("session_id", *active)
+			e := s.refuse(w, r.Plan, "voice", []string{"voice_sessions"}).With("session_id", *active)
 			return nil, &ActiveSessionError{SessionID: *active, Err: e}
 		}
-		return nil, s.refuse(w, "voice", reasons)
+		return nil, s.refuse(w, r.Plan, "voice", reasons)
 	}
 	s.metrics.admissions.WithLabelValues("voice", "admitted").Inc()
 	r.ExpiresAt = expires.UTC()

@@ -108,10 +108,12 @@ func (w windows) denial(sqlReason string) (code apierr.Code, reason string, wait
 	return apierr.Internal, sqlReason, 1
 }
 
-// refuse builds the client error for a refusal. Of several limits that
-// refuse at once, the one with the longest wait is reported: retrying
-// before it ends is pointless.
-func (s *Service) refuse(w windows, kind string, sqlReasons []string) *apierr.Error {
+// refuse builds the client error for a refusal of a request on plan. Of
+// several limits that refuse at once, the one with the longest wait is
+// reported: retrying before it ends is pointless. Its message is the
+// plan's own for that limit when the config gives one (an app's "you've
+// used today's free calls"), else the code's default.
+func (s *Service) refuse(w windows, plan, kind string, sqlReasons []string) *apierr.Error {
 	var code apierr.Code
 	var reason string
 	wait := -1
@@ -125,7 +127,7 @@ func (s *Service) refuse(w windows, kind string, sqlReasons []string) *apierr.Er
 		return apierr.Wrap(apierr.Internal, "", errors.New("quota: refusal without a reason"))
 	}
 	s.metrics.denials.WithLabelValues(kind, reason).Inc()
-	e := apierr.New(code, "").WithRetry(wait).With("limit", reason)
+	e := apierr.New(code, s.cfg.Plans[plan].Messages[reason]).WithRetry(wait).With("limit", reason)
 	if at, ok := w.resetsAt(reason); ok {
 		e = e.With("resets_at", at.UTC().Format(time.RFC3339))
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/llm"
 )
 
@@ -51,9 +52,7 @@ func (t *turn) model(ctx context.Context) error {
 func (t *turn) degrade(ctx context.Context) error {
 	d := t.s.cfg.Degraded
 	t.degraded = true
-	for _, sg := range d.Suggestions {
-		t.answer.Suggestions = append(t.answer.Suggestions, Suggestion{Label: sg.Label, Message: sg.Message})
-	}
+	t.answer.Suggestions = append(t.answer.Suggestions, degradedSuggestions(d)...)
 	// The failed call's thinking phase began and never ended.
 	if err := t.Progress(ctx, agent.Thinking, true); err != nil {
 		return err
@@ -62,6 +61,16 @@ func (t *turn) degrade(ctx context.Context) error {
 		return err
 	}
 	return t.say(d.Message)
+}
+
+// degradedSuggestions are degraded mode's suggestions as the response
+// carries them, every configured field kept.
+func degradedSuggestions(d config.Degraded) []Suggestion {
+	out := make([]Suggestion, 0, len(d.Suggestions))
+	for _, sg := range d.Suggestions {
+		out = append(out, Suggestion{Label: sg.Label, Message: sg.Message, Category: sg.Category})
+	}
+	return out
 }
 
 // toolSpecs are the tools plan may use, as the model sees them.

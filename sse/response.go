@@ -25,10 +25,12 @@ type Response struct {
 	Usage        UsageBlock      `json:"usage"`
 }
 
-// Suggestion is a follow-up the app may offer as a button.
+// Suggestion is a follow-up the app may offer as a button; Category, when
+// the configuration gives one, groups the buttons (absent otherwise).
 type Suggestion struct {
-	Label   string `json:"label"`
-	Message string `json:"message"`
+	Label    string `json:"label"`
+	Message  string `json:"message"`
+	Category string `json:"category,omitempty"`
 }
 
 // Action is something the app should offer; a pending confirmation is one

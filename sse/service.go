@@ -170,6 +170,9 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := schema.checkDegraded(p.Config.Degraded); err != nil {
+		return nil, err
+	}
 	if p.Spool == nil {
 		if p.Spool, err = spool.New(spool.Params{Logger: p.Logger}); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/config"
 )
 
 //go:embed response.schema.json
@@ -64,6 +65,20 @@ func (rs *responseSchema) validate(r *Response) (err error) {
 			where = "/" + strings.Join(ve.InstanceLocation, "/")
 		}
 		return apierr.Wrap(apierr.AIValidation, "", fmt.Errorf("sse: final response breaks its schema at %s", where))
+	}
+	return nil
+}
+
+// checkDegraded refuses a chat.degraded section whose answer would break
+// the response schema (a label, message or category too long, too many
+// suggestions): every degraded turn would otherwise fail with
+// AI_VALIDATION_ERROR just when the providers are down.
+func (rs *responseSchema) checkDegraded(d config.Degraded) error {
+	r := &Response{Version: "1.0", SessionID: "s", MessageID: "m", Message: d.Message, Language: "en",
+		Suggestions: degradedSuggestions(d), Degraded: true, Usage: UsageBlock{Plan: "p"}}
+	r.nonNil()
+	if err := rs.validate(r); err != nil {
+		return fmt.Errorf("chat.degraded: %w", errors.Unwrap(err))
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ type webhook struct {
 	secret  []byte
 	maxResp int64
 	card    string // the kind of the card the answer becomes, or none
+	partial bool   // the card goes out early, as a partial
 	client  *http.Client
 	now     func() time.Time
 }
@@ -82,6 +83,9 @@ func newWebhookTool(w config.WebhookTool, getenv func(string) string, client *ht
 	}
 	if w.Card != "" && !cardKindRE.MatchString(w.Card) {
 		return nil, broken("card", "%q must be 1–40 of a-z and _", w.Card)
+	}
+	if w.Partial && w.Card == "" {
+		return nil, broken("partial", "needs card: the partial is the answer as a card of that kind")
 	}
 	if w.Parameters == nil {
 		return nil, broken("parameters", "a JSON Schema is required (use {type: object} for none)")
@@ -110,7 +114,7 @@ func newWebhookTool(w config.WebhookTool, getenv func(string) string, client *ht
 	if maxResp == 0 {
 		maxResp = DefaultWebhookMaxResponse
 	}
-	h := &webhook{name: w.Name, url: w.URL, secret: []byte(secret), maxResp: maxResp, card: w.Card, client: client, now: time.Now}
+	h := &webhook{name: w.Name, url: w.URL, secret: []byte(secret), maxResp: maxResp, card: w.Card, partial: w.Partial, client: client, now: time.Now}
 	tier := Tier(w.Tier)
 	if tier == "" {
 		tier = TierNone
@@ -169,8 +173,11 @@ func (h *webhook) run(ctx context.Context, inv Invocation) (Outcome, error) {
 		return Outcome{}, Failf("webhook_bad_json", "The %s service's answer is not valid JSON.", h.name)
 	}
 	out := Outcome{Data: json.RawMessage(raw)}
-	if h.card != "" {
-		out.Cards = []Card{{Kind: h.card, Data: json.RawMessage(raw)}}
+	switch card := []Card{{Kind: h.card, Data: json.RawMessage(raw)}}; {
+	case h.partial:
+		out.Partials = card // the chat turn adds a partial to its cards too
+	case h.card != "":
+		out.Cards = card
 	}
 	return out, nil
 }

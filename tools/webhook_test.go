@@ -245,4 +245,18 @@ func TestWebhookAnswerAsCard(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "card") {
 		t.Fatalf("a bad card kind: got %v, want an error naming card", err)
 	}
+
+	// With partial, the same card goes out early (a partial), not as a
+	// card of its own; partial without card stops startup.
+	early := hookExecutor(t, srv.URL, func(w *config.WebhookTool) { w.Card, w.Partial = "booking", true })
+	r, err = early.Execute(context.Background(), chatCall("sess", "call-3", "book_class", `{"class_id": 7}`))
+	if err != nil || len(r.Cards) != 0 || len(r.Partials) != 1 || r.Partials[0].Kind != "booking" || string(r.Partials[0].Data) != `{"booked":true}` {
+		t.Fatalf("partial: got cards %+v partials %+v, %v; want one booking partial", r.Cards, r.Partials, err)
+	}
+	_, err = NewRegistry(RegistryParams{Config: config.Tools{Webhooks: []config.WebhookTool{{
+		Name: "x", URL: srv.URL, SecretEnv: "HOOK", Parameters: map[string]any{"type": "object"}, Partial: true}}},
+		Getenv: func(string) string { return hookSecret }})
+	if err == nil || !strings.Contains(err.Error(), "partial: needs card") {
+		t.Fatalf("partial without card: got %v, want an error naming partial", err)
+	}
 }

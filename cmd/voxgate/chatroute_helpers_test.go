@@ -195,6 +195,14 @@ func (g *gateway) chat(t *testing.T, user, body string) chatReply {
 		_ = json.Unmarshal(raw, &out.Body)
 		return out
 	}
+	out.Events = parseEvents(t, raw)
+	return out
+}
+
+// parseEvents reads a whole chat stream's events.
+func parseEvents(t *testing.T, raw []byte) []sseEvent {
+	t.Helper()
+	var out []sseEvent
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var cur sseEvent
@@ -202,7 +210,7 @@ func (g *gateway) chat(t *testing.T, user, body string) chatReply {
 		line := sc.Text()
 		switch {
 		case line == "" && cur.Type != "":
-			out.Events = append(out.Events, cur)
+			out = append(out, cur)
 			cur = sseEvent{}
 		case strings.HasPrefix(line, "event: "):
 			cur.Type = strings.TrimPrefix(line, "event: ")

@@ -105,14 +105,17 @@ func TestTrainerExample(t *testing.T) {
 		t.Fatalf("OpenAI and Anthropic down: %d, answered by %q: %v", status, answeredBy(r["session_id"]), r)
 	}
 	// Every provider down: HTTP 200, degraded, the seed's message and its
-	// eight manual templates; no plan.
+	// eight manual templates with their categories; no plan.
 	if _, err := s.AddFault(sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1}); err != nil {
 		t.Fatal(err)
 	}
 	status, r = ask("coach-5", "A 4-week stabilization plan, please")
 	sugg, _ := json.Marshal(r["suggestions"])
 	if status != 200 || r["degraded"] != true || !strings.HasPrefix(r["message"].(string), "AI providers are temporarily unavailable") ||
-		len(r["suggestions"].([]any)) != 8 || !strings.Contains(string(sugg), `"label":"OPT Phase 1: Stabilization Endurance","message":"Use template opt-1-stabilization"`) ||
+		len(r["suggestions"].([]any)) != 8 ||
+		!strings.Contains(string(sugg), `"category":"OPT","label":"OPT Phase 1: Stabilization Endurance","message":"Use template opt-1-stabilization"`) ||
+		!strings.Contains(string(sugg), `"category":"CES","label":"Corrective Exercise Strategy","message":"Use template ces-general"`) ||
+		!strings.Contains(string(sugg), `"category":"GENERAL","label":"General Fitness: Intermediate","message":"Use template general-intermediate"`) ||
 		len(r["cards"].([]any)) != 0 {
 		t.Fatalf("all down: %d %v", status, r)
 	}

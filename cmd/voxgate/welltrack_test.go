@@ -248,8 +248,9 @@ func TestWelltrackExample(t *testing.T) {
 		status, h, r := chatJSON(t, m.URL(), free, map[string]any{"message": "hello"})
 		e, _ := r["error"].(map[string]any)
 		midnight := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		if status != 429 || e["code"] != "RATE_LIMITED" || e["message"] == "" || h.Get("Retry-After") == "" {
-			t.Fatalf("fourth call: %d %v", status, r)
+		if status != 429 || e["code"] != "RATE_LIMITED" || e["limit"] != "requests_per_day" || h.Get("Retry-After") == "" ||
+			e["message"] != ex.Quota.Plans["free"].Messages["requests_per_day"] || !strings.Contains(e["message"].(string), "Daily AI usage limit reached") {
+			t.Fatalf("fourth call: %d %v; want the plan's message", status, r)
 		}
 		if at, err := time.Parse(time.RFC3339, e["resets_at"].(string)); err != nil || !at.Equal(midnight) {
 			t.Fatalf("resets_at %v, want %s", e["resets_at"], midnight)

@@ -56,9 +56,12 @@ type Degraded struct {
 }
 
 // DegradedSuggestion is a follow-up button of the degraded answer.
+// Category, when set, groups the buttons in the app (the trainer's
+// templates by program); the response carries it as written.
 type DegradedSuggestion struct {
-	Label   string `yaml:"label"`
-	Message string `yaml:"message"`
+	Label    string `yaml:"label"`
+	Message  string `yaml:"message"`
+	Category string `yaml:"category"`
 }
 
 // DefaultDegraded is the degraded answer of a file that sets none.

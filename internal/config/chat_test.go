@@ -52,11 +52,12 @@ chat:
 	if d.Message != "We're resting. Back soon." || len(d.Suggestions) != len(def.Suggestions) || d.Suggestions[0] != def.Suggestions[0] {
 		t.Fatalf("degraded %+v, want the message given and the default suggestions", d)
 	}
-	cfg, err = Parse([]byte("chat:\n  degraded:\n    suggestions: [{label: Menu, message: Show me the menu}]\n"))
+	cfg, err = Parse([]byte("chat:\n  degraded:\n    suggestions: [{label: Menu, message: Show me the menu, category: FOOD}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cfg.Chat.Degraded; d.Message != def.Message || len(d.Suggestions) != 1 || d.Suggestions[0].Label != "Menu" {
+	if d := cfg.Chat.Degraded; d.Message != def.Message || len(d.Suggestions) != 1 ||
+		d.Suggestions[0] != (DegradedSuggestion{Label: "Menu", Message: "Show me the menu", Category: "FOOD"}) {
 		t.Fatalf("degraded %+v, want the default message and the suggestion given", d)
 	}
 	if _, err := Parse([]byte("chat:\n  degraded:\n    mesage: x\n")); err == nil {

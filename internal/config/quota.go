@@ -3,9 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -47,6 +49,27 @@ type Plan struct {
 	// 0, nil is "every configured route", which the file says as
 	// `routes: all`; a list names them, and an empty one is refused.
 	Routes []string
+	// Messages are the plan's own words for its refusals, by limit name
+	// (requests_per_day: "You've used today's 3 free calls…"): the
+	// message of the 429 (or 503) that limit answers with, in place of
+	// the code's default. A plan named like a built-in one keeps its
+	// messages only if the file gives them.
+	Messages map[string]string
+}
+
+// MaxRefusalMessage bounds a plan's refusal message, in bytes.
+const MaxRefusalMessage = 500
+
+// refusalLimits are the limits that refuse a request, the keys of a
+// plan's messages (max_session_s shortens a session, never refuses one).
+func refusalLimits() []string {
+	var names []string
+	for _, f := range planFields {
+		if f.key != "max_session_s" {
+			names = append(names, f.key)
+		}
+	}
+	return names
 }
 
 // AllowsRoute says whether the plan may use the route named name.
@@ -118,6 +141,9 @@ func (q Quota) validate() []error {
 			if v := *f.of(&p); v < 0 || v > MaxLimit {
 				errs = append(errs, fmt.Errorf("config: quota.plans.%s.%s: must be between 1 and 1e15, or unlimited, got %d", name, f.key, v))
 			}
+		}
+		if msg := checkMessages(p.Messages); msg != "" {
+			errs = append(errs, fmt.Errorf("config: quota.plans.%s.messages: %s", name, msg))
 		}
 	}
 	return errs
@@ -208,6 +234,15 @@ func decodePlan(body *yaml.Node, p *Plan) []string {
 			}
 			p.Routes = routes
 			continue
+		case k.Value == "messages":
+			seen[k.Value] = true
+			msgs, msg := parseMessages(v)
+			if msg != "" {
+				errs = append(errs, fmt.Sprintf("line %d: messages: %s", v.Line, msg))
+				continue
+			}
+			p.Messages = msgs
+			continue
 		case f < 0:
 			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.Plan", k.Line, k.Value))
 			continue
@@ -258,6 +293,36 @@ func parseRoutes(v *yaml.Node) ([]string, string) {
 		}
 	}
 	return slices.Compact(slices.Sorted(slices.Values(names))), ""
+}
+
+// parseMessages reads a plan's refusal messages: a mapping of limit
+// names to non-empty messages of at most MaxRefusalMessage bytes. A
+// refusal is the message to show.
+func parseMessages(v *yaml.Node) (map[string]string, string) {
+	var msgs map[string]string
+	if v.Kind != yaml.MappingNode || v.Decode(&msgs) != nil {
+		return nil, "want a mapping of limit names to messages"
+	}
+	if msg := checkMessages(msgs); msg != "" {
+		return nil, msg
+	}
+	return msgs, ""
+}
+
+// checkMessages is the rule for a plan's refusal messages, for the file
+// and for a Quota built in Go (Validate): each names a limit that refuses
+// and is 1–MaxRefusalMessage bytes.
+func checkMessages(msgs map[string]string) string {
+	limits := refusalLimits()
+	for _, k := range slices.Sorted(maps.Keys(msgs)) {
+		switch m := msgs[k]; {
+		case !slices.Contains(limits, k):
+			return fmt.Sprintf("%q is not a limit that refuses (have %v)", k, limits)
+		case strings.TrimSpace(m) == "" || len(m) > MaxRefusalMessage:
+			return fmt.Sprintf("%s: a message must be 1–%d bytes", k, MaxRefusalMessage)
+		}
+	}
+	return ""
 }
 
 func typeErrors(msgs ...string) error {

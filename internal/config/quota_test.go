@@ -54,6 +54,15 @@ func TestPlansInTheFile(t *testing.T) {
 			},
 		},
 		{
+			name: "refusal messages by limit",
+			yaml: "quota:\n  plans:\n    free:\n      messages:\n        requests_per_day: \"That's today's free calls.\"\n        voice_sessions: One call at a time.\n",
+			want: map[string]config.Plan{
+				"free": with(free, func(p *config.Plan) {
+					p.Messages = map[string]string{"requests_per_day": "That's today's free calls.", "voice_sessions": "One call at a time."}
+				}), "pro": pro,
+			},
+		},
+		{
 			name: "an empty new plan is free's limits",
 			yaml: "quota:\n  plans:\n    x: {}\n  default_plan: x\n",
 			want: map[string]config.Plan{"free": free, "pro": pro, "x": free},
@@ -116,6 +125,14 @@ func TestPlanLimitErrors(t *testing.T) {
 			[]string{"quota.plans.free.routes", "want all, or a list of route names"}},
 		{"routes twice", "quota:\n  plans:\n    free:\n      routes: all\n      routes: [a]\n",
 			[]string{"routes", "already set"}},
+		{"a message for no limit", "quota:\n  plans:\n    free:\n      messages: {requests_per_week: x}\n",
+			[]string{"quota.plans.free.messages", `"requests_per_week" is not a limit that refuses`}},
+		{"a message for a limit that never refuses", "quota:\n  plans:\n    free:\n      messages: {max_session_s: x}\n",
+			[]string{"quota.plans.free.messages", `"max_session_s" is not a limit that refuses`}},
+		{"an empty message", "quota:\n  plans:\n    free:\n      messages: {requests_per_day: \" \"}\n",
+			[]string{"quota.plans.free.messages", "requests_per_day: a message must be 1–500 bytes"}},
+		{"messages a list", "quota:\n  plans:\n    free:\n      messages: [a]\n",
+			[]string{"quota.plans.free.messages", "want a mapping of limit names to messages"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

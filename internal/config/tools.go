@@ -112,6 +112,10 @@ type WebhookTool struct {
 	// card of this kind (a-z and _), so an app gets a webhook's structured
 	// answer in the chat response, not only the model's words about it.
 	Card string `yaml:"card"`
+	// Partial sends that card as soon as the call returns (an SSE partial
+	// event, DESIGN §7), before the model's words about it; it is still
+	// in the final response's cards, once. Needs Card.
+	Partial bool `yaml:"partial"`
 }
 
 // DefaultTools has no webhooks; the built-in tools need no config.

@@ -6,22 +6,18 @@
 // engine, the checks a schema cannot say, and answers the plan draft the
 // app shows the trainer.
 //
-// It imports nothing from voxgate: an app team copies it, or writes the
-// same in its own stack.
+// It imports nothing from voxgate but the examples' signature check
+// (examples/hookauth): an app team copies both, or writes the same in its
+// own stack.
 package hooks
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/voxgate/voxgate/examples/hookauth"
 )
 
 // Plan is the seed's WorkoutPlanOutputSchema.
@@ -86,14 +82,6 @@ func Check(p *Plan) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// call is the body voxgate sends.
-type call struct {
-	CallID    string          `json:"call_id"`
-	UserID    string          `json:"user_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 // Handler serves POST /hooks/draft_workout_plan, checking voxgate's
 // signature with secret.
 func Handler(secret []byte) http.Handler {
@@ -102,18 +90,13 @@ func Handler(secret []byte) http.Handler {
 			http.Error(w, "not found", http.StatusNotFound)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 256<<10))
-		if err != nil {
-			http.Error(w, "unreadable body", http.StatusBadRequest)
+		c, refused := hookauth.ReadCall(r, "draft_workout_plan", secret, 256<<10, time.Now())
+		if refused != 0 {
+			http.Error(w, http.StatusText(refused), refused)
 			return
 		}
-		if err := verify(secret, r.Header.Get("X-Voxgate-Signature"), body, time.Now()); err != nil {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		var c call
 		var p Plan
-		if json.Unmarshal(body, &c) != nil || c.Name != "draft_workout_plan" || json.Unmarshal(c.Arguments, &p) != nil {
+		if json.Unmarshal(c.Arguments, &p) != nil {
 			http.Error(w, "bad call", http.StatusBadRequest)
 			return
 		}
@@ -127,33 +110,4 @@ func Handler(secret []byte) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": "draft", "plan": p, "warnings": append([]string{}, warnings...)})
 	})
-}
-
-// verify is the receiver's check of docs/tools.md: a timestamp within
-// 300 s of now and an HMAC-SHA256 over "t.body", compared in constant time.
-func verify(secret []byte, header string, body []byte, now time.Time) error {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return errors.New("malformed signature header")
-	}
-	if age := now.Sub(time.Unix(t, 0)); age > 300*time.Second || age < -300*time.Second {
-		return errors.New("signature too old")
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) {
-		return errors.New("signature mismatch")
-	}
-	return nil
 }

@@ -4,32 +4,20 @@
 // X-Voxgate-Signature; each tool answers JSON that voxgate hands to the
 // model (and, as a card, to the app).
 //
-// It imports nothing from voxgate on purpose: an app team copies it, or
-// writes the same in its own stack. The answers are fixed rules over a
-// small in-memory sample, where the real app would read its wt_ tables.
+// It imports nothing from voxgate but the examples' signature check
+// (examples/hookauth): an app team copies both, or writes the same in its
+// own stack. The answers are fixed rules over a small in-memory sample,
+// where the real app would read its wt_ tables.
 package hooks
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
-)
 
-// call is the body voxgate sends.
-type call struct {
-	CallID    string          `json:"call_id"`
-	UserID    string          `json:"user_id"`
-	SessionID string          `json:"session_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
+	"github.com/voxgate/voxgate/examples/hookauth"
+)
 
 // tool answers one call's arguments for a user.
 type tool func(s *Server, userID string, args json.RawMessage) (any, error)
@@ -74,18 +62,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		return
-	}
-	if err := verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, s.now()); err != nil {
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	var c call
-	if err := json.Unmarshal(body, &c); err != nil || c.Name != name || c.UserID == "" {
-		http.Error(w, "bad call", http.StatusBadRequest)
+	c, refused := hookauth.ReadCall(r, name, s.secret, maxBody, s.now())
+	if refused != 0 {
+		http.Error(w, http.StatusText(refused), refused)
 		return
 	}
 	out, err := t(s, c.UserID, c.Arguments)
@@ -95,35 +74,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-// verify is the receiver's check of docs/tools.md: a timestamp within
-// 300 s of now and an HMAC-SHA256 over "t.body", compared in constant time.
-func verify(secret []byte, header string, body []byte, now time.Time) error {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return errors.New("malformed signature header")
-	}
-	if age := now.Sub(time.Unix(t, 0)); age > 300*time.Second || age < -300*time.Second {
-		return errors.New("signature too old")
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) {
-		return errors.New("signature mismatch")
-	}
-	return nil
 }
 
 // decode reads a call's arguments into v; voxgate has already checked
