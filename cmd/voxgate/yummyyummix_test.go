@@ -58,7 +58,7 @@ func TestYummyyummixExample(t *testing.T) {
 	t.Parallel()
 	tools := hooks.New([]byte(yummySecret))
 	hs := newHookServer(t, tools)
-	ex := loadExample(t, "yummyyummix", "http://127.0.0.1:8093", hs.URL)
+	ex := loadExample(t, "yummyyummix", "http://127.0.0.1:8094", hs.URL)
 	s, ss := simtest.NewServer(t, yummySim())
 	m := startExample(t, ex, ss.URL, map[string]string{"VOXGATE_DATABASE_URL": pgtest.URL(t), "YUMMY_HOOK_SECRET": yummySecret},
 		func(c *config.Config) { c.Voice.Mode, c.Voice.Instructions = ex.Voice.Mode, ex.Voice.Instructions })
