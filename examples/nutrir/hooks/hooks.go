@@ -14,20 +14,16 @@ package hooks
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"log"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/voxgate/voxgate/examples/hookauth"
 )
 
 // kind is what a tool does, which decides its transaction and who may
@@ -88,12 +84,7 @@ func New(db *pgxpool.Pool, secret []byte) *Server {
 }
 
 // call is the body voxgate sends.
-type call struct {
-	CallID    string          `json:"call_id"`
-	UserID    string          `json:"user_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
+type call = hookauth.Call
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutPrefix(r.URL.Path, "/hooks/")
@@ -102,18 +93,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-	if err != nil {
-		http.Error(w, "unreadable body", http.StatusBadRequest)
-		return
+	c, status := hookauth.ReadCall(r, name, s.secret, 64<<10, time.Now())
+	if status == 0 && c.CallID == "" {
+		status = http.StatusBadRequest // writes are claimed by their call id
 	}
-	if err := verify(s.secret, r.Header.Get("X-Voxgate-Signature"), body, time.Now()); err != nil {
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	var c call
-	if json.Unmarshal(body, &c) != nil || c.Name != name || c.CallID == "" || c.UserID == "" {
-		http.Error(w, "bad call", http.StatusBadRequest)
+	if status != 0 {
+		http.Error(w, http.StatusText(status), status)
 		return
 	}
 	result, err := s.run(r.Context(), t, c)
@@ -197,35 +182,6 @@ func decode(args json.RawMessage, v any) error {
 	}
 	if err := json.Unmarshal(args, v); err != nil {
 		return refusal("The arguments do not fit this tool.")
-	}
-	return nil
-}
-
-// verify is the receiver's check of docs/tools.md: a timestamp within
-// 300 s of now and an HMAC-SHA256 over "t.body", compared in constant time.
-func verify(secret []byte, header string, body []byte, now time.Time) error {
-	var ts, sig string
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
-		return errors.New("malformed signature header")
-	}
-	if age := now.Sub(time.Unix(t, 0)); age > 300*time.Second || age < -300*time.Second {
-		return errors.New("signature too old")
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) {
-		return errors.New("signature mismatch")
 	}
 	return nil
 }

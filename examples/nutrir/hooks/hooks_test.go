@@ -148,30 +148,3 @@ func TestSignature(t *testing.T) {
 		}
 	}
 }
-
-// FuzzVerify: no header but the right MAC of the body is accepted.
-func FuzzVerify(f *testing.F) {
-	now := time.Unix(1_800_000_000, 0)
-	f.Add(sign(secret, []byte("{}"), now), []byte("{}"))
-	f.Add("t=1800000000,v1=00", []byte("{}"))
-	f.Add("t=,v1=,t=1", []byte(""))
-	f.Fuzz(func(t *testing.T, header string, body []byte) {
-		if verify(secret, header, body, now) == nil && !signedWithin(header, body) {
-			t.Fatalf("accepted %q for %q", header, body)
-		}
-	})
-}
-
-// signedWithin reports whether header carries the right MAC of body for
-// one of the timestamps it names (verify has checked the window).
-func signedWithin(header string, body []byte) bool {
-	for _, part := range strings.Split(header, ",") {
-		if ts, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
-			n, err := strconv.ParseInt(ts, 10, 64)
-			if err == nil && strings.Contains(header, sign(secret, body, time.Unix(n, 0))[len("t="+ts+","):]) {
-				return true
-			}
-		}
-	}
-	return false
-}
