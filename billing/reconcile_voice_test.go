@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/live"
 
 	"github.com/voxgate/voxgate/billing"
@@ -78,8 +79,9 @@ func realtimeTurn(t *testing.T, ctx context.Context, base string) (billing.Usage
 
 // Voice against the simulator's organization usage and costs: a Realtime
 // session's model and its transcription model each reconcile under their
-// own model, a GPT-Live session's seconds under its model by cost; a
-// deleted record turns its day red by exactly its lines.
+// own model, a GPT-Live session's seconds under its model by cost and its
+// backend's tokens under the backend's model; a deleted record turns its
+// day red by exactly its lines.
 func TestReconcileVoiceAgainstTheSimulator(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
@@ -130,8 +132,25 @@ func TestReconcileVoiceAgainstTheSimulator(t *testing.T) {
 		st, _ := s.LiveSession(created.Session.ID)
 		return st.Status == "closed"
 	})
+	// Its delegations' backend: one completion on the simulator, which
+	// the record holds as its backend line.
+	resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-6-luna",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("a recipe with leeks")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written struct {
+		CacheWrite int64 `json:"cache_write_tokens"`
+	}
+	if raw := resp.Usage.PromptTokensDetails.RawJSON(); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &written); err != nil {
+			t.Fatal(err)
+		}
+	}
 	liveID := write(billing.Record{UserID: "alice", SessionID: "vs_live", Kind: billing.KindVoice, Provider: "openai",
 		Model: "gpt-live-1", Usage: billing.Usage{AudioMillis: 15_000}, DurationMS: 15_000,
+		BackendModel: "gpt-6-luna", Backend: billing.Usage{TextIn: resp.Usage.PromptTokens,
+			TextCachedIn: resp.Usage.PromptTokensDetails.CachedTokens, TextCacheWriteIn: written.CacheWrite, TextOut: resp.Usage.CompletionTokens},
 		UsageSource: billing.SourceServerObserved}, liveAt, "live")
 
 	h := fx.ledger.HandleReconcile(billing.NewOpenAIUsage(base+"/v1", simtest.TestKey))
@@ -163,6 +182,9 @@ func TestReconcileVoiceAgainstTheSimulator(t *testing.T) {
 	if m := clean["2026-11-03"]["gpt-live-1"]; m.Red || m.ProviderCostMicros != 12_500 || m.LedgerCostMicros != 12_500 || m.ProviderTokens != 0 {
 		t.Errorf("live: %+v, want green at 12,500 micro-USD (15 s at $0.05/min)", m)
 	}
+	if m := clean["2026-11-03"]["gpt-6-luna"]; m.Red || m.ProviderTokens != resp.Usage.PromptTokens+resp.Usage.CompletionTokens || m.CostDiffMicros != 0 || m.ProviderCostMicros == 0 {
+		t.Errorf("live backend: %+v, want green with the completion's tokens and cost", m)
+	}
 
 	if _, err := fx.pool.Exec(ctx, `DELETE FROM usage_records WHERE id = ANY($1)`, []int64{realtimeIDs[1], liveID}); err != nil {
 		t.Fatal(err)
@@ -171,7 +193,7 @@ func TestReconcileVoiceAgainstTheSimulator(t *testing.T) {
 	for d, models := range red {
 		for model, m := range models {
 			was := clean[d][model]
-			gone := (d == "2026-11-02" && model != "gpt-live-1") || (d == "2026-11-03" && model == "gpt-live-1")
+			gone := (d == "2026-11-02" && model != "gpt-live-1") || (d == "2026-11-03" && (model == "gpt-live-1" || model == "gpt-6-luna"))
 			if !gone {
 				if m != was {
 					t.Errorf("%s %s changed: %+v, was %+v", d, model, m, was)

@@ -55,15 +55,15 @@ type tier struct {
 }
 
 // recordsTier reads the records themselves, for what no rollup answers: the
-// partial buckets at a range's edges. A record's token classes are added as
-// bigint before the cast: Write bounds each count by MaxCount, so they stay
-// far inside int64, and a row breaking the bound would fail the statement,
-// never wrap. It comes first in every summary: its column names (at) are
-// the union's.
+// partial buckets at a range's edges. A record's tokens in and out are
+// migration 0079's functions, the rollups' own definition: they add the
+// classes as bigint before the cast (Write bounds each count by MaxCount,
+// so they stay far inside int64, and a row breaking the bound would fail
+// the statement, never wrap). It comes first in every summary: its column
+// names (at) are the union's.
 var recordsTier = tier{0, `SELECT created_at AS at, user_id, kind, mode, model, 1 AS records, (cost_micros IS NULL)::int AS unpriced,
 	coalesce(cost_micros, 0)::numeric AS cost_micros, duration_ms::numeric AS duration_ms,
-	(text_in + audio_in + image_in + transcription_text_in + transcription_audio_in)::numeric AS tokens_in,
-	(text_out + audio_out + transcription_text_out)::numeric AS tokens_out
+	usage_record_tokens_in(usage_records) AS tokens_in, usage_record_tokens_out(usage_records) AS tokens_out
 	FROM usage_records WHERE %[1]s AND %[2]s`}
 
 // The rollups of migrations 0071 and 0080, finest first.

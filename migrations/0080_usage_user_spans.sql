@@ -22,16 +22,15 @@ CREATE TABLE usage_user_spans (
 );
 
 -- One record's share of every rollup, kept by the trigger of migration
--- 0071 in the record's transaction. Its figures are computed once (v) and
--- added to each rollup, so the rollups cannot disagree on what a record
--- counts.
+-- 0071 in the record's transaction. Its figures are computed once (v, with
+-- migration 0079's token functions) and added to each rollup, so the
+-- rollups cannot disagree on what a record counts.
 CREATE OR REPLACE FUNCTION usage_rollup_add(r usage_records, sign int) RETURNS void LANGUAGE sql AS $$
     WITH v AS (
         SELECT date_bin('15 minutes', r.created_at, timestamptz '2000-01-01 00:00:00+00') AS bucket,
                r.user_id, r.kind, r.mode, r.model, sign AS records, sign * (r.cost_micros IS NULL)::int AS unpriced,
                sign * coalesce(r.cost_micros, 0)::numeric AS cost_micros, sign * r.duration_ms::numeric AS duration_ms,
-               sign * (r.text_in::numeric + r.audio_in + r.image_in + r.transcription_text_in + r.transcription_audio_in) AS tokens_in,
-               sign * (r.text_out::numeric + r.audio_out + r.transcription_text_out) AS tokens_out
+               sign * usage_record_tokens_in(r) AS tokens_in, sign * usage_record_tokens_out(r) AS tokens_out
     ), models AS (
         INSERT INTO usage_rollups AS u (bucket, kind, mode, model, records, unpriced,
                                         cost_micros, duration_ms, tokens_in, tokens_out)
@@ -80,9 +79,8 @@ CREATE OR REPLACE FUNCTION usage_rollups_rebuild() RETURNS void LANGUAGE sql AS 
                                     cost_micros, duration_ms, tokens_in, tokens_out)
     SELECT date_bin('15 minutes', created_at, timestamptz '2000-01-01 00:00:00+00'), user_id, kind, mode, model,
            count(*), count(*) FILTER (WHERE cost_micros IS NULL), coalesce(sum(cost_micros), 0), sum(duration_ms),
-           sum(text_in::numeric + audio_in + image_in + transcription_text_in + transcription_audio_in),
-           sum(text_out::numeric + audio_out + transcription_text_out)
-    FROM usage_records GROUP BY 1, 2, 3, 4, 5;
+           sum(usage_record_tokens_in(r)), sum(usage_record_tokens_out(r))
+    FROM usage_records r GROUP BY 1, 2, 3, 4, 5;
     INSERT INTO usage_rollups (bucket, kind, mode, model, records, unpriced,
                                cost_micros, duration_ms, tokens_in, tokens_out)
     SELECT bucket, kind, mode, model, sum(records), sum(unpriced), sum(cost_micros), sum(duration_ms),

@@ -273,6 +273,13 @@ func (ls *liveSession) finish(reason string) {
 		t.Stop()
 		delete(ls.acks, id)
 	}
+	var cut []*sink
+	for _, k := range append([]*sink{}, ls.sidebands...) {
+		if k.cutAtClose {
+			ls.remove(k) // a fault: this sideband never reads session.closed
+			cut = append(cut, k)
+		}
+	}
 	ev := newLiveEvent("session.closed")
 	ev.Reason = reason
 	ev.Session = ls.resource()
@@ -281,7 +288,7 @@ func (ls *liveSession) finish(reason string) {
 	// The organization is billed the session's time once it closes, the
 	// start charge included (LiveStats.BilledSeconds).
 	ls.srv.org.bill(ls.srv.now(), ls.set.model, billing.Usage{AudioMillis: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
-	all := append([]*sink{}, ls.sidebands...)
+	all := append(cut, ls.sidebands...)
 	if ls.phone != nil {
 		all = append(all, ls.phone)
 	}
@@ -314,7 +321,7 @@ func (ls *liveSession) usageEvent() *liveEvent {
 	ev := newLiveEvent("session.usage.updated")
 	ev.Usage = &liveUsage{Seconds: ls.usageSeconds()}
 	ev.ContextWindow = &liveContext{UsageRatio: min(1, float64(ls.ctxTokens)/float64(ls.cfg.ContextTokens))}
-	ls.stats.update(func(s *LiveStats) { s.UsageSeconds = ev.Usage.Seconds })
+	ls.stats.update(func(s *LiveStats) { s.UsageSeconds, s.UpdatedSeconds = ev.Usage.Seconds, ev.Usage.Seconds })
 	return ev
 }
 
