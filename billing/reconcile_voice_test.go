@@ -139,18 +139,9 @@ func TestReconcileVoiceAgainstTheSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var written struct {
-		CacheWrite int64 `json:"cache_write_tokens"`
-	}
-	if raw := resp.Usage.PromptTokensDetails.RawJSON(); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &written); err != nil {
-			t.Fatal(err)
-		}
-	}
 	liveID := write(billing.Record{UserID: "alice", SessionID: "vs_live", Kind: billing.KindVoice, Provider: "openai",
 		Model: "gpt-live-1", Usage: billing.Usage{AudioMillis: 15_000}, DurationMS: 15_000,
-		BackendModel: "gpt-6-luna", Backend: billing.Usage{TextIn: resp.Usage.PromptTokens,
-			TextCachedIn: resp.Usage.PromptTokensDetails.CachedTokens, TextCacheWriteIn: written.CacheWrite, TextOut: resp.Usage.CompletionTokens},
+		BackendModel: "gpt-6-luna", Backend: completionUsage(t, resp),
 		UsageSource: billing.SourceServerObserved}, liveAt, "live")
 
 	h := fx.ledger.HandleReconcile(billing.NewOpenAIUsage(base+"/v1", simtest.TestKey))
