@@ -64,9 +64,9 @@ type Reconciliation struct {
 // micro-dollar per line.
 const DefaultThreshold = 1000
 
-// reconcileSQL: the ledger's text usage (what a provider's completions
-// usage counts: chat turns, completions and billed attempts) by UTC day
-// and model, from the rollups of whole days.
+// reconcileSQL: the ledger's text usage (chat turns, completions and
+// billed attempts) by UTC day and model, from the rollups of whole days.
+// Voice is added from its records (voiceLines).
 const reconcileSQL = `SELECT to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS d, model,
 	sum(tokens_in + tokens_out)::bigint, sum(cost_micros)::bigint
 	FROM usage_rollups WHERE bucket >= $1 AND bucket < $2 AND kind IN ('chat', 'completion', 'attempt')
@@ -105,6 +105,15 @@ func (l *Ledger) Reconcile(ctx context.Context, from, to time.Time, p ProviderUs
 	q.Close()
 	if err := q.Err(); err != nil {
 		return Reconciliation{}, database.Error("billing: reconcile", err)
+	}
+	voice, err := l.voiceLines(ctx, from, to)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	for _, v := range voice {
+		r := row(key{v.date, v.model})
+		r.LedgerTokens += v.tokens
+		r.LedgerCostMicros += v.costMicros
 	}
 	figures, err := p.Figures(ctx, from, to)
 	if err != nil {

@@ -49,19 +49,10 @@ func TestReconcileAgainstTheSimulator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var details struct {
-				CacheWrite int64 `json:"cache_write_tokens"`
-			}
-			if raw := resp.Usage.PromptTokensDetails.RawJSON(); raw != "" {
-				if err := json.Unmarshal([]byte(raw), &details); err != nil {
-					t.Fatal(err)
-				}
-			}
 			u := resp.Usage
 			rec, err := fx.ledger.Write(ctx, fx.pool, billing.Record{
 				UserID: "alice", SessionID: resp.ID, TurnID: "t", Kind: billing.KindCompletion, Provider: "openai", Model: resp.Model,
-				Usage: billing.Usage{TextIn: u.PromptTokens, TextCachedIn: u.PromptTokensDetails.CachedTokens,
-					TextCacheWriteIn: details.CacheWrite, TextOut: u.CompletionTokens},
+				Usage:       completionUsage(t, resp),
 				UsageSource: billing.SourceProviderReported,
 			})
 			if err != nil || rec.CostMicros == nil {
@@ -122,4 +113,21 @@ func TestReconcileAgainstTheSimulator(t *testing.T) {
 			t.Errorf("%s: %d %s", q, rec.Code, rec.Body)
 		}
 	}
+}
+
+// completionUsage is a chat completion's usage as the gateway records it,
+// the cache writes (which openai-go keeps in the raw JSON) included.
+func completionUsage(t *testing.T, resp *openai.ChatCompletion) billing.Usage {
+	t.Helper()
+	var details struct {
+		CacheWrite int64 `json:"cache_write_tokens"`
+	}
+	if raw := resp.Usage.PromptTokensDetails.RawJSON(); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &details); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := resp.Usage
+	return billing.Usage{TextIn: u.PromptTokens, TextCachedIn: u.PromptTokensDetails.CachedTokens,
+		TextCacheWriteIn: details.CacheWrite, TextOut: u.CompletionTokens}
 }

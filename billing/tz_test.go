@@ -152,7 +152,8 @@ func TestRollupsFollowTheRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := new(big.Int).SetInt64(*first.CostMicros + *attached.CostMicros)
-	for _, table := range []string{"usage_rollups", "usage_user_rollups"} {
+	for _, table := range []string{"usage_rollups", "usage_user_rollups",
+		"usage_user_spans WHERE width = '1 hour'", "usage_user_spans WHERE width = '1 day'"} {
 		var records int64
 		var cost string
 		if err := fx.pool.QueryRow(ctx, `SELECT sum(records)::bigint, sum(cost_micros)::text FROM `+table).Scan(&records, &cost); err != nil {

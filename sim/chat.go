@@ -68,7 +68,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	c := newCompletion(req, s.script.plan(req), model, prompt)
 	setCommonHeaders(w, start)
 	s.chat.rates.charge(s.now(), key, c.usage.TotalTokens).set(w.Header())
-	s.org.bill(s.now(), c.model, c.usage)
+	s.org.bill(s.now(), c.model, chatUsage(c.usage))
 	if req.stream() {
 		return s.streamCompletion(ctx, w, req, c, f)
 	}

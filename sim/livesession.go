@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/voxgate/voxgate/billing"
 )
 
 // liveSession is one GPT-Live WebRTC session. Like a Realtime session, one
@@ -283,6 +285,9 @@ func (ls *liveSession) finish(reason string) {
 	ev.Session = ls.resource()
 	ev.Usage = &liveUsage{Seconds: ls.usageSeconds()}
 	ls.emit(ev, false)
+	// The organization is billed the session's time once it closes, the
+	// start charge included (LiveStats.BilledSeconds).
+	ls.srv.org.bill(ls.srv.now(), ls.set.model, billing.Usage{AudioMillis: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
 	all := append(cut, ls.sidebands...)
 	if ls.phone != nil {
 		all = append(all, ls.phone)

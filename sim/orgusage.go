@@ -31,8 +31,14 @@ type orgKey struct {
 
 type orgFigures struct {
 	requests, input, cached, cacheWrite, output int64
+	inputAudio, cachedAudio, outputAudio        int64 // the audio part of each
 	costMicros                                  int64
 }
+
+// tokens reports whether the figures hold any tokens: a model billed by
+// duration alone (GPT-Live's seconds, whisper's minutes) has none, and the
+// completions usage does not list it; its dollars are in the costs.
+func (f orgFigures) tokens() bool { return f.input+f.output > 0 }
 
 // orgBook is what the simulator billed, by UTC day and model. Costs are
 // priced per request with the embedded price table, as a provider bills.
@@ -50,15 +56,22 @@ func newOrgBook() *orgBook {
 	return &orgBook{prices: p, days: map[orgKey]*orgFigures{}}
 }
 
-// bill adds one chat completion's usage, billed at now.
-func (b *orgBook) bill(now time.Time, model string, u usageBody) {
+// chatUsage is a chat completion's usage as the price table counts it.
+func chatUsage(u usageBody) billing.Usage {
 	written := 0
 	if u.PromptTokensDetails.CacheWriteTokens != nil {
 		written = *u.PromptTokensDetails.CacheWriteTokens
 	}
-	cost, err := b.prices.Cost(billing.Line{Model: model, Usage: billing.Usage{
-		TextIn: int64(u.PromptTokens), TextCachedIn: int64(u.PromptTokensDetails.CachedTokens),
-		TextCacheWriteIn: int64(written), TextOut: int64(u.CompletionTokens)}})
+	return billing.Usage{TextIn: int64(u.PromptTokens), TextCachedIn: int64(u.PromptTokensDetails.CachedTokens),
+		TextCacheWriteIn: int64(written), TextOut: int64(u.CompletionTokens)}
+}
+
+// bill adds one request's usage of model, billed at now: a chat
+// completion, a Realtime response (response.done's usage), a
+// transcription, or a GPT-Live session's seconds when it closes. Each is
+// priced and rounded on its own, as a request is.
+func (b *orgBook) bill(now time.Time, model string, u billing.Usage) {
+	cost, err := b.prices.Cost(billing.Line{Model: model, Usage: u})
 	if err != nil {
 		cost = 0 // a model the table does not price: its tokens still count
 	}
@@ -71,10 +84,13 @@ func (b *orgBook) bill(now time.Time, model string, u usageBody) {
 		b.days[k] = f
 	}
 	f.requests++
-	f.input += int64(u.PromptTokens)
-	f.cached += int64(u.PromptTokensDetails.CachedTokens)
-	f.cacheWrite += int64(written)
-	f.output += int64(u.CompletionTokens)
+	f.input += u.TextIn + u.AudioIn + u.ImageIn
+	f.cached += u.TextCachedIn + u.AudioCachedIn + u.ImageCachedIn
+	f.cacheWrite += u.TextCacheWriteIn
+	f.output += u.TextOut + u.AudioOut
+	f.inputAudio += u.AudioIn - u.AudioCachedIn
+	f.cachedAudio += u.AudioCachedIn
+	f.outputAudio += u.AudioOut
 	f.costMicros += cost
 }
 
@@ -143,6 +159,7 @@ type orgUsageResult struct {
 	InputUncachedTokens int64   `json:"input_uncached_tokens"`
 	OutputTokens        int64   `json:"output_tokens"`
 	InputAudioTokens    int64   `json:"input_audio_tokens"`
+	InputCachedAudio    int64   `json:"input_cached_audio_tokens"`
 	OutputAudioTokens   int64   `json:"output_audio_tokens"`
 	NumModelRequests    int64   `json:"num_model_requests"`
 	Model               *string `json:"model"`
@@ -165,8 +182,9 @@ type orgAmount struct {
 }
 
 // buckets renders the days of o, each with result(day's figures by model)
-// — by model when grouped, else one total.
-func (b *orgBook) buckets(o orgQuery, grouped bool, result func(model string, f orgFigures) any) orgPage {
+// — by model when grouped, else one total; keep leaves out figures the
+// route does not report.
+func (b *orgBook) buckets(o orgQuery, grouped bool, keep func(orgFigures) bool, result func(model string, f orgFigures) any) orgPage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p := orgPage{Object: "page", Data: []orgBucket{}}
@@ -179,15 +197,13 @@ func (b *orgBook) buckets(o orgQuery, grouped bool, result func(model string, f 
 		}
 		byModel := map[string]orgFigures{}
 		for k, f := range b.days {
-			if k.day == d {
+			if k.day == d && keep(*f) {
 				key := ""
 				if grouped {
 					key = k.model
 				}
 				t := byModel[key]
-				t.requests, t.input, t.cached, t.cacheWrite, t.output, t.costMicros =
-					t.requests+f.requests, t.input+f.input, t.cached+f.cached, t.cacheWrite+f.cacheWrite, t.output+f.output, t.costMicros+f.costMicros
-				byModel[key] = t
+				byModel[key] = t.add(*f)
 			}
 		}
 		models := make([]string, 0, len(byModel))
@@ -213,10 +229,11 @@ func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	grouped := len(o.groupBy) > 0
-	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, func(model string, f orgFigures) any {
+	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, orgFigures.tokens, func(model string, f orgFigures) any {
 		res := orgUsageResult{Object: "organization.usage.completions.result", InputTokens: f.input, InputCachedTokens: f.cached,
 			InputCacheWriteToks: f.cacheWrite, InputUncachedTokens: f.input - f.cached - f.cacheWrite,
-			OutputTokens: f.output, NumModelRequests: f.requests}
+			OutputTokens: f.output, InputAudioTokens: f.inputAudio, InputCachedAudio: f.cachedAudio,
+			OutputAudioTokens: f.outputAudio, NumModelRequests: f.requests}
 		if grouped {
 			res.Model = &model
 		}
@@ -236,7 +253,7 @@ func (s *Server) orgCosts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	grouped := len(o.groupBy) > 0
-	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, func(model string, f orgFigures) any {
+	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, func(orgFigures) bool { return true }, func(model string, f orgFigures) any {
 		res := orgCostResult{Object: "organization.costs.result", Amount: orgAmount{Value: float64(f.costMicros) / 1e6, Currency: "usd"}}
 		if grouped {
 			res.LineItem = &model
@@ -244,4 +261,10 @@ func (s *Server) orgCosts(w http.ResponseWriter, r *http.Request) error {
 		return res
 	}))
 	return nil
+}
+
+func (f orgFigures) add(g orgFigures) orgFigures {
+	return orgFigures{requests: f.requests + g.requests, input: f.input + g.input, cached: f.cached + g.cached,
+		cacheWrite: f.cacheWrite + g.cacheWrite, output: f.output + g.output, inputAudio: f.inputAudio + g.inputAudio,
+		cachedAudio: f.cachedAudio + g.cachedAudio, outputAudio: f.outputAudio + g.outputAudio, costMicros: f.costMicros + g.costMicros}
 }

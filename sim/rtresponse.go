@@ -253,6 +253,7 @@ func (ss *rtSession) done(a *activeResponse) {
 		out.audio = audioOutTokens(a.audioMS)
 	}
 	a.resp.Usage = usage(a.in, ss.prevInput, out)
+	ss.srv.org.bill(ss.srv.now(), ss.view.model, a.resp.Usage.billed())
 	ev := newEvent("response.done")
 	ev.Response = &a.resp
 	ss.emit(ev)

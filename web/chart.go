@@ -70,7 +70,7 @@ func Chart(summary httpx.HandlerFunc) httpx.HandlerFunc {
 		if err := RenderChart(&b, days); err != nil {
 			return apierr.Wrap(apierr.Internal, "", err)
 		}
-		secure(w)
+		secure(w, CSP)
 		w.Header().Set("Content-Type", "image/svg+xml; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		_, err = w.Write(b.Bytes())

@@ -15,6 +15,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 
@@ -31,6 +32,27 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 	"connect-src 'self'; media-src 'self'; object-src 'none'; base-uri 'none'; " +
 	"form-action 'self'; frame-ancestors 'none'"
 
+// demoCSP is /demo's policy: CSP, whose connect-src also names the
+// provider's origin when the gateway hands out direct sessions, whose
+// offer the page posts to the provider itself (docs/web.md).
+func demoCSP(origins []string) string {
+	if len(origins) == 0 {
+		return CSP
+	}
+	return strings.Replace(CSP, "connect-src 'self'", "connect-src 'self' "+strings.Join(origins, " "), 1)
+}
+
+// origin checks that s is a bare http(s) origin (scheme, host, port), the
+// only thing a policy may name here.
+func origin(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, " ;,'\"") {
+		return fmt.Errorf("web: %q is not an http(s) origin", s)
+	}
+	return nil
+}
+
 // AssetPrefix is where the hashed static files are served.
 const AssetPrefix = "/web/"
 
@@ -46,12 +68,21 @@ type Pages struct {
 	urls   map[string]string // plain name → hashed URL
 	admin  *template.Template
 	demo   *template.Template
+	// demoCSP is /demo's policy (demoCSP).
+	demoCSP string
 }
 
 // New hashes the embedded assets and parses the templates; a broken
-// template is a startup error, not a request-time one.
-func New() (*Pages, error) {
-	p := &Pages{assets: map[string]asset{}, urls: map[string]string{}}
+// template is a startup error, not a request-time one. directOrigins are
+// the origins /demo's script may call besides the gateway: the provider's
+// Realtime origin, for direct-mode calls.
+func New(directOrigins ...string) (*Pages, error) {
+	for _, o := range directOrigins {
+		if err := origin(o); err != nil {
+			return nil, err
+		}
+	}
+	p := &Pages{assets: map[string]asset{}, urls: map[string]string{}, demoCSP: demoCSP(directOrigins)}
 	entries, err := fs.ReadDir(files, "static")
 	if err != nil {
 		return nil, err
@@ -102,9 +133,9 @@ func contentType(name string) string {
 }
 
 // secure sets the headers every page and asset carries.
-func secure(w http.ResponseWriter) {
+func secure(w http.ResponseWriter, csp string) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", CSP)
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
@@ -112,20 +143,20 @@ func secure(w http.ResponseWriter) {
 
 // HandleAdmin serves GET /admin.
 func (p *Pages) HandleAdmin(w http.ResponseWriter, r *http.Request) error {
-	return p.page(w, p.admin)
+	return p.page(w, p.admin, CSP)
 }
 
 // HandleDemo serves GET /demo.
 func (p *Pages) HandleDemo(w http.ResponseWriter, r *http.Request) error {
-	return p.page(w, p.demo)
+	return p.page(w, p.demo, p.demoCSP)
 }
 
-func (p *Pages) page(w http.ResponseWriter, t *template.Template) error {
+func (p *Pages) page(w http.ResponseWriter, t *template.Template, csp string) error {
 	var b strings.Builder
 	if err := t.Execute(&b, nil); err != nil {
 		return apierr.Wrap(apierr.Internal, "", err)
 	}
-	secure(w)
+	secure(w, csp)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	// The page names its assets by hash, so it must be fetched anew to
 	// pick up a new release; the assets themselves never change.
@@ -140,7 +171,7 @@ func (p *Pages) HandleAsset(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return apierr.New(apierr.NotFound, "")
 	}
-	secure(w)
+	secure(w, CSP)
 	w.Header().Set("Content-Type", a.ctype)
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	_, err := w.Write(a.body)

@@ -185,3 +185,34 @@ func TestChartAsksTheSummaryByDay(t *testing.T) {
 		t.Errorf("group_by=user: got %d %s, want 400", r.StatusCode, b)
 	}
 }
+
+// /demo's policy names the provider's origin for direct-mode calls, and
+// only that; /admin's stays the strict one. What is not a bare origin is
+// refused at startup.
+func TestDemoPolicyNamesTheDirectOrigin(t *testing.T) {
+	p, err := web.New("http://127.0.0.1:8089")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		h    func(http.ResponseWriter, *http.Request) error
+		want string
+	}{
+		{"/demo", p.HandleDemo, strings.Replace(web.CSP, "connect-src 'self'", "connect-src 'self' http://127.0.0.1:8089", 1)},
+		{"/admin", p.HandleAdmin, web.CSP},
+	} {
+		rec := httptest.NewRecorder()
+		if err := c.h(rec, httptest.NewRequest("GET", c.path, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Header().Get("Content-Security-Policy"); got != c.want || strings.Contains(got, "unsafe") {
+			t.Errorf("%s: CSP %q, want %q", c.path, got, c.want)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:8089", "https://x.example/v1", "https://x.example; script-src *", "javascript:alert(1)", "https://user@x.example", "'self'"} {
+		if _, err := web.New(bad); err == nil {
+			t.Errorf("%q was taken as an origin", bad)
+		}
+	}
+}

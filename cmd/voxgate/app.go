@@ -122,7 +122,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.Audit = audit.New(m.Pool)
-	if m.Web, err = web.New(); err != nil {
+	if m.Web, err = web.New(directOrigins(cfg)...); err != nil {
 		return err
 	}
 	if m.Spool, err = newSpool(ctx, m); err != nil {

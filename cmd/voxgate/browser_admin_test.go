@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/big"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,27 @@ import (
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/web"
 )
+
+// repriceTable doubles gpt-6-luna's prices and keeps gpt-realtime-2.1's.
+const repriceTable = `version: "preview-1"
+models:
+  gpt-realtime-2.1:
+    source: the current price
+    date: "2026-11-24"
+    text_in: 4000000
+    text_cached_in: 400000
+    text_out: 24000000
+    audio_in: 32000000
+    audio_cached_in: 400000
+    audio_out: 64000000
+  gpt-6-luna:
+    source: a proposed price, twice the current
+    date: "2026-11-24"
+    text_in: 200000
+    text_cached_in: 20000
+    text_cache_write_in: 250000
+    text_out: 1000000
+`
 
 const evilUser = `<img src=x onerror="window.__xss=1">`
 
@@ -197,10 +220,56 @@ func TestAdminPageInChromium(t *testing.T) {
 			}
 		}
 	}
+	if !evalJS[bool](t, b, `[...document.querySelectorAll('#reconcile tbody tr')].every(r => /^\d+$/.test(r.cells[2].textContent) && r.cells[5].textContent.startsWith('$'))`) {
+		t.Error("reconcile: a row's ledger tokens or cost is not shown")
+	}
 	if got := evalJS[int](t, b, `document.querySelectorAll('#reconcile tbody tr.red').length`); got != redRows ||
 		!strings.HasPrefix(evalJS[string](t, b, `document.getElementById('reconcile-state').textContent`), fmt.Sprintf("%d red day", api.RedDays)) {
 		t.Errorf("reconcile: the page shows %d red rows, the API %d (%d red days)", got, redRows, api.RedDays)
 	}
+
+	// Repricing preview of bob's records with a table uploaded from a
+	// file: the page's rows are the API's for the same body and filters,
+	// and nothing is written.
+	tablePath := filepath.Join(t.TempDir(), "prices.yaml")
+	if err := os.WriteFile(tablePath, []byte(repriceTable), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, chromedp.SetUploadFiles(chromedp.CSS(`#reprice-file`), []string{tablePath}))
+	b.waitJS(t, "the uploaded table", `document.getElementById('reprice-table').value === `+jsString(repriceTable))
+	b.run(t, chromedp.Click(chromedp.CSS(`#reprice-form button`)))
+	b.waitJS(t, "the repricing", `!!document.getElementById('reprice-total')`)
+	bq := url.Values{"from": {from}, "to": {to}, "tz": {"UTC"}, "user_id": {"bob"}}
+	status, _, rp := call(t, "POST", base+"/v1/admin/costs/reprice?"+bq.Encode(), admin, strings.NewReader(repriceTable))
+	var rep struct {
+		Models []json.RawMessage `json:"models"`
+		Total  struct {
+			Old  json.Number `json:"old_cost_micros"`
+			New  json.Number `json:"new_cost_micros"`
+			Diff json.Number `json:"difference_micros"`
+		} `json:"total"`
+	}
+	d := json.NewDecoder(strings.NewReader(rp))
+	d.UseNumber()
+	if err := d.Decode(&rep); status != 200 || err != nil {
+		t.Fatalf("reprice: %d %s", status, rp)
+	}
+	usd := func(n json.Number) string {
+		v, _ := new(big.Int).SetString(string(n), 10)
+		return web.Dollars(v)
+	}
+	page := evalJS[[]string](t, b, `[...document.getElementById('reprice-total').cells].map(c => c.textContent).concat([String(document.querySelectorAll('#reprice tbody tr').length)])`)
+	wantRep := []string{"total", "20", usd(rep.Total.Old), usd(rep.Total.New), usd(rep.Total.Diff), fmt.Sprint(len(rep.Models) + 1)}
+	if got := append(page[:5:5], page[len(page)-1]); fmt.Sprint(got) != fmt.Sprint(wantRep) || rep.Total.Diff == "0" {
+		t.Errorf("repricing: the page shows %q, the API %q", page, wantRep)
+	}
+	if after, _ := apiTotal(t, base, admin, q.Encode()+"&user_id=bob&group_by=model"); after != wantBob {
+		t.Errorf("repricing wrote: bob's total %s, was %s", after, wantBob)
+	}
+	// A table that does not load says why, with its line.
+	b.run(t, chromedp.SetValue(chromedp.CSS(`#reprice-table`), "version: x\nmodels:\n  gpt-6-luna:\n    text_in: 1.5\n"),
+		chromedp.Click(chromedp.CSS(`#reprice-form button`)))
+	b.waitJS(t, "the table's error", `document.getElementById('reprice-state').classList.contains('error') && /line \d/.test(document.getElementById('reprice-state').textContent)`)
 
 	// A zone's days: the page's totals are the API's in that zone.
 	b.run(t, chromedp.Navigate(base+"/admin?tz=Asia/Kolkata&mode=sideband"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
@@ -37,6 +38,24 @@ func TestDemoVoiceInChromium(t *testing.T) {
 	if !inLoopbackNamespace(t) {
 		return
 	}
+	demoVoice(t, "sideband")
+}
+
+// The same in direct mode: the page posts its offer to the simulator with
+// the session's client secret (across origins, as a browser does with the
+// provider), runs the scripted tool call through the gateway's tool-calls
+// route, answers the model, and reports the usage it saw when it hangs up.
+func TestDemoDirectVoiceInChromium(t *testing.T) {
+	t.Parallel()
+	if !inLoopbackNamespace(t) {
+		return
+	}
+	demoVoice(t, "direct")
+}
+
+// demoVoice places one call in mode from /demo and checks what the page
+// and the gateway show of it.
+func demoVoice(t *testing.T, mode string) {
 	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
 	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
 		c.Demo.Enabled = true
@@ -50,9 +69,10 @@ func TestDemoVoiceInChromium(t *testing.T) {
 		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
 	)
-	b.run(t, chromedp.Navigate(m.URL()+"/demo#token="+url.QueryEscape(mint(t, "voice-user", "", "pro"))))
+	user := mint(t, "voice-user", "", "pro")
+	b.run(t, chromedp.Navigate(m.URL()+"/demo#token="+url.QueryEscape(user)))
 	b.waitJS(t, "the page", `document.getElementById('token-state').textContent === 'token set'`)
-	b.run(t, chromedp.Click(chromedp.CSS(`#voice`)))
+	b.run(t, chromedp.SetValue(chromedp.CSS(`#voice-mode`), mode), chromedp.Click(chromedp.CSS(`#voice`)))
 	b.waitJS(t, "the call", `document.getElementById('voice').textContent === 'Hang up' && /^\d+$/.test(document.getElementById('voice-left').textContent)`)
 	b.waitJS(t, "the tool call and the spoken answer's transcript",
 		`[...document.querySelectorAll('#voice-log .tool')].some(e => e.textContent.startsWith('tool search_recipes')) &&
@@ -62,11 +82,32 @@ func TestDemoVoiceInChromium(t *testing.T) {
 	if s := evalJS[string](t, b, `document.getElementById('voice-state').textContent`); s != "Call ended." {
 		t.Errorf("voice state %q, want Call ended.", s)
 	}
-	// The gateway ran the call itself: the AI audit log has it.
+	// The gateway ran the call: the AI audit log has it.
 	if status, _, body := call(t, "GET", m.URL()+"/v1/admin/audit", mint(t, "ops", "admin", ""), nil); status != 200 || !strings.Contains(body, "search_recipes") {
 		t.Errorf("audit log: %d %s; want the voice session's search_recipes call", status, body)
 	}
-	b.screenshot(t, "demo-voice.png")
+	// The session's record: in mode, priced, with usage the gateway
+	// observed (sideband) or the page reported (direct).
+	source := map[string]string{"sideband": "server_observed", "direct": "client_reported"}[mode]
+	status, _, body := call(t, "GET", m.URL()+"/v1/admin/sessions?kind=voice", mint(t, "ops", "admin", ""), nil)
+	var list struct {
+		Items []struct {
+			Mode        string `json:"mode"`
+			UsageSource string `json:"usage_source"`
+			CostMicros  *int64 `json:"cost_micros"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); status != 200 || err != nil || len(list.Items) != 1 {
+		t.Fatalf("records: %d %s", status, body)
+	}
+	if r := list.Items[0]; r.Mode != mode || r.UsageSource != source || r.CostMicros == nil || *r.CostMicros == 0 {
+		t.Errorf("record %+v, want mode %s, usage %s, a cost", r, mode, source)
+	}
+	shot := "demo-voice.png"
+	if mode != "sideband" {
+		shot = "demo-voice-" + mode + ".png"
+	}
+	b.screenshot(t, shot)
 	b.noViolations(t)
 }
 

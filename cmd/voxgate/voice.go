@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 
 	"github.com/pion/webrtc/v4"
 
@@ -38,6 +39,24 @@ func openAI(m *Main, what string) (base, key string, ok bool) {
 		base = defaultOpenAIBaseURL
 	}
 	return base, key, true
+}
+
+// directOrigins is the provider's origin, which /demo's script calls itself
+// in direct mode (posting its offer to the session's realtime_url); none
+// when voice is off.
+func directOrigins(c *config.Config) []string {
+	if c.Secrets.OpenAIAPIKey == "" {
+		return nil
+	}
+	base := c.Secrets.OpenAIBaseURL
+	if base == "" {
+		base = defaultOpenAIBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil // realtime.New refuses it and says why
+	}
+	return []string{u.Scheme + "://" + u.Host}
 }
 
 // newVoice builds the voice control plane. Without OPENAI_API_KEY there is

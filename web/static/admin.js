@@ -171,11 +171,35 @@
       for (const d of r.days) for (const x of d.models) {
         const tr = body.insertRow();
         if (x.red) tr.className = 'red';
-        cell(tr, d.date); cell(tr, x.model); cell(tr, d.ledger_tokens, 'n'); cell(tr, d.provider_tokens, 'n'); cell(tr, d.token_diff, 'n');
-        cell(tr, vg.usd(d.ledger_cost_micros), 'n'); cell(tr, vg.usd(d.provider_cost_micros), 'n'); cell(tr, vg.usd(d.cost_diff_micros), 'n'); cell(tr, d.coverage, 'n');
+        cell(tr, d.date); cell(tr, x.model); cell(tr, x.ledger_tokens, 'n'); cell(tr, x.provider_tokens, 'n'); cell(tr, x.token_diff, 'n');
+        cell(tr, vg.usd(x.ledger_cost_micros), 'n'); cell(tr, vg.usd(x.provider_cost_micros), 'n'); cell(tr, vg.usd(x.cost_diff_micros), 'n'); cell(tr, x.coverage, 'n');
       }
       const red = Number(r.red_days);
       vg.state($('reconcile-state'), !r.days.length ? 'Nothing to compare in this range.' : red ? red + ' red day(s): the ledger and the provider differ by more than the threshold.' : 'Every day is within the threshold.', red ? 'error' : '');
+    });
+  }
+
+  // reprice previews a price table over the filters' records: per model
+  // the stored and the new totals and their difference. Nothing is written.
+  async function reprice() {
+    const tbl = $('reprice');
+    tbl.replaceChildren();
+    await panel($('reprice-state'), 'Re-pricing', async () => {
+      const table = $('reprice-table').value;
+      if (!table.trim()) throw new Error('Paste a price table or pick a file.');
+      const r = vg.parse(await (await vg.call('POST', '/v1/admin/costs/reprice?' + params(), table, undefined, 'application/yaml')).text());
+      const head = tbl.createTHead().insertRow();
+      for (const h of ['model', 'records', 'old cost', 'new cost', 'difference', 'unpriced old → new']) head.appendChild(vg.el('th', h));
+      const body = tbl.createTBody();
+      const row = (x, cls) => {
+        const tr = body.insertRow(); tr.className = cls;
+        cell(tr, x.model); cell(tr, x.records, 'n'); cell(tr, vg.usd(x.old_cost_micros), 'n'); cell(tr, vg.usd(x.new_cost_micros), 'n');
+        cell(tr, vg.usd(x.difference_micros), 'n'); cell(tr, x.old_unpriced + ' → ' + x.new_unpriced, 'n');
+        return tr;
+      };
+      for (const x of r.models) row(x, '');
+      row(r.total, 'total').id = 'reprice-total';
+      vg.state($('reprice-state'), r.models.length ? 'Prices "' + r.new_version + '" over ' + r.total.records + ' records: ' + vg.usd(r.total.difference_micros) + ' difference. Nothing was written.' : 'No records in this range.');
     });
   }
 
@@ -200,6 +224,8 @@
     $('next').addEventListener('click', () => { pageNo++; records(); });
     $('first').addEventListener('click', () => { pageNo = 0; records(); });
     $('reconcile-form').addEventListener('submit', (ev) => { ev.preventDefault(); reconcile(); });
+    $('reprice-form').addEventListener('submit', (ev) => { ev.preventDefault(); reprice(); });
+    $('reprice-file').addEventListener('change', async () => { const f = $('reprice-file').files[0]; if (f) $('reprice-table').value = await f.text(); });
     $('csv').addEventListener('click', () => exportFile('csv', 'text/csv'));
     $('jsonl').addEventListener('click', () => exportFile('jsonl', 'application/jsonl'));
     document.addEventListener('vg:token', refresh);

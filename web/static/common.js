@@ -46,13 +46,14 @@ const vg = (() => {
   }
 
   // call makes one API request with the token; it throws APIError with the
-  // message to show.
-  async function call(method, path, body, accept) {
+  // message to show. A string body is sent as ctype (an SDP offer unless
+  // said otherwise), anything else as JSON.
+  async function call(method, path, body, accept, ctype) {
     const h = { Authorization: 'Bearer ' + token() };
     if (accept) h.Accept = accept;
     const init = { method, headers: h };
     if (body !== undefined) {
-      if (typeof body === 'string') { init.body = body; h['Content-Type'] = 'application/sdp'; }
+      if (typeof body === 'string') { init.body = body; h['Content-Type'] = ctype || 'application/sdp'; }
       else { init.body = JSON.stringify(body); h['Content-Type'] = 'application/json'; }
     }
     const r = await fetch(path, init);

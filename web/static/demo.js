@@ -102,18 +102,67 @@
   }
 
   // Voice: microphone → RTCPeerConnection → POST /v1/voice/sessions →
-  // the session's sdp_url; the gateway runs the tools over its sideband.
+  // the session's sdp_url (sideband, live, relay: the gateway answers and
+  // runs the tools) or its realtime_url (direct: the page posts its offer
+  // to the provider with the session's client secret, runs each function
+  // call through the gateway, and reports the usage it saw at the end).
   let call = null;
 
   function vline(cls, text) { const li = vg.el('li', text, cls); $('voice-log').appendChild(li); return li; }
 
+  // sum adds a usage object into acc, field by field.
+  function sum(acc, u) {
+    for (const [k, v] of Object.entries(u || {})) {
+      if (typeof v === 'number') acc[k] = (acc[k] || 0) + v;
+      else if (v && typeof v === 'object') sum(acc[k] = acc[k] || {}, v);
+      else if (k === 'type') acc[k] = v;
+    }
+    return acc;
+  }
+
+  // runTool runs a direct call's function call on the gateway and gives
+  // the model its output.
+  async function runTool(c, m) {
+    try {
+      const r = vg.parse(await (await vg.call('POST', '/v1/voice/sessions/' + encodeURIComponent(c.id) + '/tool-calls',
+        { call_id: m.call_id, name: m.name, arguments: m.arguments })).text());
+      c.dc.send(JSON.stringify({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: m.call_id, output: r.output } }));
+      c.dc.send(JSON.stringify({ type: 'response.create' }));
+    } catch (e) { vline('step tool failed', 'tool ' + m.name + ': ' + e.message); }
+  }
+
   function onEvent(ev) {
     let m; try { m = JSON.parse(ev.data); } catch (_) { return; }
+    const c = call;
     switch (m.type) {
-      case 'conversation.item.input_audio_transcription.completed': vline('me', 'you: ' + m.transcript); break;
+      case 'conversation.item.input_audio_transcription.completed':
+        vline('me', 'you: ' + m.transcript);
+        if (c && c.direct) sum(c.heard, m.usage);
+        break;
       case 'response.output_audio_transcript.done': case 'response.audio_transcript.done': vline('bot', m.transcript); break;
-      case 'response.function_call_arguments.done': vline('step tool done', 'tool ' + (m.name || '') + ' ' + m.arguments); break;
+      case 'response.function_call_arguments.done':
+        vline('step tool done', 'tool ' + (m.name || '') + ' ' + m.arguments);
+        if (c && c.direct) runTool(c, m);
+        break;
+      case 'response.done': if (c && c.direct && m.response) sum(c.usage, m.response.usage); break;
     }
+  }
+
+  // directAnswer places a direct call: the offer goes to the provider
+  // with the session's short-lived secret, never the user's token.
+  async function directAnswer(s, sdp) {
+    const r = await fetch(s.realtime_url, { method: 'POST', body: sdp,
+      headers: { Authorization: 'Bearer ' + s.client_secret.value, 'Content-Type': 'application/sdp' } });
+    if (!r.ok) throw new Error('The provider refused the call (' + r.status + ').');
+    return r.text();
+  }
+
+  // reported is a direct call's usage for its end: the response.done
+  // usages summed, with the transcriptions' as voxgate's transcription.
+  function reported(c) {
+    if (!c.direct || !Object.keys(c.usage).length) return undefined;
+    if (c.heard.seconds !== undefined) c.heard.seconds = Math.round(c.heard.seconds * 1000) / 1000;
+    return Object.keys(c.heard).length ? Object.assign({}, c.usage, { transcription: c.heard }) : c.usage;
   }
 
   async function startVoice() {
@@ -123,16 +172,18 @@
     try {
       const mic = await navigator.mediaDevices.getUserMedia({ audio: true });
       const pc = new RTCPeerConnection();
-      call = { pc, mic, id: '', timer: 0 };
+      call = { pc, mic, id: '', timer: 0, direct: false, usage: {}, heard: {} };
       mic.getTracks().forEach((t) => pc.addTrack(t, mic));
       pc.ontrack = (e) => { $('voice-audio').srcObject = e.streams[0]; };
-      const dc = pc.createDataChannel('oai-events');
+      const dc = call.dc = pc.createDataChannel('oai-events');
       dc.onmessage = onEvent;
       await pc.setLocalDescription(await pc.createOffer());
-      const s = vg.parse(await (await vg.call('POST', '/v1/voice/sessions', { mode: 'sideband' })).text());
+      const s = vg.parse(await (await vg.call('POST', '/v1/voice/sessions', { mode: $('voice-mode').value })).text());
       call.id = s.session_id;
-      if (!s.sdp_url) throw new Error('This demo places sideband calls; the session came back in mode ' + s.mode + '.');
-      const answer = await (await vg.call('POST', s.sdp_url, pc.localDescription.sdp, 'application/sdp')).text();
+      let answer;
+      if (s.sdp_url) answer = await (await vg.call('POST', s.sdp_url, pc.localDescription.sdp, 'application/sdp')).text();
+      else if (s.realtime_url && s.client_secret) { call.direct = true; answer = await directAnswer(s, pc.localDescription.sdp); }
+      else throw new Error('The session came back in mode ' + s.mode + ' with nowhere to send the call.');
       await pc.setRemoteDescription({ type: 'answer', sdp: answer });
       let left = Number(s.quota && s.quota.seconds_remaining !== undefined ? Math.min(Number(s.quota.seconds_remaining), Number(s.max_duration_s)) : s.max_duration_s);
       $('voice-left').textContent = left;
@@ -153,7 +204,7 @@
     c.pc.close(); c.mic.getTracks().forEach((t) => t.stop());
     if (!c.id) return;
     try {
-      const r = vg.parse(await (await vg.call('POST', '/v1/voice/sessions/' + encodeURIComponent(c.id) + '/end', { reason: failed ? 'error' : 'user_hangup' })).text());
+      const r = vg.parse(await (await vg.call('POST', '/v1/voice/sessions/' + encodeURIComponent(c.id) + '/end', { reason: failed ? 'error' : 'user_hangup', usage: reported(c) })).text());
       $('voice-cost').textContent = vg.usd((r.cost || {}).cost_micros);
       if (!failed) vg.state($('voice-state'), 'Call ended.');
     } catch (e) { vg.state($('voice-state'), e.message, 'error'); }
