@@ -56,21 +56,35 @@ func (e Event) Map() map[string]any {
 // closed when the test ends.
 func NewCaller(tb testing.TB) *Caller {
 	tb.Helper()
-	api, err := sim.NewOpusAPI(sim.LoopbackSettingEngine())
+	c, err := OpenCaller()
 	if err != nil {
 		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// OpenCaller builds a caller outside a test (a benchmark's child process
+// holds hundreds); whoever opens it closes it.
+func OpenCaller() (*Caller, error) {
+	api, err := sim.NewOpusAPI(sim.LoopbackSettingEngine())
+	if err != nil {
+		return nil, err
 	}
 	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	c := &Caller{PC: pc, events: make(chan Event, 4096), open: make(chan struct{}), closed: make(chan struct{})}
-	tb.Cleanup(c.Close)
+	fail := func(err error) (*Caller, error) {
+		c.Close()
+		return nil, err
+	}
 	if c.track, err = webrtc.NewTrackLocalStaticRTP(sim.OpusCapability(), "audio", "caller"); err != nil {
-		tb.Fatal(err)
+		return fail(err)
 	}
 	if _, err := pc.AddTrack(c.track); err != nil {
-		tb.Fatal(err)
+		return fail(err)
 	}
 	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		buf := make([]byte, 1500)
@@ -82,7 +96,7 @@ func NewCaller(tb testing.TB) *Caller {
 		}
 	})
 	if c.dc, err = pc.CreateDataChannel(sim.DataChannelLabel, nil); err != nil {
-		tb.Fatal(err)
+		return fail(err)
 	}
 	var openOnce, closeOnce sync.Once
 	c.dc.OnOpen(func() { openOnce.Do(func() { close(c.open) }) })
@@ -97,7 +111,7 @@ func NewCaller(tb testing.TB) *Caller {
 		default: // a test that stopped reading; drop rather than stall pion
 		}
 	})
-	return c
+	return c, nil
 }
 
 // Offer returns the caller's SDP offer with its candidates gathered.
