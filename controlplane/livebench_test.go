@@ -349,7 +349,7 @@ type directHost struct {
 }
 
 func (h *directHost) Progress(context.Context, agent.Phase, bool) error { return nil }
-func (h *directHost) Text(context.Context, string) error               { return nil }
+func (h *directHost) Text(context.Context, string) error                { return nil }
 
 func (h *directHost) Call(ctx context.Context, tc llm.ToolCall, _ string) (agent.Outcome, error) {
 	h.n++
