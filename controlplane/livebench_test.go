@@ -231,26 +231,36 @@ func holdLive(b *testing.B, f fixture, fake *fakeLive, n int) []liveHeld {
 	}
 }
 
-// The overhead of a delegation at 100 held live sessions, each delegating
-// once a second (100 delegations/s): from session.delegation.created sent
-// by the provider (its transcript already there) to the commentary read
-// back on the same socket, less that delegation's agent loop (its first
-// model call's start to its last one's end: the model calls and the tool
-// call between them). The claim, the audit row, the task, the holder's
-// hops and both sideband sockets' writes are what remains. The baseline,
-// in the same run at the same pace, is the same task through agent.Run
-// directly, its tool call through ExecuteTool on a direct session (the
-// window and the executor the delegation's call takes too).
+// The overhead of a delegation at 100 held live sessions: from
+// session.delegation.created sent by the provider (its transcript already
+// there) to the commentary read back on the same socket, less that
+// delegation's agent loop (its first model call's start to its last one's
+// end: the model calls and the tool call between them). The claim, the
+// audit row, the task, the holder's hops and both sideband sockets'
+// writes are what remains. Each session delegates once a second (100
+// delegations/s, the sideband benchmark's pace) or once every five
+// seconds (20/s). The baseline, in the same run at the same pace, is the
+// same task through agent.Run directly, its tool call through
+// ExecuteTool on a direct session (the window and the executor the
+// delegation's call takes too).
 //
-// Under -short (scripts/bench-smoke.sh) it holds 10 sessions.
+// Under -short (scripts/bench-smoke.sh) it holds 10 sessions at one pace.
 func BenchmarkLiveDelegation(b *testing.B) {
-	sessions := 100
+	sessions, paces := 100, []time.Duration{time.Second, 5 * time.Second}
 	if testing.Short() {
-		sessions = 10
+		sessions, paces = 10, paces[:1]
 	}
+	for _, every := range paces {
+		b.Run(fmt.Sprintf("rate=%d/s", int(float64(sessions)/every.Seconds())), func(b *testing.B) {
+			benchLiveDelegation(b, sessions, every)
+		})
+	}
+}
+
+func benchLiveDelegation(b *testing.B, sessions int, every time.Duration) {
 	fake, url := newFakeLive(b)
 	model := &timedModel{loops: map[string]*loopSpan{}}
-	f := newFixture(b, options{sim: fake.sim, simURL: url, poolSize: 8, backend: "gpt-4.1-mini",
+	f := newFixture(b, options{sim: fake.sim, simURL: url, poolSize: 20, backend: "gpt-4.1-mini",
 		wrapBackend: func(p llm.Provider) llm.Provider { model.Provider = p; return model },
 		configFn:    func(c *config.Voice) { c.ToolCallsPerMinute = 1 << 30; c.IdleTimeout = time.Hour }})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -265,9 +275,9 @@ func BenchmarkLiveDelegation(b *testing.B) {
 	total := per * len(calls)
 
 	b.ResetTimer()
-	err := paced(calls, per, func(i, j int, c heldCall) error {
+	err := pacedEvery(calls, per, every, func(i, j int, c heldCall) error {
 		tag := fmt.Sprintf("task-%d-%d", i, j)
-		fake.delegate(c.callID, "item_"+tag, "Find me a pasta recipe, "+tag, int64(j+1)*1000)
+		fake.delegate(c.callID, "item_"+tag, "Find me a pasta recipe, "+tag, int64(j+1)*every.Milliseconds())
 		return nil
 	})
 	if err != nil {
@@ -302,7 +312,7 @@ func BenchmarkLiveDelegation(b *testing.B) {
 	}
 	tools := []llm.ToolSpec{{Name: "echo", Description: "Echoes its arguments.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9000}},"additionalProperties":false}`)}}
-	err = paced(direct, per, func(i, j int, c heldCall) error {
+	err = pacedEvery(direct, per, every, func(i, j int, c heldCall) error {
 		tag := fmt.Sprintf("base-%d-%d", i, j)
 		req := llm.Request{Model: "gpt-4.1-mini", Tools: tools, Messages: []llm.Message{
 			{Role: llm.RoleSystem, Content: "You are the backend of a voice assistant."},

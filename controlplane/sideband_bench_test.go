@@ -254,14 +254,19 @@ func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 // session, the sessions spread over the second (100 sessions: 100
 // calls/s), and returns the first error; a session stops at its first.
 func paced(sessions []heldCall, per int, op func(i, j int, c heldCall) error) error {
+	return pacedEvery(sessions, per, time.Second, op)
+}
+
+// pacedEvery is paced at a call every period per session.
+func pacedEvery(sessions []heldCall, per int, every time.Duration, op func(i, j int, c heldCall) error) error {
 	var wg sync.WaitGroup
 	var first atomic.Pointer[error]
 	for i, c := range sessions {
 		wg.Go(func() {
-			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(sessions)))
+			time.Sleep(time.Duration(i) * every / time.Duration(len(sessions)))
 			for j := range per {
 				if j > 0 {
-					time.Sleep(time.Second)
+					time.Sleep(every)
 				}
 				if err := op(i, j, c); err != nil {
 					first.CompareAndSwap(nil, &err)
