@@ -237,12 +237,12 @@ func holdLive(b *testing.B, f fixture, fake *fakeLive, n int) []liveHeld {
 // delegation's agent loop (its first model call's start to its last one's
 // end: the model calls and the tool call between them). The claim, the
 // audit row, the task, the holder's hops and both sideband sockets'
-// writes are what remains. Each session delegates once a second (100
-// delegations/s, the sideband benchmark's pace) or once every five
-// seconds (20/s). The baseline, in the same run at the same pace, is the
-// same task through agent.Run directly, its tool call through
+// writes are what remains. Each session takes a turn once a second (100
+// turns/s, the sideband benchmark's pace) or once every five seconds
+// (20/s), its turns alternating between a delegation and the baseline:
+// the same task through agent.Run directly, its tool call through
 // ExecuteTool on a direct session (the window and the executor the
-// delegation's call takes too).
+// delegation's call takes too). Alternating, both meet the same machine.
 //
 // Under -short (scripts/bench-smoke.sh) it holds 10 sessions at one pace.
 func BenchmarkLiveDelegation(b *testing.B) {
@@ -271,13 +271,40 @@ func benchLiveDelegation(b *testing.B, sessions int, every time.Duration) {
 	for i, h := range held {
 		calls[i] = heldCall{callID: h.liveID, sessionID: h.sessionID, p: h.p}
 	}
-	per := max(b.N/len(calls), 1)
-	total := per * len(calls)
+	direct := make([]heldCall, len(calls))
+	for i := range direct {
+		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
+		direct[i] = heldCall{sessionID: mustStart(b, f, p, `{}`).SessionID, p: p}
+	}
+	tools := []llm.ToolSpec{{Name: "echo", Description: "Echoes its arguments.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9000}},"additionalProperties":false}`)}}
+	per := max(b.N/len(calls), 2)
+	total := per * len(calls) / 2 // live delegations; as many direct loops
 
+	// Live delegations and direct loops alternate, session by session and
+	// turn by turn, so both meet the same machine.
+	base := make([]time.Duration, 0, total)
+	var bmu sync.Mutex
 	b.ResetTimer()
 	err := pacedEvery(calls, per, every, func(i, j int, c heldCall) error {
-		tag := fmt.Sprintf("task-%d-%d", i, j)
-		fake.delegate(c.callID, "item_"+tag, "Find me a pasta recipe, "+tag, int64(j+1)*every.Milliseconds())
+		if (i+j)%2 == 0 {
+			tag := fmt.Sprintf("task-%d-%d", i, j)
+			fake.delegate(c.callID, "item_"+tag, "Find me a pasta recipe, "+tag, int64(j+1)*every.Milliseconds())
+			return nil
+		}
+		tag := fmt.Sprintf("base-%d-%d", i, j)
+		req := llm.Request{Model: "gpt-4.1-mini", Tools: tools, Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: "You are the backend of a voice assistant."},
+			{Role: llm.RoleUser, Content: "user (0–1000 ms): Find me a pasta recipe, " + tag}}}
+		began := time.Now()
+		res, err := agent.Run(context.Background(), model.Provider, req, &directHost{f: f, c: direct[i], tag: tag})
+		took := time.Since(began)
+		if err != nil || res.Text != "Try the lemon pasta with peas tonight." {
+			return fmt.Errorf("direct loop %s: %q, %v", tag, res.Text, err)
+		}
+		bmu.Lock()
+		base = append(base, took)
+		bmu.Unlock()
 		return nil
 	})
 	if err != nil {
@@ -302,35 +329,6 @@ func benchLiveDelegation(b *testing.B, sessions int, every time.Duration) {
 		}
 	}
 	b.StopTimer()
-
-	base := make([]time.Duration, 0, total)
-	var bmu sync.Mutex
-	direct := make([]heldCall, len(calls))
-	for i := range direct {
-		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
-		direct[i] = heldCall{sessionID: mustStart(b, f, p, `{}`).SessionID, p: p}
-	}
-	tools := []llm.ToolSpec{{Name: "echo", Description: "Echoes its arguments.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9000}},"additionalProperties":false}`)}}
-	err = pacedEvery(direct, per, every, func(i, j int, c heldCall) error {
-		tag := fmt.Sprintf("base-%d-%d", i, j)
-		req := llm.Request{Model: "gpt-4.1-mini", Tools: tools, Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: "You are the backend of a voice assistant."},
-			{Role: llm.RoleUser, Content: "user (0–1000 ms): Find me a pasta recipe, " + tag}}}
-		began := time.Now()
-		res, err := agent.Run(context.Background(), model.Provider, req, &directHost{f: f, c: c, tag: tag})
-		took := time.Since(began)
-		if err != nil || res.Text != "Try the lemon pasta with peas tonight." {
-			return fmt.Errorf("direct loop %s: %q, %v", tag, res.Text, err)
-		}
-		bmu.Lock()
-		base = append(base, took)
-		bmu.Unlock()
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	if n := fake.thinking.Load(); n < int64(total) {
 		b.Fatalf("%d thinking appends for %d delegations", n, total)
 	}
