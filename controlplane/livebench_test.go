@@ -196,41 +196,6 @@ func (s *timedStream) Close() error {
 	return s.Stream.Close()
 }
 
-// liveHeld is a benchmark's live session: the gateway's id, the
-// provider's, its user.
-type liveHeld struct {
-	sessionID, liveID string
-	p                 auth.Principal
-}
-
-// holdLive starts n live sessions on f's gateway, places them with the
-// fake provider, and waits until each sideband is attached.
-func holdLive(b *testing.B, f fixture, fake *fakeLive, n int) []liveHeld {
-	b.Helper()
-	out := make([]liveHeld, 0, n)
-	for range n {
-		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
-		start := mustStart(b, f, p, `{"mode":"live"}`)
-		if w := postOffer(b, f, p, start.SessionID, "application/sdp", minimalOffer); w.Code != http.StatusCreated {
-			b.Fatalf("offer: %d %s", w.Code, w.Body)
-		}
-		out = append(out, liveHeld{start.SessionID, fmt.Sprintf("live_bench%08d", fake.n.Load()), p})
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		fake.mu.Lock()
-		held := len(fake.socks)
-		fake.mu.Unlock()
-		if held >= n {
-			return out
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d sidebands attached", held, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // The overhead of a delegation at 100 held live sessions: from
 // session.delegation.created sent by the provider (its transcript already
 // there) to the commentary read back on the same socket, less that
@@ -266,11 +231,8 @@ func benchLiveDelegation(b *testing.B, sessions int, every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.svc.Run(ctx)
-	held := holdLive(b, f, fake, sessions)
-	calls := make([]heldCall, len(held))
-	for i, h := range held {
-		calls[i] = heldCall{callID: h.liveID, sessionID: h.sessionID, p: h.p}
-	}
+	calls := placeHeld(b, f, sessions, "live", func() string { return fmt.Sprintf("live_bench%08d", fake.n.Load()) },
+		func() int { fake.mu.Lock(); defer fake.mu.Unlock(); return len(fake.socks) })
 	direct := make([]heldCall, len(calls))
 	for i := range direct {
 		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}

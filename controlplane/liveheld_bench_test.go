@@ -99,7 +99,7 @@ func benchLiveHeld(b *testing.B, n int, reflect bool, window time.Duration) {
 		b.Fatalf("held %d, %d active, sidebands %d → %d: a session or its sideband was lost", f.svc.Held(), child1.Active,
 			child0.Sidebands, child1.Sidebands)
 	}
-	if re := counterTotal(b, reg, "voxgate_voice_live_reattaches_total"); re > 0 {
+	if re := sumMetric(b, reg, "voxgate_voice_live_reattaches_total"); re > 0 {
 		b.Fatalf("%v re-attaches while held", re)
 	}
 	rate := float64(child1.Reflected-child0.Reflected) / took.Seconds() / float64(n)
@@ -179,22 +179,4 @@ func heldMem() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse + ms.StackInuse
-}
-
-// counterTotal sums counter name's series; 0 when it has none yet.
-func counterTotal(b *testing.B, reg *prometheus.Registry, name string) float64 {
-	b.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	total := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				total += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
 }
