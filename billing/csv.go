@@ -14,11 +14,14 @@ var csvHeader = []string{
 	"duration_ms", "overrun_s", "cost_micros", "unpriced", "price_version", "usage_source",
 	"text_cache_write_in", // added after the export's first release, so last
 	"mode",
+	// A live session's voice milliseconds and its backend model and
+	// tokens (migration 0079).
+	"audio_ms", "backend_model", "backend_text_in", "backend_text_cached_in", "backend_text_cache_write_in", "backend_text_out",
 }
 
 func (r Record) csvCells(c []string) []string {
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	u, t := r.Usage, r.Transcription
+	u, t, b := r.Usage, r.Transcription, r.Backend
 	cost, unpriced := UnpricedText, "true"
 	if r.CostMicros != nil {
 		cost, unpriced = i64(*r.CostMicros), "false"
@@ -29,6 +32,7 @@ func (r Record) csvCells(c []string) []string {
 		r.TranscriptionModel, i64(t.TextIn), i64(t.AudioIn), i64(t.TextOut), i64(t.AudioMillis),
 		i64(r.DurationMS), i64(r.OverrunS), cost, unpriced, r.PriceVersion, r.UsageSource,
 		i64(u.TextCacheWriteIn), r.Mode,
+		i64(u.AudioMillis), r.BackendModel, i64(b.TextIn), i64(b.TextCachedIn), i64(b.TextCacheWriteIn), i64(b.TextOut),
 	}
 	for i, v := range vals {
 		c[i] = safeCell(v)

@@ -43,6 +43,10 @@ const (
 	SourceServerObserved   = "server_observed"
 	SourceProviderReported = "provider_reported"
 	SourceNone             = "none" // nothing was reported: a session ended with no usage
+	// SourceUnconfirmed: the provider's final usage never came (a live
+	// session's sideband died before session.closed); the record holds
+	// the highest figure the gateway saw.
+	SourceUnconfirmed = "unconfirmed"
 )
 
 // Record is one ledger row: a voice session or a chat turn.
@@ -60,6 +64,11 @@ type Record struct {
 
 	TranscriptionModel string `json:"transcription_model,omitempty"`
 	Transcription      Usage  `json:"-"`
+	// BackendModel and Backend are a live session's delegations: the chat
+	// model they ran on and its text tokens (migration 0079), a cost class
+	// of their own on the session's record.
+	BackendModel string `json:"backend_model,omitempty"`
+	Backend      Usage  `json:"-"`
 
 	DurationMS   int64     `json:"duration_ms"`
 	OverrunS     int64     `json:"overrun_s"`
@@ -86,12 +95,21 @@ type TokenView struct {
 	TranscriptionTextOut int64 `json:"transcription_text_out"`
 	TranscriptionAudioMS int64 `json:"transcription_audio_ms"`
 	TextCacheWriteIn     int64 `json:"text_cache_write_in"`
+	// AudioMS is the model's own time billed by duration: a live
+	// session's voice milliseconds.
+	AudioMS int64 `json:"audio_ms"`
+	// A live session's backend model's tokens.
+	BackendTextIn           int64 `json:"backend_text_in"`
+	BackendTextCachedIn     int64 `json:"backend_text_cached_in"`
+	BackendTextCacheWriteIn int64 `json:"backend_text_cache_write_in"`
+	BackendTextOut          int64 `json:"backend_text_out"`
 }
 
 func (r *Record) fillView() {
-	u, t := r.Usage, r.Transcription
+	u, t, b := r.Usage, r.Transcription, r.Backend
 	r.Tokens = TokenView{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
-		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis, u.TextCacheWriteIn}
+		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis, u.TextCacheWriteIn, u.AudioMillis,
+		b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut}
 	r.Unpriced = r.CostMicros == nil
 	r.Cost = UnpricedText
 	if r.CostMicros != nil {
@@ -169,8 +187,10 @@ const insertSQL = `INSERT INTO usage_records
 	(user_id, session_id, turn_id, kind, provider, model,
 	 text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	 transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
-	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)
+	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in,
+	 backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,
+	$26, $27, $28, $29, $30, $31)
 ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
 RETURNING id, created_at, mode`
 
@@ -187,11 +207,12 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 		return Record{}, err
 	}
 	r.PriceVersion = l.prices.Version
-	u, t := r.Usage, r.Transcription
+	u, t, b := r.Usage, r.Transcription, r.Backend
 	err = q.QueryRow(ctx, insertSQL, r.UserID, r.SessionID, r.TurnID, r.Kind, r.Provider, r.Model,
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
-		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn).Scan(&r.ID, &r.CreatedAt, &r.Mode)
+		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn,
+		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis).Scan(&r.ID, &r.CreatedAt, &r.Mode)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
 	}
@@ -206,15 +227,17 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 	return r, nil
 }
 
-// price is r's cost with the current table: its model's usage and its
-// transcription's. A model or token class with no price gives a nil cost,
-// logged, never $0; any other failure is an error.
+// lines are the record's models and their usage: its own, its input
+// transcription's, and a live session's backend's. One record, one
+// rounding over all of them (DESIGN §10).
+func (r Record) lines() []Line {
+	return []Line{{r.Model, r.Usage}, {r.TranscriptionModel, r.Transcription}, {r.BackendModel, r.Backend}}
+}
+
+// price is r's cost with the current table. A model or token class with no
+// price gives a nil cost, logged, never $0; any other failure is an error.
 func (l *Ledger) price(ctx context.Context, r Record) (*int64, error) {
-	lines := []Line{{Model: r.Model, Usage: r.Usage}}
-	if !r.Transcription.IsZero() {
-		lines = append(lines, Line{Model: r.TranscriptionModel, Usage: r.Transcription})
-	}
-	cost, err := l.prices.Cost(lines...)
+	cost, err := l.prices.Cost(r.lines()...)
 	var unpriced *Unpriced
 	switch {
 	case err == nil:
@@ -234,33 +257,41 @@ func checkRecord(r Record) error {
 		return errors.New("billing: a record needs user, session, provider and model")
 	case !r.Transcription.IsZero() && r.TranscriptionModel == "":
 		return errors.New("billing: transcription usage without its model")
+	case !r.Backend.IsZero() && r.BackendModel == "":
+		return errors.New("billing: backend usage without its model")
+	case r.Backend.AudioIn != 0 || r.Backend.AudioOut != 0 || r.Backend.ImageIn != 0 || r.Backend.AudioMillis != 0:
+		return errors.New("billing: a backend model's usage is text tokens only")
 	case r.DurationMS < 0 || r.OverrunS < 0:
 		return fmt.Errorf("%w: negative duration", ErrCount)
 	}
 	switch r.UsageSource {
-	case SourceClientReported, SourceServerObserved, SourceProviderReported, SourceNone:
+	case SourceClientReported, SourceServerObserved, SourceProviderReported, SourceNone, SourceUnconfirmed:
 	default:
 		return fmt.Errorf("billing: usage source %q", r.UsageSource)
 	}
-	if err := r.Usage.Check(); err != nil {
-		return err
+	for _, l := range r.lines() {
+		if err := l.Usage.Check(); err != nil {
+			return err
+		}
 	}
-	return r.Transcription.Check()
+	return nil
 }
 
 // recordColumns is the column list every read scans with scanRecord.
 const recordColumns = `id, user_id, session_id, turn_id, kind, provider, model,
 	text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
-	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at, text_cache_write_in, mode`
+	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at, text_cache_write_in, mode,
+	backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms`
 
 func scanRecord(row pgx.Row) (Record, error) {
 	var r Record
-	u, t := &r.Usage, &r.Transcription
+	u, t, b := &r.Usage, &r.Transcription, &r.Backend
 	err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.TurnID, &r.Kind, &r.Provider, &r.Model,
 		&u.TextIn, &u.TextCachedIn, &u.TextOut, &u.AudioIn, &u.AudioCachedIn, &u.AudioOut, &u.ImageIn, &u.ImageCachedIn,
 		&r.TranscriptionModel, &t.TextIn, &t.AudioIn, &t.TextOut, &t.AudioMillis,
-		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt, &u.TextCacheWriteIn, &r.Mode)
+		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt, &u.TextCacheWriteIn, &r.Mode,
+		&r.BackendModel, &b.TextIn, &b.TextCachedIn, &b.TextCacheWriteIn, &b.TextOut, &u.AudioMillis)
 	r.CreatedAt = r.CreatedAt.UTC()
 	r.fillView()
 	return r, err
@@ -297,17 +328,20 @@ func (l *Ledger) AttachUsage(ctx context.Context, q Querier, r Record) (Record, 
 	if err != nil {
 		return Record{}, err
 	}
-	u, t := r.Usage, r.Transcription
+	u, t, b := r.Usage, r.Transcription, r.Backend
 	tag, err := q.Exec(ctx, `UPDATE usage_records SET
 		text_in = $4, text_cached_in = $5, text_out = $6, audio_in = $7, audio_cached_in = $8, audio_out = $9,
 		image_in = $10, image_cached_in = $11, transcription_model = $12, transcription_text_in = $13,
 		transcription_audio_in = $14, transcription_text_out = $15, transcription_audio_ms = $16,
-		overrun_s = $17, cost_micros = $18, price_version = $19, usage_source = $20, text_cache_write_in = $21
+		overrun_s = $17, cost_micros = $18, price_version = $19, usage_source = $20, text_cache_write_in = $21,
+		backend_model = $22, backend_text_in = $23, backend_text_cached_in = $24, backend_text_cache_write_in = $25,
+		backend_text_out = $26, audio_ms = $27
 		WHERE kind = $1 AND session_id = $2 AND turn_id = $3 AND usage_source = 'none'`,
 		r.Kind, r.SessionID, r.TurnID,
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
-		r.OverrunS, cost, l.prices.Version, r.UsageSource, u.TextCacheWriteIn)
+		r.OverrunS, cost, l.prices.Version, r.UsageSource, u.TextCacheWriteIn,
+		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis)
 	if err != nil {
 		return Record{}, database.Error("billing: attach usage", err)
 	}

@@ -16,6 +16,10 @@ import (
 
 // CostLine is one token class of one model on a record, at its price.
 type CostLine struct {
+	// Part is which of the record's models the line prices: "model" (the
+	// record's own), "transcription" (a voice session's input
+	// transcription) or "backend" (a live session's delegations).
+	Part   string `json:"part"`
 	Model  string `json:"model"`
 	Class  string `json:"class"`
 	Tokens int64  `json:"tokens"` // milliseconds for audio_per_minute
@@ -42,6 +46,9 @@ type Detail struct {
 // amountScale: line amounts are kept in millionths of a micro-USD.
 const amountScale = 1_000_000
 
+// lineParts name Record.lines, in order, for the cost lines.
+var lineParts = [...]string{"model", "transcription", "backend"}
+
 // costLines prices r's classes one by one with p: the lines, their exact
 // total in millionths of a micro-USD, and why the record is unpriced, if
 // it is (lines are still listed for what has a price).
@@ -49,7 +56,8 @@ func (p *Prices) costLines(r Record) ([]CostLine, *big.Int, *Unpriced) {
 	lines := []CostLine{}
 	sum := new(big.Int)
 	var why *Unpriced
-	for _, l := range []Line{{Model: r.Model, Usage: r.Usage}, {Model: r.TranscriptionModel, Usage: r.Transcription}} {
+	for i, l := range r.lines() {
+		part := lineParts[i]
 		if l.Usage.IsZero() {
 			continue
 		}
@@ -74,7 +82,7 @@ func (p *Prices) costLines(r Record) ([]CostLine, *big.Int, *Unpriced) {
 			// n × per1M ÷ 1e6 micro-USD is n × per1M millionths: exact.
 			a := new(big.Int).Mul(big.NewInt(n), big.NewInt(per1M))
 			sum.Add(sum, a)
-			lines = append(lines, CostLine{l.Model, Class(c).String(), n, per1M, "1M tokens", scaled(a)})
+			lines = append(lines, CostLine{part, l.Model, Class(c).String(), n, per1M, "1M tokens", scaled(a)})
 		}
 		if ms := l.Usage.AudioMillis; ms > 0 {
 			if !price.HasPerMinute {
@@ -88,7 +96,7 @@ func (p *Prices) costLines(r Record) ([]CostLine, *big.Int, *Unpriced) {
 			num.Add(num, big.NewInt(3))
 			a := num.Quo(num, big.NewInt(6))
 			sum.Add(sum, a)
-			lines = append(lines, CostLine{l.Model, "audio_per_minute", ms, price.PerMinute, "minute", scaled(a)})
+			lines = append(lines, CostLine{part, l.Model, "audio_per_minute", ms, price.PerMinute, "minute", scaled(a)})
 		}
 	}
 	return lines, sum, why
@@ -127,7 +135,7 @@ func (l *Ledger) Detail(ctx context.Context, id int64) (Detail, error) {
 		d.UnpricedReason = why.Error()
 		return d, nil
 	}
-	total, err := l.prices.Cost(Line{r.Model, r.Usage}, Line{r.TranscriptionModel, r.Transcription})
+	total, err := l.prices.Cost(r.lines()...)
 	if err != nil {
 		return Detail{}, apierr.Wrap(apierr.Internal, "", err)
 	}

@@ -40,17 +40,17 @@ var groupKeys = map[string]string{
 // summarySQL sums the rollups' whole buckets inside the range and the
 // records of the partial buckets at its edges, in numeric (which cannot
 // wrap), and hands the sums over as exact decimal text. $1, $2 are the
-// rollup part [whole from, whole to); $3, $4 the range. A record's token
-// classes are added as bigint before the cast: Write bounds each count by
-// MaxCount, so they stay far inside int64, and a row breaking the bound
-// would fail the statement, never wrap.
+// rollup part [whole from, whole to); $3, $4 the range. A record's tokens
+// in and out are migration 0079's functions, the rollups' own definition:
+// they add the classes as bigint before the cast (Write bounds each count
+// by MaxCount, so they stay far inside int64, and a row breaking the bound
+// would fail the statement, never wrap).
 const summarySQL = `WITH src AS (
 	SELECT bucket AS at, %[3]s AS user_id, kind, mode, model, records, unpriced, cost_micros, duration_ms, tokens_in, tokens_out
 	FROM %[4]s WHERE bucket >= $1 AND bucket < $2 AND %[2]s
 	UNION ALL
 	SELECT created_at, user_id, kind, mode, model, 1, (cost_micros IS NULL)::int, coalesce(cost_micros, 0)::numeric,
-		duration_ms::numeric, (text_in + audio_in + image_in + transcription_text_in + transcription_audio_in)::numeric,
-		(text_out + audio_out + transcription_text_out)::numeric
+		duration_ms::numeric, usage_record_tokens_in(usage_records), usage_record_tokens_out(usage_records)
 	FROM usage_records WHERE ((created_at >= $3 AND created_at < $1) OR (created_at >= $2 AND created_at < $4)) AND %[2]s
 )
 SELECT %[1]s AS k, sum(records)::bigint, sum(unpriced)::bigint, sum(cost_micros)::text, sum(duration_ms)::text,

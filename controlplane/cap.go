@@ -37,8 +37,8 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// noticeTime is when notice i is due.
-func (c *call) noticeTime(i int) time.Time {
+// noticeTime is when notice i is due: sideband, relay and live alike.
+func (c *heldSession) noticeTime(i int) time.Time {
 	return c.deadline.Add(-time.Duration((1 - noticeAt[i]) * float64(c.max)))
 }
 

@@ -231,7 +231,7 @@ func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int6
 func (s *Service) chargeDay(ctx context.Context, tx pgx.Tx, rec billing.Record) error {
 	t := rec.Tokens
 	tokens := t.TextIn + t.TextOut + t.AudioIn + t.AudioOut + t.ImageIn +
-		t.TranscriptionTextIn + t.TranscriptionAudioIn + t.TranscriptionTextOut
+		t.TranscriptionTextIn + t.TranscriptionAudioIn + t.TranscriptionTextOut + t.BackendTextIn + t.BackendTextOut
 	var cost int64
 	if rec.CostMicros != nil {
 		cost = *rec.CostMicros

@@ -92,6 +92,9 @@ type options struct {
 	wrapBackend func(llm.Provider) llm.Provider
 	// relay gives the replica a loopback relay network (relay mode).
 	relay bool
+	// relayICE, when set, is the relay network's ICE disconnected and
+	// failed timeouts (a test of a vanished network waits for both).
+	relayICE time.Duration
 }
 
 func newFixture(t testing.TB, o options) fixture {
@@ -125,7 +128,8 @@ func newFixture(t testing.TB, o options) fixture {
 	}
 	var relay *realtime.Network
 	if o.relay {
-		if relay, err = realtime.NewNetwork(realtime.NetworkParams{UDPAddr: "127.0.0.1:0", TCPAddr: "127.0.0.1:0", Loopback: true}); err != nil {
+		if relay, err = realtime.NewNetwork(realtime.NetworkParams{UDPAddr: "127.0.0.1:0", TCPAddr: "127.0.0.1:0", Loopback: true,
+			DisconnectedTimeout: o.relayICE, FailedTimeout: o.relayICE}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -116,6 +116,7 @@ type heldSession struct {
 	config                     realtime.Session
 	live                       realtime.LiveSession // a live session's config
 	transcript                 []LiveLine           // and its transcript so far
+	screenedMS                 int64                // and how far that is screened
 	observed                   ReportedUsage
 	deadline                   time.Time // the reservation's end, on this replica's clock
 	max                        time.Duration
@@ -156,7 +157,7 @@ func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) 
 			if err := json.Unmarshal(observed, &lo); err != nil {
 				return h, err
 			}
-			h.transcript = lo.Transcript
+			h.transcript, h.screenedMS = lo.Transcript, lo.ScreenedMS
 		}
 	}
 	return h, nil

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -62,6 +64,34 @@ func liveCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (c
 		return st.Sidebands >= 1
 	})
 	return start, phone, liveID
+}
+
+// askLive places a live call for a new pro user and says the sim's first
+// turn; it returns the user, the start and the sim's session id.
+func askLive(t *testing.T, ctx context.Context, f fixture) (auth.Principal, controlplane.StartResponse, string) {
+	t.Helper()
+	p := newUser(t, "pro")
+	start, phone, liveID := liveCall(t, ctx, f, p)
+	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	return p, start, liveID
+}
+
+// endLive ends the session with the phone's /end and waits for the sim's
+// session to close; it returns the ended session and the sim's stats.
+func endLive(t *testing.T, ctx context.Context, f fixture, p auth.Principal, sessionID, liveID string) (controlplane.Session, sim.LiveStats) {
+	t.Helper()
+	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), sessionID)
+	if w.Code != 200 {
+		t.Fatalf("end: %d %s", w.Code, w.Body)
+	}
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		return st.Status == "closed"
+	})
+	return decode[controlplane.Session](t, w), st
 }
 
 // liveMillis is the simulator's billed seconds in milliseconds, as the
@@ -149,21 +179,21 @@ func liveScript() sim.Script {
 // The whole call: the user's question becomes a delegation, the gateway
 // runs echo through the executor, its answer goes back as commentary with
 // the delegation's id and the sim speaks it; the phone hangs up, and the
-// record is the sim's billed seconds plus the backend's tokens, priced by
-// hand.
+// record is the sim's billed seconds plus the backend's tokens in their
+// own class, its cached input (the loop's second call repeats the first's
+// long instructions) at the cached price, priced by hand.
 func TestLiveDelegationEndToEnd(t *testing.T) {
 	t.Parallel()
 	var runs int64
 	cfg := liveSim(sim.Live{Said: []string{"Find me a pasta recipe"}, TurnPackets: 25, UsageInterval: time.Second})
 	cfg.Script, cfg.Latency = liveScript(), simtest.ZeroLatency()
-	f := newFixture(t, options{runs: &runs, backend: "gpt-4.1-mini", simCfg: cfg})
-	p := newUser(t, "pro")
+	f := newFixture(t, options{runs: &runs, backend: "gpt-4.1-mini", simCfg: cfg,
+		configFn: func(c *config.Voice) {
+			c.Instructions = strings.Repeat("Keep every answer short, warm and practical. ", 120)
+		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start, phone, liveID := liveCall(t, ctx, f, p)
-	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	p, start, liveID := askLive(t, ctx, f)
 	var st sim.LiveStats
 	testkit.Eventually(t, ctx, "the answer spoken", func() bool {
 		st, _ = f.sim.LiveSession(liveID)
@@ -189,27 +219,29 @@ func TestLiveDelegationEndToEnd(t *testing.T) {
 	if comments != 1 || runs != 1 {
 		t.Fatalf("%d commentaries, echo ran %d times; want 1, 1 (applied %+v)", comments, runs, st.Applied)
 	}
-
-	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
-	if w.Code != 200 {
-		t.Fatalf("end: %d %s", w.Code, w.Body)
+	// The answer passed every filter: its audit row settles success.
+	if r := settledDelegation(t, ctx, f, start.SessionID); r.status != "success" || !ranAll(r) {
+		t.Fatalf("delegation row %+v; want success with every filter", r)
 	}
-	ended := decode[controlplane.Session](t, w)
-	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
-		st, _ = f.sim.LiveSession(liveID)
-		return st.Status == "closed"
-	})
+
+	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
 	rec := ended.Cost
 	ms := liveMillis(st)
 	tk := rec.Tokens
-	// gpt-4.1-mini: $0.40 / 1M in, $1.60 / 1M out; the voice at 50,000
-	// micro-USD a minute; one half-up rounding over both.
-	want := (ms*50_000*1_000_000 + tk.TranscriptionTextIn*400_000*60_000 + tk.TranscriptionTextOut*1_600_000*60_000 +
-		30_000*1_000_000) / (60_000 * 1_000_000)
-	if rec.DurationMS != ms || !strings.HasPrefix(rec.TranscriptionModel, "gpt-4.1-mini") || tk.TranscriptionTextIn == 0 ||
-		tk.TranscriptionTextOut == 0 || rec.CostMicros == nil || *rec.CostMicros != want {
-		t.Fatalf("record %+v; sim billed %v s: want %d ms and %d micros", rec, st.BilledSeconds, ms, want)
+	if rec.DurationMS != ms || !strings.HasPrefix(rec.BackendModel, "gpt-4.1-mini") || tk.BackendTextIn == 0 ||
+		tk.BackendTextCachedIn == 0 || tk.BackendTextOut == 0 || rec.TranscriptionModel != "" || tk.TranscriptionTextIn != 0 ||
+		rec.CostMicros == nil || *rec.CostMicros != priceLiveWithBackend(ms, tk) {
+		t.Fatalf("record %+v; sim billed %v s: want %d ms and %d micros", rec, st.BilledSeconds, ms, priceLiveWithBackend(ms, tk))
 	}
+}
+
+// priceLiveWithBackend is a live record's cost by hand: the voice at
+// 50,000 micro-USD a minute, and gpt-4.1-mini's $0.40 / 1M input, $0.10 /
+// 1M cached input, $1.60 / 1M output for the backend; one half-up
+// rounding over all of it.
+func priceLiveWithBackend(ms int64, tk billing.TokenView) int64 {
+	return (ms*50_000*1_000_000 + (tk.BackendTextIn-tk.BackendTextCachedIn)*400_000*60_000 +
+		tk.BackendTextCachedIn*100_000*60_000 + tk.BackendTextOut*1_600_000*60_000 + 30_000*1_000_000) / (60_000 * 1_000_000)
 }
 
 // A live session whose phone never connects costs exactly the 15 s start

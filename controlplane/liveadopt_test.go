@@ -49,7 +49,7 @@ func TestLiveAdoptionAnswersNextDelegation(t *testing.T) {
 		t.Fatalf("%d commentaries, echo ran %d on a and %d on b; want 1, 0, 1", n, runsA, runsB)
 	}
 	ended := decode[controlplane.Session](t, call(t, b.svc.HandleEnd, p, "POST", "/", []byte(`{}`), start.SessionID))
-	if ended.Cost == nil || ended.Cost.Tokens.TranscriptionTextOut == 0 {
+	if ended.Cost == nil || ended.Cost.Tokens.BackendTextOut == 0 || ended.Cost.Tokens.TranscriptionTextOut != 0 {
 		t.Fatalf("record after adoption: %+v", ended.Cost)
 	}
 }

@@ -89,3 +89,29 @@ func TestLivePhoneHangupEndsAppClosed(t *testing.T) {
 		t.Fatalf("ended %s (sim %s), record %+v; want app_closed at the sim's %d ms", *ended.EndReason, st.CloseReason, ended.Cost, liveMillis(st))
 	}
 }
+
+// The sideband dies just before session.closed: the record holds the
+// highest usage the gateway saw (the sim's last usage update, past the
+// start charge), marked unconfirmed.
+func TestLiveUsageUnconfirmedWhenClosedUnseen(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{UsageInterval: time.Second})})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultSidebandCutAtClose}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, _, liveID := liveCall(t, ctx, f, p)
+	testkit.Eventually(t, ctx, "usage past the start charge", func() bool {
+		st, _ := f.sim.LiveSession(liveID)
+		return st.UpdatedSeconds > 16
+	})
+	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
+	seen, final := int64(st.UpdatedSeconds*1000+0.5), liveMillis(st)
+	rec := ended.Cost
+	if rec == nil || rec.UsageSource != "unconfirmed" || rec.DurationMS != seen || seen >= final ||
+		rec.CostMicros == nil || *rec.CostMicros != priceLive(seen) {
+		t.Fatalf("record %+v; want unconfirmed at the last update's %d ms (the unseen final was %d ms)", rec, seen, final)
+	}
+}

@@ -15,9 +15,9 @@ const liveStartCharge = 15 * time.Second
 // voice time at the Live model's per-minute price: the highest cumulative
 // usage.seconds observed, at least the start charge, in milliseconds, and
 // also the record's duration_ms, so that the seconds priced are visible
-// in the record and the CSV. Its second line (the transcription columns,
-// which a live session has no other use for) is the delegations' backend
-// model and tokens. One rounding for both (billing.Prices.Cost).
+// in the record and the CSV. Its backend line is the delegations' model
+// and its text tokens, cached input and cache writes included, at that
+// model's prices. One rounding for both (billing.Prices.Cost).
 func liveRecord(r billing.Record, observed *ReportedUsage) billing.Record {
 	var u ReportedUsage
 	if observed != nil {
@@ -25,9 +25,14 @@ func liveRecord(r billing.Record, observed *ReportedUsage) billing.Record {
 	}
 	billed := max(u.Session.AudioMillis, liveStartCharge.Milliseconds())
 	r.Usage, r.DurationMS, r.UsageSource = billing.Usage{AudioMillis: billed}, billed, billing.SourceServerObserved
+	if !u.Final {
+		r.UsageSource = billing.SourceUnconfirmed // the socket died before session.closed
+	}
 	r.Transcription, r.TranscriptionModel = billing.Usage{}, ""
-	if !u.Transcription.IsZero() && u.BackendModel != "" {
-		r.Transcription, r.TranscriptionModel = u.Transcription, u.BackendModel
+	// A live session transcribes for itself: transcription tokens in its
+	// usage are backend tokens an older replica saved there.
+	if b := u.Backend.Add(u.Transcription); !b.IsZero() && u.BackendModel != "" {
+		r.Backend, r.BackendModel = b, u.BackendModel
 	}
 	return r
 }

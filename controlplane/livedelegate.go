@@ -106,7 +106,8 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 	d.started = true
 	task := taskText(c.transcript, d.offsetMS)
 	d.row = audit.Row{ID: audit.VoiceToolID(c.id, "delegation/"+d.id), Kind: audit.KindLiveDelegation, UserID: c.userID,
-		SessionID: c.id, CallID: d.id, Route: c.s.backendModel, InputHash: audit.Hash(task)}
+		SessionID: c.id, CallID: d.id, Route: c.s.backendModel, InputHash: audit.Hash(task),
+		FiltersRan: []string{audit.FilterInput}} // taskText sanitizes every line
 	if err := c.s.audit.Begin(ctx, d.row); err != nil {
 		c.s.log.Warn("live: a delegation's audit row could not be begun", "session_id", c.id, "delegation_id", d.id, "err", err)
 	}
@@ -116,6 +117,7 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 		Messages: []llm.Message{{Role: llm.RoleSystem, Content: backendPrompt + "\n\n" + c.instructions},
 			{Role: llm.RoleUser, Content: task}}}
 	h := &delegationHost{s: c.s, p: auth.Principal{UserID: c.userID, Plan: c.plan}, sessionID: c.id, d: d, out: c.out}
+	c.running++
 	c.s.dwg.Add(1)
 	go func() {
 		defer c.s.dwg.Done()
@@ -141,6 +143,7 @@ func (s *Service) liveToolSpecs(plan string) []llm.ToolSpec {
 func (c *liveCall) delivered(ctx context.Context, o delegationOut) {
 	d := o.d
 	if o.final {
+		c.running--
 		c.addBackend(o.usage) // what it used is spent, answered or not
 	}
 	if d.done {
@@ -166,8 +169,14 @@ func (c *liveCall) delivered(ctx context.Context, o delegationOut) {
 		c.s.metrics.live.delegations.WithLabelValues(delegationDropped).Inc()
 		status = audit.Degraded
 	default:
+		var say string
+		if say, status = c.screenComment(ctx, d, clipComment(o.content)); say == "" {
+			c.appendOrLog(ctx, "instructions", d.id, c.sb.Instruct(ctx, d.id, delegationApology, ""))
+			c.s.metrics.live.delegations.WithLabelValues(delegationBlocked).Inc()
+			break
+		}
 		c.answeredSeq = d.seq
-		c.appendOrLog(ctx, "commentary", d.id, c.sb.Comment(ctx, d.id, clipComment(o.content), ""))
+		c.appendOrLog(ctx, "commentary", d.id, c.sb.Comment(ctx, d.id, say, ""))
 		c.s.metrics.live.delegations.WithLabelValues(delegationAnswered).Inc()
 	}
 	c.finishDelegation(ctx, d, status, o.content)
@@ -203,7 +212,7 @@ func (c *liveCall) nextDelegationWake(next time.Time) time.Time {
 
 func (c *liveCall) finishDelegation(ctx context.Context, d *delegation, want audit.Status, answer string) {
 	r := d.row
-	r.Status, r.Model, r.OutputHash = audit.Settle(audit.KindLiveDelegation, want, nil), c.observed.BackendModel, audit.Hash(answer)
+	r.Status, r.Model, r.OutputHash = audit.Settle(audit.KindLiveDelegation, want, r.FiltersRan), c.observed.BackendModel, audit.Hash(answer)
 	r.DurationMS = time.Since(d.began).Milliseconds()
 	if err := c.s.audit.Finish(context.WithoutCancel(ctx), r); err != nil && !errors.Is(err, audit.ErrFinal) {
 		c.s.log.Warn("live: a delegation's audit row could not be finished", "session_id", c.id, "delegation_id", d.id, "err", err)
@@ -212,16 +221,75 @@ func (c *liveCall) finishDelegation(ctx context.Context, d *delegation, want aud
 }
 
 // addBackend adds a delegation loop's tokens to the session's backend line.
+// A loop whose only call was cut before the provider named its model
+// (estimated, agent.Usage) is priced as the model it asked for, unless an
+// earlier call named one.
 func (c *liveCall) addBackend(u agent.Usage) {
 	if u.Calls == 0 {
 		return
 	}
-	c.observed.Transcription = c.observed.Transcription.Add(billing.Usage{TextIn: u.InputTokens,
+	c.observed.Backend = c.observed.Backend.Add(billing.Usage{TextIn: u.InputTokens,
 		TextCachedIn: u.CachedInputTokens, TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
-	if u.Model != "" {
+	switch {
+	case u.Model != "":
 		c.observed.BackendModel = u.Model
+	case c.observed.BackendModel == "":
+		c.observed.BackendModel = c.s.backendModel
 	}
 	c.s.noteUsage(c.id, c.usage())
+}
+
+// loopsWait bounds how long the end of a session, or of this replica's
+// hold on it, waits for its delegation loops to return once cancelled: a
+// model call stops at once, but a tool call in flight runs to its end
+// (exactly once, tools.Executor), at most its timeout and the executor's
+// grace. So the bound is the longest timeout of the tools a delegation of
+// plan may call, and a second.
+func (s *Service) loopsWait(plan string) time.Duration {
+	wait := time.Duration(0)
+	for _, t := range s.tools.Registry().ForPlan(plan, true) {
+		if t.Tier == tools.TierNone {
+			wait = max(wait, t.Timeout)
+		}
+	}
+	return wait + time.Second
+}
+
+// stopLoops cancels the delegations still running and waits (loopsWait)
+// for each loop to return what its model calls used, so that it reaches
+// the record: a call that returned as reported, a call cut mid-way as the
+// loop estimates it (agent.Usage). Nobody will hear their answers now:
+// they are dropped, and their audit rows settle refused.
+func (c *liveCall) stopLoops(ctx context.Context) {
+	for _, d := range c.delegations {
+		if d.cancel != nil {
+			d.cancel()
+		}
+	}
+	if c.running == 0 {
+		return
+	}
+	t := time.NewTimer(c.s.loopsWait(c.plan))
+	defer t.Stop()
+	for c.running > 0 {
+		select {
+		case o := <-c.out:
+			if !o.final {
+				continue
+			}
+			c.running--
+			c.addBackend(o.usage)
+			if !o.d.done {
+				o.d.done = true
+				c.s.metrics.live.delegations.WithLabelValues(delegationDropped).Inc()
+				c.finishDelegation(ctx, o.d, audit.Refused, "")
+			}
+		case <-t.C:
+			c.s.log.Warn("live: delegation loops still running at the end; what they used is not recorded",
+				"session_id", c.id, "running", c.running)
+			return
+		}
+	}
 }
 
 func (c *liveCall) appendOrLog(ctx context.Context, kind, delegationID string, err error) {

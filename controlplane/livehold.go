@@ -30,8 +30,10 @@ type liveCall struct {
 	delegations  map[string]*delegation
 	seq          int // delegations created
 	answeredSeq  int // the newest delegation answered
+	running      int // delegation loops started and not yet returned
 	out          chan delegationOut
 	instructions string // the session's, with the profile: the backend's context
+	screenedMS   int64  // the output transcript is screened up to here (livesafety.go)
 }
 
 // liveReader reads one sideband into events until it fails or is
@@ -76,7 +78,7 @@ func (r *liveReader) stop() {
 func (s *Service) runLive(ctx context.Context, id string, h *holder, held heldSession) {
 	c := &liveCall{s: s, id: id, heldSession: held, lastActivity: s.clock.Now(), delegations: map[string]*delegation{},
 		out: make(chan delegationOut, 16), instructions: held.live.Instructions}
-	c.voiceMS, c.transcript = held.observed.Session.AudioMillis, held.transcript
+	c.voiceMS, c.transcript, c.screenedMS = held.observed.Session.AudioMillis, held.transcript, held.screenedMS
 	defer func() {
 		for _, d := range c.delegations {
 			if d.cancel != nil {
@@ -168,12 +170,12 @@ func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) {
 	switch ev.Type {
 	case "session.input_transcript.delta":
 		e := ev.AsInputTranscriptDeltaEvent()
-		c.heard("user", e.Delta, e.StartMs, e.EndMs)
+		c.heard(ctx, "user", e.Delta, e.StartMs, e.EndMs)
 		c.heardMS = max(c.heardMS, e.EndMs)
 		c.startReady(ctx, c.lastActivity)
 	case "session.output_transcript.delta":
 		e := ev.AsOutputTranscriptDeltaEvent()
-		c.heard("assistant", e.Delta, e.StartMs, e.EndMs)
+		c.heard(ctx, "assistant", e.Delta, e.StartMs, e.EndMs)
 	case "session.delegation.created":
 		c.lastActivity = c.s.clock.Now()
 		e := ev.AsDelegationCreatedEvent()
@@ -186,6 +188,7 @@ func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) {
 		c.noteSeconds(ev.AsSessionUsageUpdatedEvent().Usage.Seconds)
 	case "session.closed":
 		e := ev.AsSessionClosedEvent()
+		c.observed.Final = true
 		c.noteSeconds(e.Usage.Seconds)
 		c.closed = string(e.Reason)
 		if c.closed == "" {
@@ -210,18 +213,24 @@ func (c *liveCall) noteSeconds(sec float64) {
 type liveObserved struct {
 	ReportedUsage
 	Transcript []LiveLine `json:",omitempty"`
+	ScreenedMS int64      `json:",omitempty"`
 }
 
 func (c *liveCall) usage() liveObserved {
-	u := liveObserved{ReportedUsage: c.observed, Transcript: c.transcript}
+	u := liveObserved{ReportedUsage: c.observed, Transcript: c.transcript, ScreenedMS: c.screenedMS}
 	u.Session.AudioMillis = c.voiceMS
 	return u
 }
 
-// heard keeps one transcript delta; it is activity for the idle limit.
-func (c *liveCall) heard(speaker, delta string, startMS, endMS int64) {
+// heard keeps one transcript delta; it is activity for the idle limit. A
+// new line ends the one before it, which is screened if it was the voice's.
+func (c *liveCall) heard(ctx context.Context, speaker, delta string, startMS, endMS int64) {
 	c.lastActivity = c.s.clock.Now()
+	turned := len(c.transcript) > 0 && c.transcript[len(c.transcript)-1].Speaker != speaker
 	c.transcript = addDelta(c.transcript, speaker, delta, startMS, endMS)
+	if turned {
+		c.screenSpoken(ctx, false)
+	}
 	c.s.noteUsage(c.id, c.usage())
 }
 
@@ -261,6 +270,7 @@ func (c *liveCall) finish(ctx context.Context, reason string) {
 	if reason == ReasonError && c.closed == "" {
 		c.s.closeLive(ctx, c.callID) // it may be up with nobody holding it
 	}
+	c.screenSpoken(ctx, true)
 	c.flush(ctx)
 	if _, _, err := c.s.end(ctx, c.userID, c.id, EndRequest{Reason: reason, byHolder: true}); err != nil {
 		c.s.log.Warn("live sideband: end failed; the sweeper will close the session", "session_id", c.id, "err", err)
@@ -268,6 +278,7 @@ func (c *liveCall) finish(ctx context.Context, reason string) {
 }
 
 func (c *liveCall) flush(ctx context.Context) {
+	c.stopLoops(ctx)
 	c.s.noteUsage(c.id, c.usage())
 	c.s.saveUsage(ctx, c.id)
 }
@@ -284,10 +295,6 @@ func (c *liveCall) nextWake() time.Time {
 		next = earliest(next, c.deadline)
 	}
 	return next
-}
-
-func (c *liveCall) noticeTime(i int) time.Time {
-	return c.deadline.Add(-time.Duration((1 - noticeAt[i]) * float64(c.max)))
 }
 
 // tick: notices (trusted instructions, session-wide), then the cap, then

@@ -15,19 +15,22 @@ type liveMetrics struct {
 }
 
 // Delegation outcomes: created, answered, timed_out (the voice was told it
-// could not be done), dropped (a result after its deadline, or superseded).
+// could not be done), dropped (a result after its deadline, or superseded),
+// blocked (the answer held personal data: the voice was told it could not
+// be done, and nothing of it was said).
 const (
 	delegationCreated  = "created"
 	delegationAnswered = "answered"
 	delegationTimedOut = "timed_out"
 	delegationDropped  = "dropped"
+	delegationBlocked  = "blocked"
 )
 
 func newLiveMetrics(reg prometheus.Registerer) (*liveMetrics, error) {
 	m := &liveMetrics{
 		delegations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "voxgate", Subsystem: "voice", Name: "live_delegations_total",
-			Help: "GPT-Live delegations, by outcome (created, answered, timed_out, dropped).",
+			Help: "GPT-Live delegations, by outcome (created, answered, timed_out, dropped, blocked).",
 		}, []string{"outcome"}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "voxgate", Subsystem: "voice", Name: "live_appends_refused_total",
@@ -38,7 +41,7 @@ func newLiveMetrics(reg prometheus.Registerer) (*liveMetrics, error) {
 			Help: "Live sidebands attached again after a drop; what was said in the gap is lost.",
 		}),
 	}
-	for _, o := range []string{delegationCreated, delegationAnswered, delegationTimedOut, delegationDropped} {
+	for _, o := range []string{delegationCreated, delegationAnswered, delegationTimedOut, delegationDropped, delegationBlocked} {
 		m.delegations.WithLabelValues(o)
 	}
 	for _, c := range []prometheus.Collector{m.delegations, m.refused, m.reattaches} {

@@ -162,7 +162,7 @@ func phoneOp(s *sim.Server, phones *[]*simtest.Caller, cmd phoneCmd) phoneReply 
 	fail := func(err error) phoneReply { return phoneReply{Err: err.Error()} }
 	switch cmd.Op {
 	case "offer":
-		p, err := simtest.OpenCaller()
+		p, err := simtest.OpenCaller(sim.LoopbackSettingEngine())
 		if err != nil {
 			return fail(err)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/voxgate/voxgate/safety"
 )
 
 // LiveLine is one utterance of a live session's transcript: who spoke,
@@ -15,6 +17,19 @@ type LiveLine struct {
 	Text    string `json:"text"`
 	StartMS int64  `json:"start_ms"`
 	EndMS   int64  `json:"end_ms"`
+	// clean is Text sanitized when it was cleanLen bytes long: a line is
+	// sanitized once per growth, not at every delegation that reads it.
+	clean    string
+	cleanLen int
+	cleaned  bool
+}
+
+// sanitized is the line's text as the backend model may read it.
+func (l *LiveLine) sanitized() string {
+	if !l.cleaned || l.cleanLen != len(l.Text) {
+		l.clean, l.cleanLen, l.cleaned = safety.Sanitize(l.Text), len(l.Text), true
+	}
+	return l.clean
 }
 
 // Transcript bounds: the lines kept, and one line's bytes. The task of a
@@ -44,14 +59,17 @@ func addDelta(lines []LiveLine, speaker, delta string, startMS, endMS int64) []L
 
 // taskText renders the conversation up to offsetMS (the delegation's
 // place) for the backend model: both speakers, in order, with their
-// times.
+// times. Each line is sanitized (the input filter, DESIGN §12): what the
+// user said is data to the model, never its instructions. The lines keep
+// their sanitized text for the next delegation.
 func taskText(lines []LiveLine, offsetMS int64) string {
 	var b strings.Builder
-	for _, l := range lines {
+	for i := range lines {
+		l := &lines[i]
 		if l.StartMS > offsetMS {
 			continue
 		}
-		fmt.Fprintf(&b, "[%.1fs] %s: %s\n", float64(l.StartMS)/1000, l.Speaker, l.Text)
+		fmt.Fprintf(&b, "[%.1fs] %s: %s\n", float64(l.StartMS)/1000, l.Speaker, l.sanitized())
 	}
 	return b.String()
 }

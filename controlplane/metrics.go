@@ -48,7 +48,7 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error)
 		}),
 		transcriptFlags: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "voxgate", Subsystem: "voice", Name: "transcript_flags_total",
-			Help: "Spoken answers whose transcript the safety detectors flagged, by flag (medical_claim, pii_leak).",
+			Help: "Voice answers the safety detectors flagged, by flag (medical_claim, pii_leak): spoken ones after the fact, and live delegations' answers stopped before they were said.",
 		}, []string{"flag"}),
 		held: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "voxgate", Subsystem: "voice", Name: "sideband_sessions_held",

@@ -35,11 +35,19 @@ func (h *heardSeqs) get() []uint16 {
 // returns once both legs are up.
 func relayCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (controlplane.StartResponse, *simtest.Caller, *heardSeqs, string) {
 	t.Helper()
+	return relayCallWith(t, ctx, f, p, simtest.NewCaller(t), nil)
+}
+
+// relayCallWith is relayCall with the phone given; answer, when set,
+// rewrites the gateway's answer before the phone applies it (a network
+// that blocks UDP makes its UDP candidates useless).
+func relayCallWith(t *testing.T, ctx context.Context, f fixture, p auth.Principal, phone *simtest.Caller,
+	answer func(string) string) (controlplane.StartResponse, *simtest.Caller, *heardSeqs, string) {
+	t.Helper()
 	start := mustStart(t, f, p, `{"mode":"relay"}`)
 	if start.Mode != controlplane.ModeRelay || start.ClientSecret != nil || start.SDPURL != "/v1/voice/sessions/"+start.SessionID+"/sdp" {
 		t.Fatalf("relay start: %+v", start)
 	}
-	phone := simtest.NewCaller(t)
 	heard := &heardSeqs{}
 	phone.PC.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		for {
@@ -61,7 +69,11 @@ func relayCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (
 	if w.Code != http.StatusCreated || w.Header().Get("Content-Type") != "application/sdp" {
 		t.Fatalf("offer: %d %s %s", w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
-	if err := phone.Accept(w.Body.String()); err != nil {
+	sdp := w.Body.String()
+	if answer != nil {
+		sdp = answer(sdp)
+	}
+	if err := phone.Accept(sdp); err != nil {
 		t.Fatal(err)
 	}
 	if err := phone.WaitOpen(ctx); err != nil {

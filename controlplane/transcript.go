@@ -13,15 +13,22 @@ import (
 // PIILeak is the flag type of personal data heard in a voice answer.
 const PIILeak = "pii_leak"
 
-// screenTranscript runs a finished output transcript through the medical
+// screenTranscript runs a finished output transcript of a sideband call
+// through the detectors (screenSpoken).
+func (c *call) screenTranscript(ctx context.Context, part, transcript string) {
+	c.s.screenSpoken(ctx, c.id, c.userID, part, transcript)
+}
+
+// screenSpoken runs a finished output transcript through the medical
 // claim and PII detectors (DESIGN §12). Spoken audio cannot be recalled,
 // so a hit is recorded after the fact: a flag on the session (shown by GET
 // /v1/voice/sessions/{id}), a metric, an audit row (kind voice_answer,
 // status flagged, the rule ids and the transcript's hash) and a log line
 // with the rule ids, never the text. part names the answer within the
-// session (the provider's item id and content index), so a transcript
-// seen twice makes one row. Prescriptive tone is not flagged on voice.
-func (c *call) screenTranscript(ctx context.Context, part, transcript string) {
+// session (a sideband's item id and content index, a live line's start),
+// so a transcript seen twice makes one row. Prescriptive tone is not
+// flagged on voice.
+func (s *Service) screenSpoken(ctx context.Context, sessionID, userID, part, transcript string) {
 	v := safety.CheckText(transcript, safety.Options{})
 	var f safety.Flag
 	switch v.Outcome {
@@ -32,20 +39,25 @@ func (c *call) screenTranscript(ctx context.Context, part, transcript string) {
 	default:
 		return
 	}
-	c.s.metrics.transcriptFlags.WithLabelValues(f.Type).Inc()
-	c.s.log.WarnContext(ctx, "voice sideband: a spoken answer was flagged", "session_id", c.id, "flag", f.Type, "rules", v.Rules)
-	raw, _ := json.Marshal([]safety.Flag{f})
-	if _, err := c.s.pool.Exec(ctx, `UPDATE voice_sessions SET safety_flags = safety_flags || $2::jsonb WHERE id = $1`, c.id, raw); err != nil {
-		c.s.log.ErrorContext(ctx, "voice sideband: a safety flag was not stored", "session_id", c.id, "flag", f.Type,
-			"err", database.Error("controlplane: flag a session", err))
-	}
+	s.log.WarnContext(ctx, "voice: a spoken answer was flagged", "session_id", sessionID, "flag", f.Type, "rules", v.Rules)
+	s.flagSession(ctx, sessionID, f)
 	// The answer was spoken before it could be checked: its row has no
 	// pending stage, and Finish inserts it final at once.
-	r := audit.Row{ID: c.id + "/answer/" + part, Kind: audit.KindVoiceAnswer, UserID: c.userID, SessionID: c.id,
+	r := audit.Row{ID: sessionID + "/answer/" + part, Kind: audit.KindVoiceAnswer, UserID: userID, SessionID: sessionID,
 		Status: audit.Flagged, FiltersRan: []string{audit.FilterMedical, audit.FilterPII}, RuleIDs: v.Rules,
 		OutputHash: audit.Hash(transcript)}
-	if err := c.s.audit.Finish(ctx, r); err != nil && !errors.Is(err, audit.ErrFinal) {
-		c.s.log.ErrorContext(ctx, "voice sideband: a flagged answer's audit row was not written", "session_id", c.id,
+	if err := s.audit.Finish(ctx, r); err != nil && !errors.Is(err, audit.ErrFinal) {
+		s.log.ErrorContext(ctx, "voice: a flagged answer's audit row was not written", "session_id", sessionID,
 			"flag", f.Type, "err", err)
+	}
+}
+
+// flagSession adds a safety flag to the session and counts it.
+func (s *Service) flagSession(ctx context.Context, sessionID string, f safety.Flag) {
+	s.metrics.transcriptFlags.WithLabelValues(f.Type).Inc()
+	raw, _ := json.Marshal([]safety.Flag{f})
+	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET safety_flags = safety_flags || $2::jsonb WHERE id = $1`, sessionID, raw); err != nil {
+		s.log.ErrorContext(ctx, "voice: a safety flag was not stored", "session_id", sessionID, "flag", f.Type,
+			"err", database.Error("controlplane: flag a session", err))
 	}
 }

@@ -18,9 +18,13 @@ import (
 type ReportedUsage struct {
 	Session       billing.Usage
 	Transcription billing.Usage
-	// BackendModel is a live session's: the chat model its delegations
-	// ran on, whose tokens Transcription then holds (livecost.go).
-	BackendModel string `json:",omitempty"`
+	// BackendModel and Backend are a live session's: the chat model its
+	// delegations ran on and its tokens (livecost.go).
+	BackendModel string        `json:",omitempty"`
+	Backend      billing.Usage `json:",omitzero"`
+	// Final is a live session's: its usage is session.closed's, the
+	// provider's last word, not only the highest figure seen.
+	Final bool `json:",omitempty"`
 }
 
 // The provider's usage shape. Only these fields are read; total_tokens,

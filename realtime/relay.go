@@ -40,7 +40,8 @@ const (
 	// EventLegResumed: RTP again after EventLegSilent.
 	EventLegResumed RelayEventKind = "leg_resumed"
 	// EventLegClosed: the leg's connection failed (ICE) or closed (DTLS
-	// close, Close). Detail is the pion state.
+	// close, Close), or the provider leg did not connect in time. Detail
+	// is the pion state, or DetailConnectTimeout.
 	EventLegClosed RelayEventKind = "leg_closed"
 	// EventChannelClosed: the leg's oai-events channel closed.
 	EventChannelClosed RelayEventKind = "channel_closed"
@@ -48,6 +49,10 @@ const (
 	// than the other leg takes; the phone got an error event instead.
 	EventMessageRefused RelayEventKind = "message_refused"
 )
+
+// DetailConnectTimeout is EventLegClosed's detail for a provider leg that
+// did not connect within RelayParams.ConnectTimeout.
+const DetailConnectTimeout = "connect_timeout"
 
 // RelayEvent is reported to RelayParams.OnEvent.
 type RelayEvent struct {
@@ -60,6 +65,13 @@ type RelayEvent struct {
 // EventLegSilent: Opus on the Realtime API sends a packet every 20 ms
 // while the call is up, even in silence (DTX is not negotiated).
 const DefaultSilenceTimeout = 2 * time.Second
+
+// DefaultConnectTimeout bounds how long the provider leg may take to
+// connect once the provider answered. ICE between the relay and the
+// provider, both at public addresses, takes a few round trips; a provider
+// that went away before it connected would otherwise be found only when
+// ICE gives up checking (the disconnected and failed timeouts, 30 s).
+const DefaultConnectTimeout = 5 * time.Second
 
 // DefaultReportInterval is RFC 3550's recommended minimum RTCP interval
 // (6.2). Reports cost every held call CPU whether it carries audio or not,
@@ -82,6 +94,8 @@ type RelayParams struct {
 	OnEvent func(RelayEvent)
 	// SilenceTimeout: 0 means DefaultSilenceTimeout.
 	SilenceTimeout time.Duration
+	// ConnectTimeout: 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 	// ReportInterval is how often each leg sends its sender and receiver
 	// reports; 0 means DefaultReportInterval.
 	ReportInterval time.Duration
@@ -124,6 +138,9 @@ func NewRelay(p RelayParams) (*Relay, error) {
 	r := &Relay{p: p, silence: p.SilenceTimeout}
 	if r.silence <= 0 {
 		r.silence = DefaultSilenceTimeout
+	}
+	if r.p.ConnectTimeout <= 0 {
+		r.p.ConnectTimeout = DefaultConnectTimeout
 	}
 	if r.p.ReportInterval <= 0 {
 		r.p.ReportInterval = DefaultReportInterval

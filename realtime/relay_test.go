@@ -29,6 +29,7 @@ type relayEnv struct {
 
 type relayOpts struct {
 	net       realtime.NetworkParams
+	shared    *realtime.Network // when set, net is unused: relays share one network, as a replica's do
 	intercept func(realtime.Leg, []byte) realtime.Verdict
 	silence   time.Duration
 	reports   time.Duration // 0: 500 ms, as the tests wait for reports
@@ -37,6 +38,11 @@ type relayOpts struct {
 	// answer rewrites the provider's SDP answer (a provider advertising
 	// another a=max-message-size).
 	answer func(string) string
+	// dialed, when set, sees each provider call the relay placed before the
+	// relay applies its answer.
+	dialed func(realtime.Call)
+	// connect is the provider leg's connect deadline (0: the default).
+	connect time.Duration
 	// onEvent, when set, sees each event before it is queued.
 	onEvent func(*realtimeRelayRef, realtime.RelayEvent)
 }
@@ -55,16 +61,10 @@ func newRelayEnvWith(t testing.TB, s *sim.Server, c *realtime.Client, o relayOpt
 	if o.reports == 0 {
 		o.reports = 500 * time.Millisecond
 	}
-	np := o.net
-	np.Loopback = true
-	if np.UDPAddr == "" && !o.noMux {
-		np.UDPAddr = "127.0.0.1:0"
+	n := o.shared
+	if n == nil {
+		n = newNetwork(t, o.net, o.noMux)
 	}
-	n, err := realtime.NewNetwork(np)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Close() })
 	e := &relayEnv{sim: s, client: c, net: n, events: make(chan realtime.RelayEvent, 64)}
 	ref := &realtimeRelayRef{}
 	r, err := realtime.NewRelay(realtime.RelayParams{
@@ -74,10 +74,14 @@ func newRelayEnvWith(t testing.TB, s *sim.Server, c *realtime.Client, o relayOpt
 			if err == nil && o.answer != nil {
 				call.Answer = o.answer(call.Answer)
 			}
+			if err == nil && o.dialed != nil {
+				o.dialed(call)
+			}
 			return call, err
 		},
 		Intercept:      o.intercept,
 		SilenceTimeout: o.silence,
+		ConnectTimeout: o.connect,
 		ReportInterval: o.reports,
 		Interceptors:   o.legExtra,
 		OnEvent: func(ev realtime.RelayEvent) {
@@ -97,6 +101,22 @@ func newRelayEnvWith(t testing.TB, s *sim.Server, c *realtime.Client, o relayOpt
 	e.relay = r
 	t.Cleanup(r.Close) // before the network closes: cleanups run last first
 	return e
+}
+
+// newNetwork is a relay network on loopback; with mux, one UDP port for
+// every leg.
+func newNetwork(t testing.TB, np realtime.NetworkParams, noMux bool) *realtime.Network {
+	t.Helper()
+	np.Loopback = true
+	if np.UDPAddr == "" && !noMux {
+		np.UDPAddr = "127.0.0.1:0"
+	}
+	n, err := realtime.NewNetwork(np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	return n
 }
 
 // connect answers the phone through the relay and waits for its channel.

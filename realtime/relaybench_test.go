@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -76,96 +75,152 @@ func dialDirect(ctx context.Context, b *testing.B, c *realtime.Client, p *phone)
 	return call.ID
 }
 
-// phase streams b.N packets (20 ms apart) on every phone at once and
-// returns the round trips of the packets after the first 10 of each, and
-// the process CPU it took.
-func phase(ctx context.Context, b *testing.B, phones []*phone) ([]time.Duration, time.Duration) {
-	before := make([]int, len(phones))
-	for i, p := range phones {
+// latencyRow is one way of carrying the benchmark's calls: its phones and
+// what they measured.
+type latencyRow struct {
+	name       string
+	phones     []*phone
+	rtts       []time.Duration
+	cpu        time.Duration
+	sent, lost int
+}
+
+// echoWait bounds the wait for a phase's last echoes: a packet not back by
+// then is counted lost (a socket's buffer overflowing drops packets).
+const echoWait = 3 * time.Second
+
+// phase streams k packets (20 ms apart) on every phone of r at once and
+// adds the round trips of those that came back, the packets lost and the
+// process CPU it took to r. The phones' send times are spread evenly over
+// the 20 ms: independent calls do not send in step (aligned, every call's
+// packet leaves in the same instant).
+func (r *latencyRow) phase(ctx context.Context, k int, aligned bool) {
+	before := make([]int, len(r.phones))
+	for i, p := range r.phones {
 		before[i] = len(p.heard())
 	}
 	cpu := cpuTime()
+	start := time.Now()
 	var wg sync.WaitGroup
-	for _, p := range phones {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i, p := range r.phones {
+		wg.Go(func() {
+			if !aligned {
+				time.Sleep(time.Until(start.Add(time.Duration(i) * 20 * time.Millisecond / time.Duration(len(r.phones)))))
+			}
 			tick := time.NewTicker(20 * time.Millisecond)
 			defer tick.Stop()
-			for range b.N + 10 {
-				<-tick.C
+			for range k {
 				_ = p.send()
+				<-tick.C
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	var rtts []time.Duration
-	for i, p := range phones {
-		// Every echo is back, or the call lost packets: a bound, not a guess.
-		h := p.waitHeard(ctx, b, before[i]+b.N+10)
-		for _, x := range h[before[i]+10:] {
-			rtts = append(rtts, x.rtt)
+	wait, cancel := context.WithTimeout(ctx, echoWait)
+	defer cancel()
+	for i, p := range r.phones {
+		h := p.heardUntil(wait, before[i]+k)[before[i]:]
+		h = h[:min(len(h), k)]
+		for _, x := range h {
+			r.rtts = append(r.rtts, x.rtt)
 		}
+		r.sent += k
+		r.lost += k - len(h)
 	}
-	return rtts, cpuTime() - cpu
+	r.cpu += cpuTime() - cpu
 }
 
-// The added forwarding latency: phones send Opus packets carrying their
-// send time to the simulator's echo, first straight (as sideband mode
-// does), then through the relay, in one run; the figures are the round
-// trips' p50 and p99 and the process's CPU per call-second of each.
+// The added forwarding latency. Phones send Opus packets carrying their
+// send time to an echo and read the round trip when the packet is back,
+// three ways in one run: to a bare pion peer that only echoes (the floor:
+// two pion peers), straight to the simulator's echo (as sideband mode's
+// media goes), and through a relay to the simulator: all relays on one
+// shared UDP port (one pion mux reader for every packet), and all on four
+// (voice.relay.udp_sockets: 4). The rows take turns a second at a time, so a change in the machine's load
+// falls on all three alike; the figures are each row's round-trip p50
+// and p99 and its process CPU per call-second.
 //
-//	VOXGATE_RELAY_CALLS=1,100 go test ./realtime -run '^$' -bench 'RelayLatency' -benchtime 500x
+//	VOXGATE_RELAY_CALLS=1,100 go test ./realtime -run '^$' -bench 'RelayLatency' -benchtime 200x
+//
+// VOXGATE_RELAY_ALIGNED=1 sends every call's packet in the same instant
+// (the worst burst) instead of spreading them over the 20 ms.
 func BenchmarkRelayLatency(b *testing.B) {
+	aligned := os.Getenv("VOXGATE_RELAY_ALIGNED") != ""
 	for _, n := range benchCalls() {
 		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
 			s, ts := simtest.NewServer(b, sim.Config{Latency: simtest.ZeroLatency()})
-			noRetry := 0
-			c, err := realtime.New(realtime.Params{BaseURL: ts.URL + "/v1", APIKey: simtest.TestKey, Timeout: 30 * time.Second, MaxRetries: &noRetry})
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, echo := simtest.NewBareEcho(b)
+			c, ec := benchClient(b, ts.URL), benchClient(b, echo.URL)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			// Relayed twice: through the shared UDP port (one reader for
-			// every packet of every call), and with a port per leg.
-			direct, relayed, ported := make([]*phone, n), make([]*phone, n), make([]*phone, n)
-			for i := range n {
-				direct[i] = newPhone(b, phoneOpts{})
-				dialDirect(ctx, b, c, direct[i])
-				relayed[i] = newPhone(b, phoneOpts{})
-				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval}).connect(ctx, b, relayed[i], false)
-				ported[i] = newPhone(b, phoneOpts{})
-				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, noMux: true}).connect(ctx, b, ported[i], false)
+			rows := []*latencyRow{{name: "echo"}, {name: "direct"}, {name: "relay"}, {name: "relay4"}}
+			shared := newNetwork(b, realtime.NetworkParams{}, false)
+			shared4 := newNetwork(b, realtime.NetworkParams{UDPAddr: "127.0.0.1:0", UDPSockets: 4}, false)
+			for range n {
+				p := newPhone(b, phoneOpts{})
+				dialDirect(ctx, b, ec, p)
+				rows[0].phones = append(rows[0].phones, p)
+				p = newPhone(b, phoneOpts{})
+				dialDirect(ctx, b, c, p)
+				rows[1].phones = append(rows[1].phones, p)
+				p = newPhone(b, phoneOpts{})
+				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, shared: shared}).connect(ctx, b, p, false)
+				rows[2].phones = append(rows[2].phones, p)
+				p = newPhone(b, phoneOpts{})
+				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, shared: shared4}).connect(ctx, b, p, false)
+				rows[3].phones = append(rows[3].phones, p)
+			}
+			for _, r := range rows { // first packets set up pion's streams
+				r.phase(ctx, 10, aligned)
+				r.rtts, r.cpu, r.sent, r.lost = nil, 0, 0, 0
 			}
 			b.ResetTimer()
-			dRTT, dCPU := phase(ctx, b, direct)
-			rRTT, rCPU := phase(ctx, b, relayed)
-			pRTT, _ := phase(ctx, b, ported)
+			const round = 50 // packets: one second
+			for i, left := 0, b.N; left > 0; i++ {
+				k := min(round, left)
+				left -= k
+				for j := range rows {
+					rows[(i+j)%len(rows)].phase(ctx, k, aligned)
+				}
+			}
 			b.StopTimer()
-			callSeconds := float64(n) * float64(b.N+10) * 0.02
-			d50, d99, r50, r99 := pct(dRTT, 0.5), pct(dRTT, 0.99), pct(rRTT, 0.5), pct(rRTT, 0.99)
-			p50, p99 := pct(pRTT, 0.5), pct(pRTT, 0.99)
+			callSeconds := float64(n) * float64(b.N) * 0.02
 			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-			b.ReportMetric(ms(d50), "direct-p50-ms")
-			b.ReportMetric(ms(d99), "direct-p99-ms")
-			b.ReportMetric(ms(r50), "relay-p50-ms")
-			b.ReportMetric(ms(r99), "relay-p99-ms")
-			b.ReportMetric(ms(r50-d50), "added-p50-ms")
-			b.ReportMetric(ms(r99-d99), "added-p99-ms")
-			b.ReportMetric(ms(p50-d50), "ports-added-p50-ms")
-			b.ReportMetric(ms(p99-d99), "ports-added-p99-ms")
-			b.ReportMetric(dCPU.Seconds()/callSeconds*100, "direct-cpu-%/call")
-			b.ReportMetric(rCPU.Seconds()/callSeconds*100, "relay-cpu-%/call")
+			p50, p99 := map[string]time.Duration{}, map[string]time.Duration{}
+			for _, r := range rows {
+				p50[r.name], p99[r.name] = pct(r.rtts, 0.5), pct(r.rtts, 0.99)
+				b.ReportMetric(ms(p50[r.name]), r.name+"-p50-ms")
+				b.ReportMetric(ms(p99[r.name]), r.name+"-p99-ms")
+				b.ReportMetric(r.cpu.Seconds()/callSeconds*100, r.name+"-cpu-%/call")
+				b.ReportMetric(float64(r.lost)/float64(r.sent)*100, r.name+"-lost-%")
+			}
+			b.ReportMetric(ms(p50["relay"]-p50["direct"]), "added-p50-ms")
+			b.ReportMetric(ms(p99["relay"]-p99["direct"]), "added-p99-ms")
+			b.ReportMetric(ms(p50["relay4"]-p50["direct"]), "added4-p50-ms")
+			b.ReportMetric(ms(p99["relay4"]-p99["direct"]), "added4-p99-ms")
+			b.ReportMetric(rows[2].cpu.Seconds()/rows[0].cpu.Seconds(), "relay/echo-cpu")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
 
-// Connected calls carrying no media: what holding them costs, the relayed
-// ones against the same number straight to the simulator, each measured
-// over the same wall time in one run (process CPU; heap and stacks added
-// by each set).
+// benchClient is a client of the simulator (or an echo) at base.
+func benchClient(b *testing.B, base string) *realtime.Client {
+	b.Helper()
+	noRetry := 0
+	c, err := realtime.New(realtime.Params{BaseURL: base + "/v1", APIKey: simtest.TestKey, Timeout: 30 * time.Second, MaxRetries: &noRetry})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// Connected calls carrying no media: what holding them costs. In one run:
+// N plain pion peer pairs (a phone and a bare echo, no relay) alone, then
+// N relayed calls (all on one shared network, as a replica's are) added
+// beside them, then the relayed calls alone once the pairs are closed.
+// Each window is the process's CPU (getrusage) over the same wall time;
+// memory is the heap and stacks each set added.
 //
 //	VOXGATE_RELAY_CALLS=1000 go test ./realtime -run '^$' -bench 'RelayIdle' -benchtime 1x
 func BenchmarkRelayIdle(b *testing.B) {
@@ -176,54 +231,52 @@ func BenchmarkRelayIdle(b *testing.B) {
 	for _, n := range benchCalls() {
 		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
 			s, ts := simtest.NewServer(b, sim.Config{Latency: simtest.ZeroLatency()})
-			noRetry := 0
-			c, err := realtime.New(realtime.Params{BaseURL: ts.URL + "/v1", APIKey: simtest.TestKey, Timeout: 30 * time.Second, MaxRetries: &noRetry})
-			if err != nil {
-				b.Fatal(err)
-			}
+			echo, ets := simtest.NewBareEcho(b)
+			c, ec := benchClient(b, ts.URL), benchClient(b, ets.URL)
+			shared := newNetwork(b, realtime.NetworkParams{}, false)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
-			measure := func(connect func(*phone)) (cpu time.Duration, mem uint64, phones []*phone) {
+			connect := func(dial func(*phone)) (mem uint64, phones []*phone) {
 				var m0, m1 runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&m0)
 				for range n {
 					p := newPhone(b, phoneOpts{})
-					connect(p)
+					dial(p)
 					phones = append(phones, p)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&m1)
+				return (m1.HeapInuse + m1.StackInuse) - (m0.HeapInuse + m0.StackInuse), phones
+			}
+			measure := func() time.Duration {
 				c0 := cpuTime()
 				time.Sleep(window) // the measured window itself, not a wait for a condition
-				return cpuTime() - c0, (m1.HeapInuse + m1.StackInuse) - (m0.HeapInuse + m0.StackInuse), phones
+				return cpuTime() - c0
 			}
 			b.ResetTimer()
-			var ids []string
-			dCPU, dMem, direct := measure(func(p *phone) { ids = append(ids, dialDirect(ctx, b, c, p)) })
-			// The straight calls end before the relayed window, so each
-			// window holds one set.
-			for _, p := range direct {
+			pMem, pairs := connect(func(p *phone) { dialDirect(ctx, b, ec, p) })
+			pCPU := measure()
+			rMem, _ := connect(func(p *phone) {
+				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval, shared: shared}).connect(ctx, b, p, false)
+			})
+			bothCPU := measure()
+			for _, p := range pairs {
 				_ = p.pc.Close()
 			}
-			testkit.Eventually(b, ctx, "the straight calls ended", func() bool {
-				for _, id := range ids {
-					if st, ok := s.Call(id); ok && st.Status != "ended" {
-						return false
-					}
-				}
-				return true
-			})
-			rCPU, rMem, _ := measure(func(p *phone) {
-				newRelayEnvWith(b, s, c, relayOpts{reports: realtime.DefaultReportInterval}).connect(ctx, b, p, false)
-			})
+			echo.Close()
+			// The pairs' teardown (their goroutines ending, their memory
+			// freed) is not the relayed calls' cost: settle before the window.
+			runtime.GC()
+			time.Sleep(window / 2)
+			rCPU := measure()
 			b.StopTimer()
-			per := func(cpu time.Duration) float64 { return cpu.Seconds() / window.Seconds() / float64(n) * 100 }
-			b.ReportMetric(per(dCPU), "direct-cpu-%/call")
-			b.ReportMetric(per(rCPU), "relay-cpu-%/call")
-			b.ReportMetric(per(rCPU-dCPU)*float64(n), "relay-added-cpu-%")
-			b.ReportMetric(float64(dMem)/float64(n)/1024, "direct-KB/call")
-			b.ReportMetric(float64(rMem)/float64(n)/1024, "relay-KB/call")
+			core := func(cpu time.Duration) float64 { return cpu.Seconds() / window.Seconds() * 100 }
+			b.ReportMetric(core(pCPU), "pairs-cpu-%")
+			b.ReportMetric(core(bothCPU-pCPU), "relayed-beside-pairs-cpu-%")
+			b.ReportMetric(core(rCPU), "relayed-alone-cpu-%")
+			b.ReportMetric(float64(pMem)/float64(n)/1024, "pair-KB")
+			b.ReportMetric(float64(rMem)/float64(n)/1024, "relayed-KB")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -21,10 +21,16 @@ type leg struct {
 	dc      atomic.Pointer[webrtc.DataChannel] // set once open
 	rtt     atomic.Int64                       // ns, from receiver reports
 	retired atomic.Bool                        // replaced or closed: its events are not reported
+	connect atomic.Pointer[time.Timer]         // the provider leg's connect deadline, until connected
 	callID  string
 }
 
-func (l *leg) close() { _ = l.pc.Close() }
+func (l *leg) close() {
+	if t := l.connect.Load(); t != nil {
+		t.Stop()
+	}
+	_ = l.pc.Close()
+}
 
 func (l *leg) stats(far *farLoss, now time.Time) LegStats {
 	if l == nil {
@@ -93,6 +99,9 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 	}
 	l := &leg{which: which, gen: gen, pc: pc}
 	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+		if t := l.connect.Load(); t != nil && st != webrtc.PeerConnectionStateConnecting && st != webrtc.PeerConnectionStateNew {
+			t.Stop() // connected, failed or closed: the deadline has done its part
+		}
 		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
 			r.event(l, EventLegClosed, st.String())
 		}
@@ -154,10 +163,23 @@ func (r *Relay) dialProvider(ctx context.Context, gen uint64) (*leg, error) {
 		return fail(err)
 	}
 	l.callID = call.ID
+	l.connect.Store(time.AfterFunc(r.p.ConnectTimeout, func() { r.connectTimedOut(l) }))
 	if err := l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: call.Answer}); err != nil {
 		return fail(fmt.Errorf("realtime: the provider's answer: %w", err))
 	}
 	return l, nil
+}
+
+// connectTimedOut ends a provider leg that has not connected by its
+// deadline: the provider went away (or never could be reached) before
+// ICE succeeded. The leg is reported closed once, then closed.
+func (r *Relay) connectTimedOut(l *leg) {
+	if l.pc.ConnectionState() == webrtc.PeerConnectionStateConnected {
+		return
+	}
+	r.event(l, EventLegClosed, DetailConnectTimeout)
+	l.retired.Store(true) // its own close is not reported again
+	l.close()
 }
 
 // answerPhone builds the phone leg for its offer and returns the answer.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/ice/v4"
@@ -18,6 +20,16 @@ type NetworkParams struct {
 	// session's ICE uses on both legs (pion's UDP mux), so a deployment
 	// opens one port. Empty gives each leg its own port from PortMin–PortMax.
 	UDPAddr string
+	// UDPSockets, when more than 1, opens that many UDP ports from
+	// UDPAddr's port up (each with its own pion UDP mux and reader), and
+	// gives each new leg the next one in turn (phones' and the provider's
+	// legs each spread over all of them). One reader serving
+	// every session falls behind first when the cores are busy, and the
+	// socket then drops packets (docs/voice.md, "Relay" benchmarks).
+	// Several sockets on one port (SO_REUSEPORT) would not do: the kernel
+	// picks the socket by the sender's address, and a pion mux knows only
+	// the sessions given to it. 0 or 1: one port.
+	UDPSockets int
 	// TCPAddr, when set (":443"), listens for ICE over TCP: phones on
 	// networks that block UDP reach the relay there (passive candidates).
 	TCPAddr string
@@ -43,6 +55,10 @@ type NetworkParams struct {
 	// DefaultMaxMessageBytes. pion closes a channel that receives more, so
 	// a peer must be told.
 	MaxMessageBytes uint32
+	// DisconnectedTimeout and FailedTimeout are ICE's: a leg whose peer
+	// stops answering consent checks is disconnected after the first and
+	// failed after the second more (0: 10 s and 20 s). Tests shorten them.
+	DisconnectedTimeout, FailedTimeout time.Duration
 }
 
 // DefaultMaxMessageBytes matches the sideband's largest event.
@@ -52,7 +68,8 @@ const DefaultMaxMessageBytes = 1 << 20
 // the replica stops.
 type Network struct {
 	p     NetworkParams
-	udp   ice.UDPMux
+	udp   []ice.UDPMux
+	next  [2]atomic.Uint64 // the next provider [0] and phone [1] leg's UDP mux, in turn
 	tcp   ice.TCPMux
 	conns []interface{ Close() error }
 	log   logging.LoggerFactory
@@ -63,18 +80,25 @@ func NewNetwork(p NetworkParams) (*Network, error) {
 	if p.PortMin > p.PortMax {
 		return nil, fmt.Errorf("realtime: relay port range %d–%d is empty", p.PortMin, p.PortMax)
 	}
+	if p.UDPSockets < 0 || p.UDPSockets > 64 {
+		return nil, fmt.Errorf("realtime: relay UDP sockets %d: want 0–64", p.UDPSockets)
+	}
 	if p.MaxMessageBytes == 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if p.DisconnectedTimeout <= 0 {
+		p.DisconnectedTimeout = 10 * time.Second
+	}
+	if p.FailedTimeout <= 0 {
+		p.FailedTimeout = 20 * time.Second
 	}
 	n := &Network{p: p, log: logging.NewDefaultLoggerFactory()}
 	logger := n.log.NewLogger("relay")
 	if p.UDPAddr != "" {
-		conn, err := net.ListenPacket("udp4", p.UDPAddr)
-		if err != nil {
-			return nil, fmt.Errorf("realtime: relay UDP %s: %w", p.UDPAddr, err)
+		if err := n.listenUDP(logger); err != nil {
+			_ = n.Close()
+			return nil, err
 		}
-		n.conns = append(n.conns, conn)
-		n.udp = webrtc.NewICEUDPMux(logger, conn)
 	}
 	if p.TCPAddr != "" {
 		l, err := net.Listen("tcp4", p.TCPAddr)
@@ -88,12 +112,44 @@ func NewNetwork(p NetworkParams) (*Network, error) {
 	return n, nil
 }
 
-// UDPAddr and TCPAddr are the shared listeners' addresses (nil when off).
+// udpReadBuffer is each shared socket's receive buffer: a burst that
+// arrives while its reader waits for a core is held, not dropped (the
+// system's net.core.rmem_max caps it).
+const udpReadBuffer = 4 << 20
+
+// listenUDP opens the shared UDP ports: UDPSockets of them from UDPAddr's
+// port up (from ports the system picks when that port is 0).
+func (n *Network) listenUDP(logger logging.LeveledLogger) error {
+	host, port, err := net.SplitHostPort(n.p.UDPAddr)
+	if err != nil {
+		return fmt.Errorf("realtime: relay UDP %s: %w", n.p.UDPAddr, err)
+	}
+	first, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("realtime: relay UDP %s: %w", n.p.UDPAddr, err)
+	}
+	for i := range max(1, n.p.UDPSockets) {
+		addr := net.JoinHostPort(host, strconv.Itoa(first+i))
+		if first == 0 {
+			addr = n.p.UDPAddr
+		}
+		conn, err := net.ListenPacket("udp4", addr)
+		if err != nil {
+			return fmt.Errorf("realtime: relay UDP %s: %w", addr, err)
+		}
+		_ = conn.(*net.UDPConn).SetReadBuffer(udpReadBuffer)
+		n.conns = append(n.conns, conn)
+		n.udp = append(n.udp, webrtc.NewICEUDPMux(logger, conn))
+	}
+	return nil
+}
+
+// UDPAddr is the first shared UDP port's address (nil when off).
 func (n *Network) UDPAddr() net.Addr {
-	if n.udp == nil {
+	if len(n.udp) == 0 {
 		return nil
 	}
-	return n.udp.GetListenAddresses()[0]
+	return n.udp[0].GetListenAddresses()[0]
 }
 
 // TCPAddr is the ICE-TCP listener's address, nil when off.
@@ -112,8 +168,8 @@ func (n *Network) ICEServers() []webrtc.ICEServer {
 // Close closes the shared listeners; sessions still open lose their media.
 func (n *Network) Close() error {
 	var errs []error
-	if n.udp != nil {
-		errs = append(errs, n.udp.Close())
+	for _, m := range n.udp {
+		errs = append(errs, m.Close())
 	}
 	if n.tcp != nil {
 		errs = append(errs, n.tcp.Close())
@@ -137,8 +193,12 @@ func (n *Network) settings(phone bool) (webrtc.SettingEngine, error) {
 		se.SetICETCPMux(n.tcp)
 	}
 	se.SetNetworkTypes(types)
-	if n.udp != nil {
-		se.SetICEUDPMux(n.udp)
+	if len(n.udp) > 0 {
+		kind := 0
+		if phone {
+			kind = 1
+		}
+		se.SetICEUDPMux(n.udp[(n.next[kind].Add(1)-1)%uint64(len(n.udp))])
 	} else if n.p.PortMax != 0 {
 		if err := se.SetEphemeralUDPPortRange(n.p.PortMin, n.p.PortMax); err != nil {
 			return se, err
@@ -158,8 +218,9 @@ func (n *Network) settings(phone bool) (webrtc.SettingEngine, error) {
 	}
 	// A consent check every 5 s (RFC 7675's interval) rather than pion's
 	// 2 s: a held call pays for each one whether it carries audio or not.
-	// Disconnected after twice that without a packet, failed 20 s later.
-	se.SetICETimeouts(10*time.Second, 20*time.Second, 5*time.Second)
+	// Disconnected after twice that without a packet, failed 20 s later
+	// (shorter timeouts check at least twice within the first).
+	se.SetICETimeouts(n.p.DisconnectedTimeout, n.p.FailedTimeout, min(5*time.Second, n.p.DisconnectedTimeout/2))
 	se.SetSCTPMaxMessageSize(n.p.MaxMessageBytes)
 	// The readers start at negotiation, not at the first packet, so a leg
 	// that never sends is detected like one that stops.

@@ -10,6 +10,8 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/voxgate/voxgate/realtime"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
 )
 
 // The candidates the relay gives a phone carry the configured public
@@ -80,4 +82,44 @@ func TestRelayPortRange(t *testing.T) {
 	p.accept(t, answer, false)
 	go p.stream(ctx)
 	checkContinuous(t, p.waitHeard(ctx, t, 25), nil)
+}
+
+// With several shared UDP sockets, legs take them in turn: two calls'
+// phone legs answer on different ports, and both carry audio.
+func TestRelaySeveralUDPSockets(t *testing.T) {
+	t.Parallel()
+	n := newNetwork(t, realtime.NetworkParams{UDPAddr: "127.0.0.1:0", UDPSockets: 2}, false)
+	s, c := newClient(t, sim.Config{Latency: simtest.ZeroLatency()}, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ports := map[string]bool{}
+	for range 2 {
+		e := newRelayEnvWith(t, s, c, relayOpts{shared: n})
+		p := newPhone(t, phoneOpts{})
+		answer, err := e.relay.Answer(ctx, p.offer(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(answer, "\n") {
+			if f := strings.Fields(line); strings.HasPrefix(line, "a=candidate:") && strings.EqualFold(f[2], "udp") {
+				ports[f[5]] = true
+			}
+		}
+		p.accept(t, answer, false)
+		go p.stream(ctx)
+		checkContinuous(t, p.waitHeard(ctx, t, 25), nil)
+	}
+	if len(ports) != 2 {
+		t.Fatalf("the phones were answered on ports %v, want two", ports)
+	}
+}
+
+// A socket count outside 0–64 is refused before anything listens.
+func TestRelayUDPSocketsBounds(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{-1, 65} {
+		if _, err := realtime.NewNetwork(realtime.NetworkParams{UDPAddr: "127.0.0.1:0", UDPSockets: n, Loopback: true}); err == nil {
+			t.Fatalf("UDPSockets %d accepted", n)
+		}
+	}
 }

@@ -59,6 +59,7 @@ type phoneOpts struct {
 	dropEvery       int                   // drop every nth received RTP packet before pion's reports see it
 	extra           []interceptor.Factory // nearest the network
 	noReports, bare bool                  // bare: no interceptors at all (the simulator's own kind of peer)
+	conn            *simtest.CutConn      // every ICE packet through this socket
 }
 
 func newPhone(t testing.TB, o phoneOpts) *phone {
@@ -70,6 +71,9 @@ func newPhone(t testing.TB, o phoneOpts) *phone {
 	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
 	if o.tcpOnly {
 		se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeTCP4})
+	}
+	if o.conn != nil {
+		se.SetICEUDPMux(ice.NewUDPMuxDefault(ice.UDPMuxParams{UDPConn: o.conn}))
 	}
 	if o.maxMessage > 0 {
 		se.SetSCTPMaxMessageSize(o.maxMessage)
@@ -235,6 +239,20 @@ func (p *phone) waitHeard(ctx context.Context, t testing.TB, n int) []heard {
 		case <-p.more:
 		case <-ctx.Done():
 			t.Fatalf("the phone heard %d packets, want %d: %v", len(p.heard()), n, ctx.Err())
+		}
+	}
+}
+
+// heardUntil waits for at least n packets until ctx ends, and returns
+// what was heard by then.
+func (p *phone) heardUntil(ctx context.Context, n int) []heard {
+	for {
+		if h := p.heard(); len(h) >= n || ctx.Err() != nil {
+			return h
+		}
+		select {
+		case <-p.more:
+		case <-ctx.Done():
 		}
 	}
 }

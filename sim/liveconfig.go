@@ -80,7 +80,7 @@ func (l *Live) validate() error {
 		return errors.New("turn_packets, word_ms, usage_interval, clock_rate, max_session, connect_timeout and context_tokens must not be negative")
 	}
 	for i, r := range l.Rules {
-		if len(r.When.ToolsOffered) > 0 || r.When.ToolResults != nil {
+		if len(r.When.ToolsOffered) > 0 || r.When.ToolResults != nil || r.When.SystemMatches != "" {
 			return fmt.Errorf("rules[%d] %q: when: a live rule matches what the user said (contains, matches, model)", i, r.Name)
 		}
 		if _, err := compileTextMatch(r.When); err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3/live"
 	"github.com/openai/openai-go/v3/option"
@@ -181,38 +182,40 @@ func TestLiveNeverConnects(t *testing.T) {
 	}
 }
 
-// TestLiveUnansweredDelegation: under the fault a delegation gets no
-// automatic acknowledgement, and the voice never speaks for the backend.
-func TestLiveUnansweredDelegation(t *testing.T) {
+// TestLiveSidebandCutAtClose: the faulted sideband is cut when the
+// session closes and never reads session.closed; another sideband reads
+// it with the final usage.
+func TestLiveSidebandCutAtClose(t *testing.T) {
 	t.Parallel()
-	s, base := newLiveSim(t, sim.Live{})
+	s, base := newLiveSim(t, sim.Live{UsageInterval: 200 * time.Millisecond})
 	ctx := testCtx(t)
-	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointLiveSessions, Kind: sim.FaultUnanswered}); err != nil {
+	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultSidebandCutAtClose}); err != nil {
 		t.Fatal(err)
 	}
-	c := dialLive(t, ctx, s, base, defaultParams)
-	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
+	c := dialLive(t, ctx, s, base, defaultParams) // its sideband draws the fault
+	other := attach(t, ctx, base, c.id, "false")
+	until(t, ctx, c.sb, "session.usage.updated")
+	if err := other.Send(ctx, live.ConnectClientEventUnionParam{OfSessionClose: &live.SessionCloseEventParam{}}); err != nil {
 		t.Fatal(err)
 	}
-	created, _ := until(t, ctx, c.sb, "session.delegation.created")
-	offset := created.AsDelegationCreatedEvent().OffsetMs
-	// Wait on the session clock, not on guesses: two usage updates later the
-	// timeline is seconds past the delegation.
-	var seen []live.ConnectServerEventUnion
-	for n := 0; n < 2; {
-		ev, more := until(t, ctx, c.sb, "session.usage.updated")
-		seen = append(seen, more...)
-		if ev.AsSessionUsageUpdatedEvent().Usage.Seconds*1000 > float64(offset) {
-			n++
+	closed, _ := until(t, ctx, other, "session.closed")
+	for {
+		ev, err := c.sb.Recv(ctx)
+		if err != nil {
+			break // cut
+		}
+		if ev.Type == "session.closed" {
+			t.Fatalf("the faulted sideband read %s", ev.RawJSON())
 		}
 	}
-	for _, e := range seen {
-		if e.Type == "session.output_transcript.delta" {
-			t.Errorf("the voice spoke with nobody appending: %s", e.RawJSON())
-		}
-	}
-	if st, _ := s.LiveSession(c.id); st.Acknowledgements != 0 || len(st.Delegations) != 1 {
-		t.Errorf("acknowledgements %d, delegations %v", st.Acknowledgements, st.Delegations)
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the session closed", func() bool {
+		st, _ = s.LiveSession(c.id)
+		return st.Status == "closed"
+	})
+	final := closed.AsSessionClosedEvent().Usage.Seconds
+	if st.UsageSeconds != final || st.UpdatedSeconds <= 0 || st.UpdatedSeconds > final {
+		t.Errorf("usage %v, last update %v; session.closed said %v", st.UsageSeconds, st.UpdatedSeconds, final)
 	}
 }
 

@@ -271,12 +271,19 @@ func (ls *liveSession) finish(reason string) {
 		t.Stop()
 		delete(ls.acks, id)
 	}
+	var cut []*sink
+	for _, k := range append([]*sink{}, ls.sidebands...) {
+		if k.cutAtClose {
+			ls.remove(k) // a fault: this sideband never reads session.closed
+			cut = append(cut, k)
+		}
+	}
 	ev := newLiveEvent("session.closed")
 	ev.Reason = reason
 	ev.Session = ls.resource()
 	ev.Usage = &liveUsage{Seconds: ls.usageSeconds()}
 	ls.emit(ev, false)
-	all := append([]*sink{}, ls.sidebands...)
+	all := append(cut, ls.sidebands...)
 	if ls.phone != nil {
 		all = append(all, ls.phone)
 	}
@@ -309,7 +316,7 @@ func (ls *liveSession) usageEvent() *liveEvent {
 	ev := newLiveEvent("session.usage.updated")
 	ev.Usage = &liveUsage{Seconds: ls.usageSeconds()}
 	ev.ContextWindow = &liveContext{UsageRatio: min(1, float64(ls.ctxTokens)/float64(ls.cfg.ContextTokens))}
-	ls.stats.update(func(s *LiveStats) { s.UsageSeconds = ev.Usage.Seconds })
+	ls.stats.update(func(s *LiveStats) { s.UsageSeconds, s.UpdatedSeconds = ev.Usage.Seconds, ev.Usage.Seconds })
 	return ev
 }
 

@@ -24,16 +24,16 @@ const (
 	// IntervalMS (session clock) after creation: session.closed, reason
 	// expired.
 	FaultExpired FaultKind = "expired"
-	// FaultUnanswered, drawn at each delegation, leaves it without its
-	// automatic acknowledgement: the voice says nothing about it until the
-	// backend appends.
-	FaultUnanswered FaultKind = "delegation_unanswered"
+	// FaultSidebandCutAtClose, drawn at attach, cuts that sideband without
+	// a close frame when its session closes, just before session.closed:
+	// the backend never reads the final usage.
+	FaultSidebandCutAtClose FaultKind = "sideband_cut_at_close"
 )
 
 func liveFaultKinds() map[string][]FaultKind {
 	return map[string][]FaultKind{
-		EndpointLiveSessions: append(httpFaultKinds(), FaultSDPReject, FaultExpired, FaultUnanswered, FaultContentFilter),
-		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, FaultSidebandDrop),
+		EndpointLiveSessions: append(httpFaultKinds(), FaultSDPReject, FaultExpired, FaultContentFilter),
+		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, FaultSidebandDrop, FaultSidebandCutAtClose),
 	}
 }
 
@@ -52,11 +52,14 @@ type LiveStats struct {
 	// least 15 s, what it costs to create even if it never connects.
 	UsageSeconds  float64 `json:"usage_seconds"`
 	BilledSeconds float64 `json:"billed_seconds"`
-	EventsIn      int64   `json:"events_in"`
-	EventsOut     int64   `json:"events_out"`
-	Errors        int64   `json:"errors"`
-	Sidebands     int64   `json:"sidebands"`
-	Turns         int64   `json:"turns"`
+	// UpdatedSeconds is the last session.usage.updated's usage.seconds:
+	// what a sideband cut before session.closed saw last.
+	UpdatedSeconds float64 `json:"updated_seconds"`
+	EventsIn       int64   `json:"events_in"`
+	EventsOut      int64   `json:"events_out"`
+	Errors         int64   `json:"errors"`
+	Sidebands      int64   `json:"sidebands"`
+	Turns          int64   `json:"turns"`
 	// Delegations are the ids of the delegations created, in order.
 	Delegations      []string `json:"delegations"`
 	Acknowledgements int64    `json:"acknowledgements"`
@@ -314,6 +317,10 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	conn.SetReadLimit(s.maxBody)
 	k := socketSink(conn, true)
 	k.dropAfter = dropAfter
+	if f := s.faults.take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
+		s.stats.fault(EndpointLiveAttach, f.Kind)
+		k.cutAtClose = true
+	}
 	if !ls.join(k) {
 		_ = conn.Close()
 		return nil

@@ -129,10 +129,6 @@ func (ls *liveSession) turn() (closeReason string) {
 	if reply.DelegationFirst {
 		ls.hear(said, start, end)
 	}
-	if f := ls.srv.faults.take(EndpointLiveSessions, ls.set.model, FaultUnanswered); f != nil {
-		ls.srv.stats.fault(EndpointLiveSessions, f.Kind)
-		return "" // no acknowledgement: nothing is said until the backend appends
-	}
 	ls.acks[id] = time.AfterFunc(ls.clock.real(time.Duration(ls.set.ackDelayMS)*time.Millisecond), func() {
 		select {
 		case ls.ackDue <- id:

@@ -5,9 +5,7 @@ package sim_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -30,10 +28,7 @@ import (
 func BenchmarkRealtimeCalls(b *testing.B) {
 	const calls = 100
 	b.Run(fmt.Sprintf("baseline/calls=%d", calls), func(b *testing.B) {
-		var echo bareEcho
-		ts := httptest.NewServer(&echo)
-		defer ts.Close()
-		defer echo.close()
+		_, ts := simtest.NewBareEcho(b)
 		streamCalls(b, ts.URL, calls)
 	})
 	b.Run(fmt.Sprintf("sim/calls=%d", calls), func(b *testing.B) {
@@ -135,77 +130,4 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// bareEcho answers a call offer with a pion peer that echoes RTP and
-// nothing else: the baseline a simulated call's cost is compared with.
-type bareEcho struct {
-	mu  sync.Mutex
-	pcs []*webrtc.PeerConnection
-}
-
-func (e *bareEcho) close() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, pc := range e.pcs {
-		_ = pc.Close()
-	}
-}
-
-func (e *bareEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseMultipartForm(1 << 20); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	api, err := sim.NewOpusAPI(sim.LoopbackSettingEngine())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	pc, err := api.NewPeerConnection(webrtc.Configuration{})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	e.mu.Lock()
-	e.pcs = append(e.pcs, pc)
-	e.mu.Unlock()
-	out, _ := webrtc.NewTrackLocalStaticRTP(sim.OpusCapability(), "audio", "echo")
-	answer, err := func() (string, error) {
-		if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: r.FormValue("sdp")}); err != nil {
-			return "", err
-		}
-		if _, err := pc.AddTrack(out); err != nil {
-			return "", err
-		}
-		pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-			buf := make([]byte, 1500)
-			for {
-				n, _, err := tr.Read(buf)
-				if err != nil {
-					return
-				}
-				_, _ = out.Write(buf[:n])
-			}
-		})
-		ans, err := pc.CreateAnswer(nil)
-		if err != nil {
-			return "", err
-		}
-		gathered := webrtc.GatheringCompletePromise(pc)
-		if err := pc.SetLocalDescription(ans); err != nil {
-			return "", err
-		}
-		<-gathered
-		return pc.LocalDescription().SDP, nil
-	}()
-	if err != nil {
-		_ = pc.Close()
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.Header().Set("Location", "/v1/realtime/calls/rtc_"+strings.Repeat("0", 8))
-	w.Header().Set("Content-Type", "application/sdp")
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write([]byte(answer))
 }

@@ -32,6 +32,9 @@ type sink struct {
 	// means never. Only the session goroutine reads or changes it.
 	dropAfter int
 	sent      int
+	// cutAtClose: a live sideband is cut when its session closes, before
+	// session.closed (a fault). Set before the sink joins its session.
+	cutAtClose bool
 
 	once sync.Once
 	gone chan struct{} // closed when the writer has stopped

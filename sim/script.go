@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -42,13 +43,20 @@ type When struct {
 	ToolResults *bool `yaml:"tool_results" json:"tool_results,omitempty"`
 	// Model requires this exact model name.
 	Model string `yaml:"model" json:"model,omitempty"`
+	// SystemMatches is a Go regular expression tried on the system prompt
+	// (every system message, joined by newlines): what an app's gateway
+	// put there, such as the page the user is on. Its groups are the
+	// reply's {{system.1}}, {{system.2}}, …
+	SystemMatches string `yaml:"system_matches" json:"system_matches,omitempty"`
 }
 
 // Reply is what a rule answers: text, tool calls, or both (text first, as
 // the real API streams it).
 type Reply struct {
 	// Text may use {{last_user}} (the last user message) and {{tool_names}}
-	// (the tools whose results follow the last user message).
+	// (the tools whose results follow the last user message). Text and
+	// tool call arguments may use {{system.N}}, group N of
+	// When.SystemMatches, as a model reads an id off its prompt.
 	Text string `yaml:"text" json:"text,omitempty"`
 	// TextTokens, when positive, appends filler text of exactly this many
 	// tokens: handy for length limits and benchmarks.
@@ -77,6 +85,7 @@ type compiledRule struct {
 	offered   []string
 	results   *bool
 	model     string
+	system    *regexp.Regexp
 	replyText string
 	filler    int
 	calls     []toolCall // arguments already rendered to JSON text
@@ -105,6 +114,11 @@ func compileRule(r Rule) (compiledRule, error) {
 	var err error
 	if cr.text, err = compileTextMatch(r.When); err != nil {
 		return cr, err
+	}
+	if r.When.SystemMatches != "" {
+		if cr.system, err = regexp.Compile(r.When.SystemMatches); err != nil {
+			return cr, fmt.Errorf("when.system_matches: %w", err)
+		}
 	}
 	if r.Reply.TextTokens < 0 {
 		return cr, errors.New("reply.text_tokens: must not be negative")
@@ -141,6 +155,7 @@ func renderArguments(v any) (string, error) {
 
 // turn summarises the conversation's tail, which is what scripts match on.
 type turn struct {
+	system    string // the system messages' text, joined by newlines
 	lastUser  string
 	results   []chatMessage // tool messages after the last user message
 	toolNames []string      // names of the tools those results answer
@@ -156,6 +171,13 @@ func newTurn(msgs []chatMessage) turn {
 			break
 		}
 	}
+	var system []string
+	for _, m := range msgs {
+		if m.Role == "system" || m.Role == "developer" {
+			system = append(system, m.text)
+		}
+	}
+	t.system = strings.Join(system, "\n")
 	names := map[string]string{} // tool_call_id -> function name
 	for _, m := range msgs[last+1:] {
 		for _, tc := range m.ToolCalls {
@@ -199,6 +221,9 @@ func (r *compiledRule) applies(req *chatRequest, t *turn) bool {
 	if !r.text.match(t.lastUser) {
 		return false
 	}
+	if r.system != nil && !r.system.MatchString(t.system) {
+		return false
+	}
 	// A rule must not make the model disobey tool_choice.
 	switch req.choice.mode {
 	case "none":
@@ -226,10 +251,37 @@ func (r *compiledRule) reply(req *chatRequest, t *turn) reply {
 		text += filler(r.filler)
 	}
 	calls := append([]toolCall(nil), r.calls...)
+	if r.system != nil {
+		groups := r.system.FindStringSubmatch(t.system)
+		text = fillSystem(text, groups, false)
+		for i := range calls {
+			calls[i].Arguments = fillSystem(calls[i].Arguments, groups, true)
+		}
+	}
 	if !req.parallelCalls() && len(calls) > 1 {
 		calls = calls[:1]
 	}
 	return reply{text: text, calls: calls}
+}
+
+// fillSystem replaces {{system.N}} with group N of the system prompt's
+// match; in arguments (inJSON) escaped for a JSON string, so that they
+// stay JSON whatever the prompt held (a number lands bare in
+// `{"id": {{system.1}}}`).
+func fillSystem(s string, groups []string, inJSON bool) string {
+	if !strings.Contains(s, "{{system.") {
+		return s
+	}
+	var pairs []string
+	for i := len(groups) - 1; i >= 1; i-- { // {{system.10}} before {{system.1}}
+		v := groups[i]
+		if inJSON {
+			b, _ := json.Marshal(v)
+			v = string(b[1 : len(b)-1])
+		}
+		pairs = append(pairs, "{{system."+strconv.Itoa(i)+"}}", v)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 // textMatch is the part of a When that reads what the user said: shared by

@@ -165,6 +165,47 @@ func TestScriptRules(t *testing.T) {
 	}
 }
 
+// TestScriptSystemMatches checks that a rule can read the system prompt,
+// as a model reads the page the app says the user is on, and use what it
+// captured in its reply's text and arguments, escaped as JSON.
+func TestScriptSystemMatches(t *testing.T) {
+	t.Parallel()
+	_, url := testkit.NewSim(t, sim.Config{Script: sim.Script{Text: "default", Rules: []sim.Rule{
+		{Name: "this client", When: sim.When{Contains: []string{"this client"}, SystemMatches: `"client_id":\s*(\d+).*"name":"([^"]*)"`},
+			Reply: sim.Reply{Text: "Client {{system.2}}.", ToolCalls: []sim.ScriptCall{
+				{Name: "get_client", Arguments: `{"id": {{system.1}}}`},
+				{Name: "note", Arguments: map[string]any{"about": "{{system.2}}"}}}}},
+	}}})
+	tools := `"tools":[{"type":"function","function":{"name":"get_client"}},{"type":"function","function":{"name":"note"}}]`
+	withSystem := func(system string) string {
+		b, _ := json.Marshal(system)
+		return `{"model":"m",` + tools + `,"messages":[{"role":"system","content":` + string(b) + `},{"role":"user","content":"Show this client"}]}`
+	}
+	tests := []struct {
+		name      string
+		body      string
+		wantText  string
+		wantCalls []gotCall
+	}{
+		{"client 7", withSystem(`Page: {"client_id": 7, "name":"Ana"}`), "Client Ana.",
+			[]gotCall{{"get_client", `{"id": 7}`}, {"note", `{"about":"Ana"}`}}},
+		{"client 42, a quote escaped", withSystem(`Page: {"client_id":42,"name":"Ana \"Q"}`), `Client Ana \.`,
+			[]gotCall{{"get_client", `{"id": 42}`}, {"note", `{"about":"Ana \\"}`}}},
+		// No match: the default behaviour picks a tool and reads no id.
+		{"no page: no match", withSystem("No page."), "", []gotCall{{"get_client", "{}"}}},
+		{"a user message is not the system prompt", chatBody("m", `this client {"client_id": 7, "name":"Ana"}`, tools), "", []gotCall{{"get_client", "{}"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			text, calls, _ := complete(t, url, tc.body)
+			if text != tc.wantText || !equalCalls(calls, tc.wantCalls) {
+				t.Errorf("got %q %v, want %q %v", text, calls, tc.wantText, tc.wantCalls)
+			}
+		})
+	}
+}
+
 // TestPromptTokens checks the documented token arithmetic exactly.
 func TestPromptTokens(t *testing.T) {
 	t.Parallel()

@@ -36,7 +36,12 @@ func (t *turn) Call(ctx context.Context, c llm.ToolCall, said string) (agent.Out
 func (t *turn) confirmed(ctx context.Context) error {
 	p := t.confirm
 	c := llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.Arguments)}
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{c}})
+	// The model reads the call under an id of the seam's, as in the loop:
+	// the gateway's (turn_….n) has a dot, which Anthropic refuses in a
+	// tool_use id.
+	seen := c
+	seen.ID = llm.NewCallID()
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{seen}})
 	var out string
 	if *t.req.Confirm.Allow {
 		var err error
@@ -47,7 +52,7 @@ func (t *turn) confirmed(ctx context.Context) error {
 		out = tools.Failf("denied", "The user chose not to do this.").Output()
 		t.keepCall(c, "denied")
 	}
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: out})
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: seen.ID, Content: out})
 	return nil
 }
 

@@ -77,7 +77,7 @@ func newVoice(m *Main) (voiceService, error) {
 // service closes it.
 func relayNetwork(cfg *config.Config) (*realtime.Network, error) {
 	rc := cfg.Voice.Relay
-	p := realtime.NetworkParams{UDPAddr: rc.UDPAddr, TCPAddr: rc.TCPAddr, PublicIPs: rc.PublicIPs,
+	p := realtime.NetworkParams{UDPAddr: rc.UDPAddr, UDPSockets: rc.UDPSockets, TCPAddr: rc.TCPAddr, PublicIPs: rc.PublicIPs,
 		PortMin: rc.PortMin, PortMax: rc.PortMax, Loopback: rc.Loopback}
 	for _, t := range rc.TURN {
 		p.TURN = append(p.TURN, webrtc.ICEServer{URLs: t.URLs, Username: t.Username, Credential: cfg.Secrets.TURNCredential})

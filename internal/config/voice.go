@@ -71,6 +71,9 @@ type LiveVoice struct {
 type VoiceRelay struct {
 	// UDPAddr is the one UDP port of every session's ICE ("0.0.0.0:3478").
 	UDPAddr string `yaml:"udp_addr"`
+	// UDPSockets opens that many UDP ports from udp_addr's up, one reader
+	// each, legs taking them in turn (0 or 1: the one port).
+	UDPSockets int `yaml:"udp_sockets"`
 	// TCPAddr is ICE over TCP for phones without UDP (":443").
 	TCPAddr string `yaml:"tcp_addr"`
 	// PublicIPs replace the host address in the phone's candidates (NAT 1:1).

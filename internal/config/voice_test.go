@@ -122,6 +122,7 @@ voice:
   mode: relay
   relay:
     udp_addr: "0.0.0.0:3478"
+    udp_sockets: 4
     tcp_addr: ":443"
     public_ips: [203.0.113.7]
     port_min: 40000
@@ -134,7 +135,7 @@ voice:
 		t.Fatal(err)
 	}
 	r := cfg.Voice.Relay
-	if cfg.Voice.Mode != "relay" || r.UDPAddr != "0.0.0.0:3478" || r.TCPAddr != ":443" || len(r.PublicIPs) != 1 ||
+	if cfg.Voice.Mode != "relay" || r.UDPAddr != "0.0.0.0:3478" || r.UDPSockets != 4 || r.TCPAddr != ":443" || len(r.PublicIPs) != 1 ||
 		r.PortMin != 40000 || r.PortMax != 40100 || len(r.TURN) != 1 || r.TURN[0].Username != "voxgate" || r.Loopback {
 		t.Fatalf("relay %+v", r)
 	}

@@ -56,7 +56,14 @@ func (e Event) Map() map[string]any {
 // closed when the test ends.
 func NewCaller(tb testing.TB) *Caller {
 	tb.Helper()
-	c, err := OpenCaller()
+	return NewCallerWith(tb, sim.LoopbackSettingEngine())
+}
+
+// NewCallerWith builds a caller with the given ICE settings (a phone
+// allowed ICE over TCP only, or one on a CutConn).
+func NewCallerWith(tb testing.TB, se webrtc.SettingEngine) *Caller {
+	tb.Helper()
+	c, err := OpenCaller(se)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -64,10 +71,10 @@ func NewCaller(tb testing.TB) *Caller {
 	return c
 }
 
-// OpenCaller builds a caller outside a test (a benchmark's child process
-// holds hundreds); whoever opens it closes it.
-func OpenCaller() (*Caller, error) {
-	api, err := sim.NewOpusAPI(sim.LoopbackSettingEngine())
+// OpenCaller builds a caller with the given ICE settings outside a test (a
+// benchmark's child process holds hundreds); whoever opens it closes it.
+func OpenCaller(se webrtc.SettingEngine) (*Caller, error) {
+	api, err := sim.NewOpusAPI(se)
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,7 @@
       add('record', d.id); add('when', d.created_at); add('session', d.session_id); add('user', d.user_id);
       add('kind', d.kind); add('mode', d.mode || '—'); add('provider', d.provider); add('model', d.model);
       if (d.transcription_model) add('transcription model', d.transcription_model);
+      if (d.backend_model) add('backend model', d.backend_model);
       add('duration', d.duration_ms + ' ms'); add('overrun', d.overrun_s + ' s');
       add('usage source', d.usage_source); add('price version', d.price_version);
       add('cost', vg.usd(d.cost_micros));
