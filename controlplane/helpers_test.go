@@ -87,6 +87,9 @@ type options struct {
 	// backend is the model live delegations run on, through the OpenAI
 	// adapter against the sim; "" gives the service no backend.
 	backend string
+	// wrapBackend, when set, wraps the backend's provider (benchmarks time
+	// the model calls with it).
+	wrapBackend func(llm.Provider) llm.Provider
 	// relay gives the replica a loopback relay network (relay mode).
 	relay bool
 	// relayICE, when set, is the relay network's ICE disconnected and
@@ -138,6 +141,9 @@ func newFixture(t testing.TB, o options) fixture {
 			t.Fatal(err)
 		}
 		params.BackendModel = o.backend
+		if o.wrapBackend != nil {
+			params.Backend = o.wrapBackend(params.Backend)
+		}
 	}
 	svc, err := controlplane.New(params)
 	if err != nil {

@@ -324,7 +324,7 @@ func TestMetrics(t *testing.T) {
 }
 
 // sumMetric adds up every series of the counter name.
-func sumMetric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func sumMetric(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {

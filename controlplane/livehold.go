@@ -5,8 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/openai/openai-go/v3/live"
-
 	"github.com/voxgate/voxgate/realtime"
 )
 
@@ -42,7 +40,7 @@ type liveCall struct {
 // stopped.
 type liveReader struct {
 	sb     *realtime.LiveSideband
-	events chan live.ConnectServerEventUnion
+	events chan realtime.LiveEvent
 	done   chan struct{}
 	cancel context.CancelFunc
 	err    error
@@ -50,7 +48,7 @@ type liveReader struct {
 
 func startLiveReader(ctx context.Context, sb *realtime.LiveSideband) *liveReader {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &liveReader{sb: sb, events: make(chan live.ConnectServerEventUnion, 16), done: make(chan struct{}), cancel: cancel}
+	r := &liveReader{sb: sb, events: make(chan realtime.LiveEvent, 16), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(r.done)
 		for {
@@ -168,7 +166,7 @@ func (c *liveCall) drain(ctx context.Context, rd *liveReader) {
 
 // handle acts on one session event. Types the gateway has no use for,
 // and unknown ones, are ignored.
-func (c *liveCall) handle(ctx context.Context, ev live.ConnectServerEventUnion) {
+func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) {
 	switch ev.Type {
 	case "session.input_transcript.delta":
 		e := ev.AsInputTranscriptDeltaEvent()

@@ -153,20 +153,27 @@ type heldCall struct {
 // calls, and waits until each is held.
 func holdSessions(b *testing.B, f fixture, fake *fakeCalls, n int) []heldCall {
 	b.Helper()
+	return placeHeld(b, f, n, "sideband", func() string { return fmt.Sprintf("rtc_bench%08d", fake.n.Load()) },
+		func() int { fake.mu.Lock(); defer fake.mu.Unlock(); return len(fake.socks) })
+}
+
+// placeHeld starts n sessions of mode on f's gateway and places them with
+// a stand-in provider, which names the call just placed (placed) and
+// counts the sidebands attached to it (attached); it waits until all are.
+func placeHeld(b *testing.B, f fixture, n int, mode string, placed func() string, attached func() int) []heldCall {
+	b.Helper()
 	calls := make([]heldCall, 0, n)
 	for range n {
 		p := auth.Principal{UserID: newUser(b, "pro").UserID, Plan: "pro"}
-		start := mustStart(b, f, p, `{"mode":"sideband"}`)
+		start := mustStart(b, f, p, `{"mode":"`+mode+`"}`)
 		if w := postOffer(b, f, p, start.SessionID, "application/sdp", minimalOffer); w.Code != http.StatusCreated {
 			b.Fatalf("offer: %d %s", w.Code, w.Body)
 		}
-		calls = append(calls, heldCall{fmt.Sprintf("rtc_bench%08d", fake.n.Load()), start.SessionID, p})
+		calls = append(calls, heldCall{placed(), start.SessionID, p})
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		fake.mu.Lock()
-		held := len(fake.socks)
-		fake.mu.Unlock()
+		held := attached()
 		if held >= n {
 			return calls
 		}
@@ -254,14 +261,19 @@ func BenchmarkSidebandToolRoundTrip(b *testing.B) {
 // session, the sessions spread over the second (100 sessions: 100
 // calls/s), and returns the first error; a session stops at its first.
 func paced(sessions []heldCall, per int, op func(i, j int, c heldCall) error) error {
+	return pacedEvery(sessions, per, time.Second, op)
+}
+
+// pacedEvery is paced at a call every period per session.
+func pacedEvery(sessions []heldCall, per int, every time.Duration, op func(i, j int, c heldCall) error) error {
 	var wg sync.WaitGroup
 	var first atomic.Pointer[error]
 	for i, c := range sessions {
 		wg.Go(func() {
-			time.Sleep(time.Duration(i) * time.Second / time.Duration(len(sessions)))
+			time.Sleep(time.Duration(i) * every / time.Duration(len(sessions)))
 			for j := range per {
 				if j > 0 {
-					time.Sleep(time.Second)
+					time.Sleep(every)
 				}
 				if err := op(i, j, c); err != nil {
 					first.CompareAndSwap(nil, &err)

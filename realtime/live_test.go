@@ -73,7 +73,11 @@ func next(t *testing.T, ctx context.Context, sb *realtime.LiveSideband, typ stri
 		}
 		seen = append(seen, ev.Type)
 		if ev.Type == typ {
-			return ev, seen
+			var u live.ConnectServerEventUnion
+			if err := u.UnmarshalJSON([]byte(ev.RawJSON())); err != nil || u.Type != typ {
+				t.Fatalf("%s as openai-go's union: %q, %v", ev.RawJSON(), u.Type, err)
+			}
+			return u, seen
 		}
 	}
 }

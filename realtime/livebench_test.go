@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3/live"
@@ -27,7 +28,7 @@ func reflectedEvent() []byte {
 }
 
 // BenchmarkLiveDiscard is the cost of skipping one reflected audio event
-// (discard: reflectedAudio, what LiveSideband.Next does) beside decoding it
+// (discard: its type read by eventType, what LiveSideband.Next does) beside decoding it
 // with openai-go's union (typed, what Next would otherwise do) and beside
 // the one pass openai-go's socket reader already makes over every event to
 // read its type (envelope, paid either way).
@@ -36,7 +37,7 @@ func BenchmarkLiveDiscard(b *testing.B) {
 	b.Run("discard", func(b *testing.B) {
 		b.SetBytes(int64(len(raw)))
 		for b.Loop() {
-			if !reflectedAudio(raw) {
+			if !reflectedType(eventType(raw)) {
 				b.Fatal("not recognised as reflected audio")
 			}
 		}
@@ -63,9 +64,10 @@ func BenchmarkLiveDiscard(b *testing.B) {
 	})
 }
 
-// FuzzReflectedAudio: for any JSON object with one "type" member,
-// reflectedAudio agrees with a full decode of its type.
-func FuzzReflectedAudio(f *testing.F) {
+// FuzzEventType: for any JSON object with one "type" member, eventType
+// agrees with a full decode of its type, and so does the reflected-audio
+// check.
+func FuzzEventType(f *testing.F) {
 	f.Add(reflectedEvent())
 	for _, s := range []string{`{"type":"session.input_audio.append","audio":"AAE="}`,
 		`{"audio":"AAE=","type":"session.input_audio.append"}`, `{"type":"session.delegation.created"}`,
@@ -82,14 +84,19 @@ func FuzzReflectedAudio(f *testing.F) {
 		if typeMembers(raw) != 1 {
 			return
 		}
+		if got := eventType(raw); got != head.Type {
+			t.Fatalf("eventType(%q) = %q, type %q", raw, got, head.Type)
+		}
 		want := head.Type == "session.input_audio.append" || head.Type == "session.output_audio.delta"
-		if got := reflectedAudio(raw); got != want {
-			t.Fatalf("reflectedAudio(%q) = %v, type %q", raw, got, head.Type)
+		if got := reflectedType(eventType(raw)); got != want {
+			t.Fatalf("reflectedType of %q = %v, type %q", raw, got, head.Type)
 		}
 	})
 }
 
-// typeMembers counts the top-level "type" members of a JSON object.
+// typeMembers counts the top-level "type" members of a JSON object, in
+// any case: encoding/json matches keys case-insensitively, so "tYpe" is
+// one more.
 func typeMembers(raw []byte) int {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -101,7 +108,7 @@ func typeMembers(raw []byte) int {
 		if err != nil {
 			return 0
 		}
-		if k == "type" {
+		if k, ok := k.(string); ok && strings.EqualFold(k, "type") {
 			n++
 		}
 		var v json.RawMessage

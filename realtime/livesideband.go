@@ -63,26 +63,63 @@ func (c *Client) AttachLiveRetry(ctx context.Context, id string, within time.Dur
 	return retryNotFound(ctx, within, ErrLiveNotFound, func() (*LiveSideband, error) { return c.AttachLive(ctx, id) })
 }
 
-// Next returns the next session event the gateway acts on, typed. The
-// reflected audio copies are discarded by their type alone, their payload
-// never decoded; unknown types come back with only Type set (and RawJSON),
-// for the caller to ignore.
-func (s *LiveSideband) Next(ctx context.Context) (live.ConnectServerEventUnion, error) {
+// LiveEvent is one session event as the gateway reads it: its type, and
+// the event as sent, decoded into the one variant its reader asks for.
+// openai-go's union, live.ConnectServerEventUnion, holds every variant's
+// fields at once (24 KB a value, copied on each hand-over) and its As
+// methods decode the raw event again anyway; a held session kept sixteen
+// of them queued and grew its goroutines' stacks to hold more.
+type LiveEvent struct {
+	Type string
+	raw  []byte
+}
+
+// RawJSON is the event as the provider sent it.
+func (e LiveEvent) RawJSON() string { return string(e.raw) }
+
+// The variants the gateway reads, decoded as openai-go's union methods of
+// the same names do: a field the event lacks is left zero.
+func (e LiveEvent) AsInputTranscriptDeltaEvent() live.InputTranscriptDeltaEvent {
+	return decodeAs[live.InputTranscriptDeltaEvent](e.raw)
+}
+
+func (e LiveEvent) AsOutputTranscriptDeltaEvent() live.OutputTranscriptDeltaEvent {
+	return decodeAs[live.OutputTranscriptDeltaEvent](e.raw)
+}
+
+func (e LiveEvent) AsDelegationCreatedEvent() live.DelegationCreatedEvent {
+	return decodeAs[live.DelegationCreatedEvent](e.raw)
+}
+
+func (e LiveEvent) AsSessionUsageUpdatedEvent() live.SessionUsageUpdatedEvent {
+	return decodeAs[live.SessionUsageUpdatedEvent](e.raw)
+}
+
+func (e LiveEvent) AsSessionClosedEvent() live.SessionClosedEvent {
+	return decodeAs[live.SessionClosedEvent](e.raw)
+}
+
+func decodeAs[T any](raw []byte) (v T) {
+	_ = json.Unmarshal(raw, &v)
+	return v
+}
+
+// Next returns the next session event the gateway acts on. The reflected
+// audio copies are discarded by their type alone, their payload never
+// decoded; unknown types come back too, for the caller to ignore.
+func (s *LiveSideband) Next(ctx context.Context) (LiveEvent, error) {
 	for {
 		raw, err := s.conn.RecvRaw(ctx)
 		if err != nil {
-			return live.ConnectServerEventUnion{}, err
+			return LiveEvent{}, err
 		}
-		if reflectedAudio(raw) {
+		typ := eventType(raw)
+		if reflectedType(typ) {
 			s.audio.Add(1)
 			s.audioBytes.Add(int64(len(raw)))
 			continue
 		}
-		var ev live.ConnectServerEventUnion
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return live.ConnectServerEventUnion{}, parseError("read a live event", err)
-		}
-		return ev, nil
+		return LiveEvent{Type: typ, raw: raw}, nil
 	}
 }
 
@@ -90,21 +127,24 @@ func (s *LiveSideband) Next(ctx context.Context) (live.ConnectServerEventUnion, 
 // bytes.
 func (s *LiveSideband) Discarded() (events, bytes int64) { return s.audio.Load(), s.audioBytes.Load() }
 
-// reflectedAudio reports an event that is a copy of the call's audio. It
-// reads the type only: the first member when it is "type" (as the API and
-// the simulator send it), else one pass that keeps nothing but the type.
-// An object with several "type" members is no well-formed event; which of
-// them counts here is left unspecified.
-func reflectedAudio(raw []byte) bool {
-	typ := leadingType(raw)
-	if typ == "" {
-		var head struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(raw, &head)
-		typ = head.Type
-	}
+// reflectedType reports an event type that is a copy of the call's audio.
+func reflectedType(typ string) bool {
 	return typ == "session.input_audio.append" || typ == "session.output_audio.delta"
+}
+
+// eventType reads an event's type only: the first member when it is
+// "type" (as the API and the simulator send it), else one pass that keeps
+// nothing but the type. An object with several "type" members is no
+// well-formed event; which of them counts here is left unspecified.
+func eventType(raw []byte) string {
+	if typ := leadingType(raw); typ != "" {
+		return typ
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &head)
+	return head.Type
 }
 
 // leadingType returns the event's type when it is the object's first

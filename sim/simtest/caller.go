@@ -63,21 +63,35 @@ func NewCaller(tb testing.TB) *Caller {
 // allowed ICE over TCP only, or one on a CutConn).
 func NewCallerWith(tb testing.TB, se webrtc.SettingEngine) *Caller {
 	tb.Helper()
-	api, err := sim.NewOpusAPI(se)
+	c, err := OpenCaller(se)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// OpenCaller builds a caller with the given ICE settings outside a test (a
+// benchmark's child process holds hundreds); whoever opens it closes it.
+func OpenCaller(se webrtc.SettingEngine) (*Caller, error) {
+	api, err := sim.NewOpusAPI(se)
+	if err != nil {
+		return nil, err
 	}
 	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	c := &Caller{PC: pc, events: make(chan Event, 4096), open: make(chan struct{}), closed: make(chan struct{})}
-	tb.Cleanup(c.Close)
+	fail := func(err error) (*Caller, error) {
+		c.Close()
+		return nil, err
+	}
 	if c.track, err = webrtc.NewTrackLocalStaticRTP(sim.OpusCapability(), "audio", "caller"); err != nil {
-		tb.Fatal(err)
+		return fail(err)
 	}
 	if _, err := pc.AddTrack(c.track); err != nil {
-		tb.Fatal(err)
+		return fail(err)
 	}
 	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		buf := make([]byte, 1500)
@@ -89,7 +103,7 @@ func NewCallerWith(tb testing.TB, se webrtc.SettingEngine) *Caller {
 		}
 	})
 	if c.dc, err = pc.CreateDataChannel(sim.DataChannelLabel, nil); err != nil {
-		tb.Fatal(err)
+		return fail(err)
 	}
 	var openOnce, closeOnce sync.Once
 	c.dc.OnOpen(func() { openOnce.Do(func() { close(c.open) }) })
@@ -104,7 +118,7 @@ func NewCallerWith(tb testing.TB, se webrtc.SettingEngine) *Caller {
 		default: // a test that stopped reading; drop rather than stall pion
 		}
 	})
-	return c
+	return c, nil
 }
 
 // Offer returns the caller's SDP offer with its candidates gathered.
