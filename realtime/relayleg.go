@@ -22,10 +22,12 @@ type leg struct {
 	rtt     atomic.Int64                       // ns, from receiver reports
 	retired atomic.Bool                        // replaced or closed: its events are not reported
 	connect atomic.Pointer[time.Timer]         // the provider leg's connect deadline, until connected
+	closed  atomic.Bool                        // close was called
 	callID  string
 }
 
 func (l *leg) close() {
+	l.closed.Store(true)
 	if t := l.connect.Load(); t != nil {
 		t.Stop()
 	}
@@ -98,6 +100,17 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 		return nil, err
 	}
 	l := &leg{which: which, gen: gen, pc: pc}
+	// A peer connection closed while its DTLS handshake runs keeps the
+	// connection the handshake then completes, with its SRTP sessions: its
+	// readers never end and Close waits for them forever (seen in CI). So a
+	// leg already closed stops its DTLS transport once it connects. Apart:
+	// the handler runs under the transport's lock, which Stop takes.
+	dt := pc.SCTP().Transport()
+	dt.OnStateChange(func(st webrtc.DTLSTransportState) {
+		if st == webrtc.DTLSTransportStateConnected && l.closed.Load() {
+			go func() { _ = dt.Stop() }()
+		}
+	})
 	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
 		if t := l.connect.Load(); t != nil && st != webrtc.PeerConnectionStateConnecting && st != webrtc.PeerConnectionStateNew {
 			t.Stop() // connected, failed or closed: the deadline has done its part
