@@ -120,15 +120,19 @@
     return acc;
   }
 
-  // runTool runs a direct call's function call on the gateway and gives
-  // the model its output.
-  async function runTool(c, m) {
-    try {
-      const r = vg.parse(await (await vg.call('POST', '/v1/voice/sessions/' + encodeURIComponent(c.id) + '/tool-calls',
-        { call_id: m.call_id, name: m.name, arguments: m.arguments })).text());
-      c.dc.send(JSON.stringify({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: m.call_id, output: r.output } }));
-      c.dc.send(JSON.stringify({ type: 'response.create' }));
-    } catch (e) { vline('step tool failed', 'tool ' + m.name + ': ' + e.message); }
+  // runTools runs a direct call's function calls, once the response that
+  // made them is done, on the gateway, gives the model every output, then
+  // asks for one new response: a response.create per call would ask before
+  // the other outputs are in, or while a response is still active.
+  async function runTools(c, calls) {
+    for (const m of calls) {
+      try {
+        const r = vg.parse(await (await vg.call('POST', '/v1/voice/sessions/' + encodeURIComponent(c.id) + '/tool-calls',
+          { call_id: m.call_id, name: m.name, arguments: m.arguments })).text());
+        c.dc.send(JSON.stringify({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: m.call_id, output: r.output } }));
+      } catch (e) { vline('step tool failed', 'tool ' + m.name + ': ' + e.message); }
+    }
+    c.dc.send(JSON.stringify({ type: 'response.create' }));
   }
 
   function onEvent(ev) {
@@ -142,9 +146,14 @@
       case 'response.output_audio_transcript.done': case 'response.audio_transcript.done': vline('bot', m.transcript); break;
       case 'response.function_call_arguments.done':
         vline('step tool done', 'tool ' + (m.name || '') + ' ' + m.arguments);
-        if (c && c.direct) runTool(c, m);
         break;
-      case 'response.done': if (c && c.direct && m.response) sum(c.usage, m.response.usage); break;
+      case 'response.done':
+        if (c && c.direct && m.response) {
+          sum(c.usage, m.response.usage);
+          const calls = (m.response.output || []).filter((o) => o.type === 'function_call');
+          if (calls.length) runTools(c, calls);
+        }
+        break;
     }
   }
 
