@@ -63,3 +63,30 @@ func TestPlanRefusalMessages(t *testing.T) {
 		t.Errorf("the hour refused, the plan has a message for the day only: %q, want the default", got)
 	}
 }
+
+// TestInflightRefusalIsNotUsedUp: a daily quota that refuses only for
+// what a request in flight reserved gets the code's default message and
+// no resets_at (it frees when that request settles), not the plan's
+// "used up" words; once the quota is spent, the plan's message and the
+// reset time come back.
+func TestInflightRefusalIsNotUsedUp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const used = "You've used today's tokens."
+	s := mustService(t, testPool(t), onePlan(config.Plan{TokensPerDay: 10, Messages: map[string]string{"tokens_per_day": used}}), newClock(t0))
+	p := user(t)
+	a := mustAdmit(t, s, p, Estimate{Tokens: 10})
+	_, err := s.Admit(ctx, p, Estimate{Tokens: 1})
+	wantDenied(t, err, apierr.QuotaExceeded, ReasonTokens, inflightRetry)
+	var e *apierr.Error
+	if errors.As(err, &e); e.Message == used || e.Fields["resets_at"] != nil {
+		t.Errorf("refused in flight: message %q, resets_at %v; want the default and none", e.Message, e.Fields["resets_at"])
+	}
+	if _, err := a.Settle(ctx, Usage{Tokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Admit(ctx, p, Estimate{Tokens: 1})
+	if errors.As(err, &e); e == nil || e.Message != used || e.Fields["resets_at"] == nil {
+		t.Errorf("refused once spent: %v; want the plan's message and resets_at", err)
+	}
+}

@@ -3,6 +3,7 @@ package quota
 import (
 	"errors"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -112,23 +113,31 @@ func (w windows) denial(sqlReason string) (code apierr.Code, reason string, wait
 // several limits that refuse at once, the one with the longest wait is
 // reported: retrying before it ends is pointless. Its message is the
 // plan's own for that limit when the config gives one (an app's "you've
-// used today's free calls"), else the code's default.
+// used today's free calls"), else the code's default. A daily quota that
+// refuses only for what requests in flight have reserved is not used up:
+// it frees when they settle, so it gets neither the plan's "used up"
+// words nor the window's reset time.
 func (s *Service) refuse(w windows, plan, kind string, sqlReasons []string) *apierr.Error {
 	var code apierr.Code
 	var reason string
-	wait := -1
+	wait, inflight := -1, false
 	for _, r := range sqlReasons {
 		c, name, sec := w.denial(r)
 		if sec > wait {
 			code, reason, wait = c, name, sec
+			inflight = strings.HasSuffix(r, "_inflight")
 		}
 	}
 	if wait < 0 {
 		return apierr.Wrap(apierr.Internal, "", errors.New("quota: refusal without a reason"))
 	}
 	s.metrics.denials.WithLabelValues(kind, reason).Inc()
-	e := apierr.New(code, s.cfg.Plans[plan].Messages[reason]).WithRetry(wait).With("limit", reason)
-	if at, ok := w.resetsAt(reason); ok {
+	var msg string
+	if !inflight {
+		msg = s.cfg.Plans[plan].Messages[reason]
+	}
+	e := apierr.New(code, msg).WithRetry(wait).With("limit", reason)
+	if at, ok := w.resetsAt(reason); ok && !inflight {
 		e = e.With("resets_at", at.UTC().Format(time.RFC3339))
 	}
 	return e
