@@ -160,6 +160,9 @@ func (ss *rtSession) commitItem(id string, audioTok int, words string) {
 // script (rules and default behaviour) decides voice turns as it does text.
 func (ss *rtSession) chatView() *chatRequest {
 	req := &chatRequest{Model: ss.view.model, Tools: ss.view.tools, choice: ss.view.choice}
+	if ss.view.instructions != "" { // the session's system prompt, which system_matches reads
+		req.msgs = append(req.msgs, chatMessage{Role: "system", text: ss.view.instructions})
+	}
 	for i := range ss.items {
 		it := &ss.items[i].item
 		switch it.Type {
