@@ -169,32 +169,55 @@ func (c *liveCall) drain(ctx context.Context, rd *liveReader) {
 func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) {
 	switch ev.Type {
 	case "session.input_transcript.delta":
-		e := ev.AsInputTranscriptDeltaEvent()
+		e, ok := ev.AsInputTranscriptDeltaEvent()
+		if !c.decoded(ev, ok) {
+			return
+		}
 		c.heard(ctx, "user", e.Delta, e.StartMs, e.EndMs)
 		c.heardMS = max(c.heardMS, e.EndMs)
 		c.startReady(ctx, c.lastActivity)
 	case "session.output_transcript.delta":
-		e := ev.AsOutputTranscriptDeltaEvent()
-		c.heard(ctx, "assistant", e.Delta, e.StartMs, e.EndMs)
+		e, ok := ev.AsOutputTranscriptDeltaEvent()
+		if c.decoded(ev, ok) {
+			c.heard(ctx, "assistant", e.Delta, e.StartMs, e.EndMs)
+		}
 	case "session.delegation.created":
 		c.lastActivity = c.s.clock.Now()
-		e := ev.AsDelegationCreatedEvent()
-		c.delegated(ctx, e.Delegation.ID, e.OffsetMs)
+		e, ok := ev.AsDelegationCreatedEvent()
+		if c.decoded(ev, ok) {
+			c.delegated(ctx, e.Delegation.ID, e.OffsetMs)
+		}
 	case "error":
 		// An append the provider refused (an error naming a client event
 		// of ours); the phone's own errors never reach the sideband.
 		c.s.metrics.live.refused.Inc()
 	case "session.usage.updated":
-		c.noteSeconds(ev.AsSessionUsageUpdatedEvent().Usage.Seconds)
+		if e, ok := ev.AsSessionUsageUpdatedEvent(); c.decoded(ev, ok) {
+			c.noteSeconds(e.Usage.Seconds)
+		}
 	case "session.closed":
-		e := ev.AsSessionClosedEvent()
-		c.observed.Final = true
-		c.noteSeconds(e.Usage.Seconds)
+		// A closed event that does not decode is not the final usage: the
+		// record stays unconfirmed, with the highest seconds seen.
+		e, ok := ev.AsSessionClosedEvent()
+		if ok {
+			c.observed.Final = true
+			c.noteSeconds(e.Usage.Seconds)
+		}
+		c.decoded(ev, ok)
 		c.closed = string(e.Reason)
 		if c.closed == "" {
 			c.closed = "unknown"
 		}
 	}
+}
+
+// decoded reports ok, logging an event of a known type that did not
+// decode as that type (nothing of it is acted on).
+func (c *liveCall) decoded(ev realtime.LiveEvent, ok bool) bool {
+	if !ok {
+		c.s.log.Warn("live: an event that does not decode as its type; ignored", "session_id", c.id, "type", ev.Type)
+	}
+	return ok
 }
 
 // noteSeconds keeps the highest cumulative voice time seen.

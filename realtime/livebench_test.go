@@ -118,3 +118,21 @@ func typeMembers(raw []byte) int {
 	}
 	return n
 }
+
+// TestLiveEventDecodesOrSays: an event whose fields do not fit its type
+// says so (ok false) instead of coming back as a zero value a holder
+// would act on, as a session.closed with no usage read as the final word.
+func TestLiveEventDecodesOrSays(t *testing.T) {
+	good := LiveEvent{Type: "session.closed", raw: []byte(`{"type":"session.closed","reason":"expired","usage":{"seconds":42.5}}`)}
+	if e, ok := good.AsSessionClosedEvent(); !ok || e.Usage.Seconds != 42.5 || e.Reason != "expired" {
+		t.Errorf("a good session.closed: %+v, %v", e, ok)
+	}
+	bad := LiveEvent{Type: "session.closed", raw: []byte(`{"type":"session.closed","usage":{"seconds":"all of them"}}`)}
+	if _, ok := bad.AsSessionClosedEvent(); ok {
+		t.Error("a session.closed whose seconds are a string decoded as ok")
+	}
+	d := LiveEvent{Type: "session.delegation.created", raw: []byte(`{"type":"session.delegation.created","delegation":{"id":7}}`)}
+	if _, ok := d.AsDelegationCreatedEvent(); ok {
+		t.Error("a delegation whose id is a number decoded as ok")
+	}
+}

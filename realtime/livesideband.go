@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/live"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/respjson"
 )
 
 // ErrLiveNotFound is the provider not knowing a live session: not yet
@@ -77,31 +78,47 @@ type LiveEvent struct {
 // RawJSON is the event as the provider sent it.
 func (e LiveEvent) RawJSON() string { return string(e.raw) }
 
-// The variants the gateway reads, decoded as openai-go's union methods of
-// the same names do: a field the event lacks is left zero.
-func (e LiveEvent) AsInputTranscriptDeltaEvent() live.InputTranscriptDeltaEvent {
-	return decodeAs[live.InputTranscriptDeltaEvent](e.raw)
+// The variants the gateway reads, decoded with openai-go's types. ok is
+// false unless every field the gateway acts on came as its type says:
+// openai-go's decoder leaves a mismatched field zero without an error,
+// and a zero the holder acted on would be wrong (a session.closed whose
+// seconds did not decode is not the final usage; a delegation without an
+// id is nothing to claim).
+func (e LiveEvent) AsInputTranscriptDeltaEvent() (v live.InputTranscriptDeltaEvent, ok bool) {
+	ok = decodeAs(e.raw, &v) && valid(v.JSON.Delta, v.JSON.StartMs, v.JSON.EndMs)
+	return v, ok
 }
 
-func (e LiveEvent) AsOutputTranscriptDeltaEvent() live.OutputTranscriptDeltaEvent {
-	return decodeAs[live.OutputTranscriptDeltaEvent](e.raw)
+func (e LiveEvent) AsOutputTranscriptDeltaEvent() (v live.OutputTranscriptDeltaEvent, ok bool) {
+	ok = decodeAs(e.raw, &v) && valid(v.JSON.Delta, v.JSON.StartMs, v.JSON.EndMs)
+	return v, ok
 }
 
-func (e LiveEvent) AsDelegationCreatedEvent() live.DelegationCreatedEvent {
-	return decodeAs[live.DelegationCreatedEvent](e.raw)
+func (e LiveEvent) AsDelegationCreatedEvent() (v live.DelegationCreatedEvent, ok bool) {
+	ok = decodeAs(e.raw, &v) && valid(v.JSON.OffsetMs, v.Delegation.JSON.ID)
+	return v, ok
 }
 
-func (e LiveEvent) AsSessionUsageUpdatedEvent() live.SessionUsageUpdatedEvent {
-	return decodeAs[live.SessionUsageUpdatedEvent](e.raw)
+func (e LiveEvent) AsSessionUsageUpdatedEvent() (v live.SessionUsageUpdatedEvent, ok bool) {
+	ok = decodeAs(e.raw, &v) && valid(v.Usage.JSON.Seconds)
+	return v, ok
 }
 
-func (e LiveEvent) AsSessionClosedEvent() live.SessionClosedEvent {
-	return decodeAs[live.SessionClosedEvent](e.raw)
+func (e LiveEvent) AsSessionClosedEvent() (v live.SessionClosedEvent, ok bool) {
+	ok = decodeAs(e.raw, &v) && valid(v.JSON.Reason, v.Usage.JSON.Seconds)
+	return v, ok
 }
 
-func decodeAs[T any](raw []byte) (v T) {
-	_ = json.Unmarshal(raw, &v)
-	return v
+func decodeAs[T any](raw []byte, v *T) bool { return json.Unmarshal(raw, v) == nil }
+
+// valid: every field was present and of its type.
+func valid(fs ...respjson.Field) bool {
+	for _, f := range fs {
+		if !f.Valid() {
+			return false
+		}
+	}
+	return true
 }
 
 // Next returns the next session event the gateway acts on. The reflected
