@@ -7,6 +7,11 @@
 -- rollup and the records for what is left (billing/rollup.go). The spans
 -- keep only the user: a summary that also filters on kind, mode or model
 -- reads usage_user_rollups as before.
+-- Writers wait while this runs: a record an older replica wrote meanwhile
+-- would go through the old usage_rollup_add (its 15-minute rollups but no
+-- spans) and be missing from the spans for good.
+LOCK TABLE usage_records IN SHARE MODE;
+
 CREATE TABLE usage_user_spans (
     width       interval NOT NULL,
     bucket      timestamptz NOT NULL,
@@ -98,4 +103,12 @@ CREATE OR REPLACE FUNCTION usage_rollups_rebuild() RETURNS void LANGUAGE sql AS 
     FROM usage_user_spans WHERE width = interval '1 hour' GROUP BY 2, 3;
 $$;
 
-SELECT usage_rollups_rebuild();
+-- The backfill: the spans from the per-user 15-minute rollup, which the
+-- trigger has kept since migration 0071 (the two other rollups are right
+-- already; rebuilding them too would hold the writers back for longer).
+INSERT INTO usage_user_spans (width, bucket, user_id, records, unpriced,
+                              cost_micros, duration_ms, tokens_in, tokens_out)
+SELECT w, date_bin(w, bucket, timestamptz '2000-01-01 00:00:00+00'), user_id,
+       sum(records), sum(unpriced), sum(cost_micros), sum(duration_ms), sum(tokens_in), sum(tokens_out)
+FROM usage_user_rollups, (VALUES (interval '1 hour'), (interval '1 day')) AS widths (w)
+GROUP BY 1, 2, 3;
