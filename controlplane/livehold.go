@@ -23,9 +23,9 @@ type liveCall struct {
 	ending       string // the gateway's end reason, once it asked for the close
 	drainUntil   time.Time
 	closed       string // session.closed's reason, once it came
-	// The transcript (kept with the usage), how far the input transcript
-	// reaches, and the delegations claimed here and not yet finished.
-	transcript   []LiveLine
+	// How far the input transcript reaches (the transcript itself and how
+	// far it is screened are heldSession's, kept with the usage), and the
+	// delegations claimed here and not yet finished.
 	heardMS      int64
 	delegations  map[string]*delegation
 	seq          int // delegations created
@@ -33,7 +33,6 @@ type liveCall struct {
 	running      int // delegation loops started and not yet returned
 	out          chan delegationOut
 	instructions string // the session's, with the profile: the backend's context
-	screenedMS   int64  // the output transcript is screened up to here (livesafety.go)
 }
 
 // liveReader reads one sideband into events until it fails or is
@@ -78,7 +77,7 @@ func (r *liveReader) stop() {
 func (s *Service) runLive(ctx context.Context, id string, h *holder, held heldSession) {
 	c := &liveCall{s: s, id: id, heldSession: held, lastActivity: s.clock.Now(), delegations: map[string]*delegation{},
 		out: make(chan delegationOut, 16), instructions: held.live.Instructions}
-	c.voiceMS, c.transcript, c.screenedMS = held.observed.Session.AudioMillis, held.transcript, held.screenedMS
+	c.voiceMS = held.observed.Session.AudioMillis
 	defer func() {
 		for _, d := range c.delegations {
 			if d.cancel != nil {
