@@ -131,9 +131,19 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 // tools that need no confirmation (tier none), as the model sees them.
 func (s *Service) liveToolSpecs(plan string) []llm.ToolSpec {
 	var out []llm.ToolSpec
+	for _, t := range s.liveTools(plan) {
+		out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	return out
+}
+
+// liveTools are the plan's voice tools that need no confirmation: the
+// ones a delegation may call.
+func (s *Service) liveTools(plan string) []*tools.Tool {
+	var out []*tools.Tool
 	for _, t := range s.tools.Registry().ForPlan(plan, true) {
 		if t.Tier == tools.TierNone {
-			out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			out = append(out, t)
 		}
 	}
 	return out
@@ -247,10 +257,8 @@ func (c *liveCall) addBackend(u agent.Usage) {
 // plan may call, and a second.
 func (s *Service) loopsWait(plan string) time.Duration {
 	wait := time.Duration(0)
-	for _, t := range s.tools.Registry().ForPlan(plan, true) {
-		if t.Tier == tools.TierNone {
-			wait = max(wait, t.Timeout)
-		}
+	for _, t := range s.liveTools(plan) {
+		wait = max(wait, t.Timeout)
 	}
 	return wait + time.Second
 }
