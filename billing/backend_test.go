@@ -123,3 +123,29 @@ func TestBackendUsageIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenCountMatchesTheDatabase: TokenView.Count, what a user's day is
+// charged, and the database's usage_record_tokens_in and _out, what the
+// rollups sum, count a record with every token class the same.
+func TestTokenCountMatchesTheDatabase(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	ctx := context.Background()
+	r := liveRecord("vs_count")
+	r.Usage.TextIn, r.Usage.TextOut, r.Usage.AudioIn, r.Usage.AudioOut, r.Usage.ImageIn = 11, 13, 17, 19, 23
+	r.TranscriptionModel = "gpt-4o-mini-transcribe"
+	r.Transcription = billing.Usage{TextIn: 29, AudioIn: 31, TextOut: 37}
+	w, err := fx.ledger.Write(ctx, fx.pool, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := w.Tokens.Count()
+	var dbIn, dbOut int64
+	if err := fx.pool.QueryRow(ctx, `SELECT usage_record_tokens_in(r), usage_record_tokens_out(r) FROM usage_records r WHERE id = $1`,
+		w.ID).Scan(&dbIn, &dbOut); err != nil {
+		t.Fatal(err)
+	}
+	if in != dbIn || out != dbOut || in != 11+17+23+29+31+5000 || out != 13+19+37+700 {
+		t.Errorf("Count %d in, %d out; the database %d in, %d out", in, out, dbIn, dbOut)
+	}
+}

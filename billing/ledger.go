@@ -105,6 +105,16 @@ type TokenView struct {
 	BackendTextOut          int64 `json:"backend_text_out"`
 }
 
+// Count is the record's tokens in and out, every model on it: what the
+// user's day counts toward a token quota. The database states the same
+// rule as usage_record_tokens_in and _out (migration 0079), which the
+// rollups use; TestTokenCountMatchesTheDatabase keeps the two together.
+func (t TokenView) Count() (in, out int64) {
+	in = t.TextIn + t.AudioIn + t.ImageIn + t.TranscriptionTextIn + t.TranscriptionAudioIn + t.BackendTextIn
+	out = t.TextOut + t.AudioOut + t.TranscriptionTextOut + t.BackendTextOut
+	return in, out
+}
+
 func (r *Record) fillView() {
 	u, t, b := r.Usage, r.Transcription, r.Backend
 	r.Tokens = TokenView{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,

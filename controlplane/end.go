@@ -229,14 +229,12 @@ func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int6
 // chargeDay counts the record's tokens and cost toward the user's day, in
 // the transaction that writes it. An unpriced record adds its tokens only.
 func (s *Service) chargeDay(ctx context.Context, tx pgx.Tx, rec billing.Record) error {
-	t := rec.Tokens
-	tokens := t.TextIn + t.TextOut + t.AudioIn + t.AudioOut + t.ImageIn +
-		t.TranscriptionTextIn + t.TranscriptionAudioIn + t.TranscriptionTextOut + t.BackendTextIn + t.BackendTextOut
+	in, out := rec.Tokens.Count()
 	var cost int64
 	if rec.CostMicros != nil {
 		cost = *rec.CostMicros
 	}
-	return s.quota.ChargeDay(ctx, tx, rec.UserID, tokens, cost)
+	return s.quota.ChargeDay(ctx, tx, rec.UserID, in+out, cost)
 }
 
 // lateEnd answers an end of a session already ended. A direct session the
