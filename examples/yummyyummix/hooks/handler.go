@@ -51,7 +51,7 @@ func New(secret []byte) *Server {
 	return s
 }
 
-// Log returns the calls answered so far, oldest first.
+// Log returns the calls answered so far (the newest maxLog), oldest first.
 func (s *Server) Log() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,6 +60,9 @@ func (s *Server) Log() []Call {
 
 // maxBody bounds a call's body: arguments are small.
 const maxBody = 64 << 10
+
+// maxLog bounds the calls Log keeps.
+const maxLog = 1000
 
 // ServeHTTP checks the signature, decodes the call and answers it. A
 // refused call is a non-2xx status, which voxgate turns into a tool error
@@ -77,6 +80,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if len(s.log) == maxLog { // a long-running server keeps the newest calls only
+		s.log = append(s.log[:0], s.log[1:]...)
+	}
 	s.log = append(s.log, c)
 	s.mu.Unlock()
 	out, err := t(s, c.UserID, c.Arguments)
