@@ -110,7 +110,11 @@ func TestLiveUsageUnconfirmedWhenClosedUnseen(t *testing.T) {
 	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
 	seen, final := int64(st.UpdatedSeconds*1000+0.5), liveMillis(st)
 	rec := ended.Cost
-	if rec == nil || rec.UsageSource != "unconfirmed" || rec.DurationMS != seen || seen >= final ||
+	// The final is usually past the last update; it equals it when the
+	// close falls in the same session-clock step as an update (the clock
+	// runs 20× here), and then the source alone tells the record did not
+	// come from session.closed.
+	if rec == nil || rec.UsageSource != "unconfirmed" || rec.DurationMS != seen || seen > final ||
 		rec.CostMicros == nil || *rec.CostMicros != priceLive(seen) {
 		t.Fatalf("record %+v; want unconfirmed at the last update's %d ms (the unseen final was %d ms)", rec, seen, final)
 	}
