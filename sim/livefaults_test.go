@@ -75,10 +75,28 @@ func TestLiveSidebandCut(t *testing.T) {
 		return len(st.Delegations) == 1
 	})
 	sb := attach(t, ctx, base, c.id, "false")
-	if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
-		t.Fatal(err)
-	}
+	// The next turn's audio goes again every half second until its
+	// transcript comes: a packet lost on a loaded machine leaves a turn
+	// short of its five, and the check here is what the re-attached
+	// sideband hears first, not the media.
+	stop := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for {
+			if err := c.phone.SendAudio(ctx, 5, 0); err != nil {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
 	first, seen := until(t, ctx, sb, "session.input_transcript.delta")
+	close(stop)
+	<-sent
 	for _, e := range seen[:len(seen)-1] {
 		if e.Type != "session.usage.updated" {
 			t.Errorf("re-attached sideband got %s before the next turn", e.RawJSON())
