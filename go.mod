@@ -43,6 +43,7 @@ require (
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/pion/logging v0.2.4
 	github.com/pion/rtcp v1.2.17
+	golang.org/x/sys v0.48.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -102,7 +103,6 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect

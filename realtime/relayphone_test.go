@@ -60,6 +60,11 @@ type phoneOpts struct {
 	extra           []interceptor.Factory // nearest the network
 	noReports, bare bool                  // bare: no interceptors at all (the simulator's own kind of peer)
 	conn            *simtest.CutConn      // every ICE packet through this socket
+	// paced: the ICE checks and reports of an established audio call as
+	// the WebRTC library in phones and browsers (libwebrtc) paces them, a
+	// check every 2.5 s (a strong, stable pair) and a report every 5 s
+	// (audio), where pion's defaults are 2 s and 1 s.
+	paced bool
 }
 
 func newPhone(t testing.TB, o phoneOpts) *phone {
@@ -74,6 +79,9 @@ func newPhone(t testing.TB, o phoneOpts) *phone {
 	}
 	if o.conn != nil {
 		se.SetICEUDPMux(ice.NewUDPMuxDefault(ice.UDPMuxParams{UDPConn: o.conn}))
+	}
+	if o.paced {
+		se.SetICETimeouts(5*time.Second, 25*time.Second, 2500*time.Millisecond)
 	}
 	if o.maxMessage > 0 {
 		se.SetSCTPMaxMessageSize(o.maxMessage)
@@ -91,8 +99,12 @@ func newPhone(t testing.TB, o phoneOpts) *phone {
 		reg.Add(&dropFactory{every: o.dropEvery})
 	}
 	if !o.bare {
-		rr, _ := report.NewReceiverInterceptor()
-		sr, _ := report.NewSenderInterceptor()
+		every := time.Second // pion's default
+		if o.paced {
+			every = 5 * time.Second
+		}
+		rr, _ := report.NewReceiverInterceptor(report.ReceiverInterval(every))
+		sr, _ := report.NewSenderInterceptor(report.SenderInterval(every))
 		reg.Add(rr)
 		reg.Add(sr)
 	}
