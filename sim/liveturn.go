@@ -214,8 +214,10 @@ func (ls *liveSession) reflectAudio() {
 	in := &liveEvent{Type: "session.input_audio.append", Audio: reflectedSilence()}
 	out := (&liveEvent{Type: "session.output_audio.delta"}).span(max(0, now-reflectEvery.Milliseconds()), now)
 	out.Delta = ptr(reflectedSilence())
-	ls.emit(in, true)
-	ls.emit(out, true)
+	// Counted before they go: a sideband that has read the copies then
+	// finds them in the stats.
 	n := int64(2 * len(reflectedSilence()))
 	ls.stats.update(func(s *LiveStats) { s.ReflectedAudioBytes += n })
+	ls.emit(in, true)
+	ls.emit(out, true)
 }
