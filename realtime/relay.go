@@ -99,9 +99,9 @@ type RelayParams struct {
 	// ReportInterval is how often each leg sends its sender and receiver
 	// reports; 0 means DefaultReportInterval.
 	ReportInterval time.Duration
-	// Interceptors, when set, adds interceptors to a leg nearest the
-	// network, before the relay's own: tests inject loss and capture the
-	// RTCP the relay writes with it.
+	// Interceptors, when set, adds interceptors to a leg (the relay
+	// registers none of its own): tests inject loss and capture the RTCP
+	// the relay writes with it.
 	Interceptors func(Leg) []interceptor.Factory
 }
 
@@ -125,6 +125,10 @@ type Relay struct {
 	answered    bool
 	closed      bool
 	pending     [2]held // events waiting for a leg's channel, by the leg they go to
+
+	// The reporter's schedule (relayreport.go), under its lock.
+	nextReport time.Time
+	reportAt   int
 }
 
 // ErrRelayClosed is returned by a closed relay.
@@ -135,7 +139,7 @@ func NewRelay(p RelayParams) (*Relay, error) {
 	if p.Network == nil || p.Dial == nil {
 		return nil, errors.New("realtime: relay needs a Network and a Dial")
 	}
-	r := &Relay{p: p, silence: p.SilenceTimeout}
+	r := &Relay{p: p, silence: p.SilenceTimeout, reportAt: -1}
 	if r.silence <= 0 {
 		r.silence = DefaultSilenceTimeout
 	}
@@ -191,6 +195,7 @@ func (r *Relay) Answer(ctx context.Context, offer string) (string, error) {
 		prov.close()
 		return "", ErrRelayClosed
 	}
+	r.p.Network.reports.add(r)
 	return answer, nil
 }
 
@@ -250,6 +255,7 @@ func (r *Relay) Close() {
 	r.closed = true
 	legs := []*leg{r.phone, r.prov}
 	r.mu.Unlock()
+	r.p.Network.reports.remove(r)
 	for _, l := range legs {
 		if l != nil {
 			l.retired.Store(true)

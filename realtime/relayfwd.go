@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 )
 
@@ -54,7 +55,14 @@ type forwarder struct {
 	transit         int64
 	jitter16        uint32 // interarrival jitter in clock ticks, times 16
 
+	// What the last receiver report about the current source said
+	// (RFC 3550 A.3): its packets expected and received, its highest
+	// sequence number; rrDone once one was sent.
+	rrExpected, rrReceived, rrExt uint64
+	rrDone                        bool
+
 	packets, bytes, malformed, stale atomic.Uint64
+	octets                           atomic.Uint64 // payload bytes forwarded, for sender reports
 	// latency counts packets by the time from their read to their write
 	// on (ForwardBuckets, the last beyond them); latencySum in ns.
 	latency    [len(ForwardBuckets) + 1]atomic.Uint64
@@ -108,6 +116,7 @@ func (f *forwarder) forward(gen uint64, b []byte, now int64) error {
 	if err == nil {
 		f.packets.Add(1)
 		f.bytes.Add(uint64(len(b)))
+		f.octets.Add(uint64(len(b) - hlen))
 		f.observe(monoNow() - now)
 	}
 	f.pkt.Payload = nil // the buffer is the reader's
@@ -128,6 +137,7 @@ func (f *forwarder) rebaseOn(now int64) {
 	f.started, f.rebase, f.ssrc = true, false, f.pkt.SSRC
 	f.extBase, f.extMax, f.received = uint64(f.pkt.SequenceNumber), uint64(f.pkt.SequenceNumber), 0
 	f.jitter16, f.transit = 0, 0
+	f.rrExpected, f.rrReceived, f.rrExt, f.rrDone = 0, 0, 0, false
 }
 
 // count keeps the source's highest extended sequence number, packets
@@ -155,6 +165,43 @@ func (f *forwarder) lostNow() uint64 {
 		return 0
 	}
 	return expected - f.received
+}
+
+// sending is what a sender report about this direction's output says at
+// now (monoNow): packets and payload bytes written, and the RTP timestamp
+// of now on the output's timeline (the last written, moved on by the
+// time since). Not ok before the first packet.
+func (f *forwarder) sending(now int64) (packets, octets uint64, ts uint32, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lastAt == 0 {
+		return 0, 0, 0, false
+	}
+	ts = f.lastTS + uint32((now-f.lastAt)*opusClock/int64(time.Second))
+	return f.packets.Load(), f.octets.Load(), ts, true
+}
+
+// reception is the receiver report block about the current source, if it
+// is of generation gen and sent something since the last one (RFC 3550
+// 6.4.1, A.3): the loss since that report in 256ths, the cumulative loss,
+// the extended highest sequence number and the interarrival jitter. The
+// caller adds LSR and DLSR.
+func (f *forwarder) reception(gen uint64) (rtcp.ReceptionReport, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.started || f.rebase || gen != f.gen || (f.rrDone && f.extMax == f.rrExt) {
+		return rtcp.ReceptionReport{}, false
+	}
+	expected := f.extMax - f.extBase + 1
+	rep := rtcp.ReceptionReport{SSRC: f.ssrc, LastSequenceNumber: uint32(f.extMax), Jitter: f.jitter16 >> 4}
+	if expected > f.received {
+		rep.TotalLost = uint32(min(expected-f.received, 0x7fffff))
+	}
+	if e, g := expected-f.rrExpected, f.received-f.rrReceived; e > g {
+		rep.FractionLost = uint8(min(255, (e-g)<<8/e))
+	}
+	f.rrExpected, f.rrReceived, f.rrExt, f.rrDone = expected, f.received, f.extMax, true
+	return rep, true
 }
 
 // install makes gen the source forwarded from now on: packets of older

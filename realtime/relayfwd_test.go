@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pion/interceptor"
-	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 )
 
@@ -139,27 +137,49 @@ func TestForwardRebasesOnNewSource(t *testing.T) {
 	}
 }
 
-// A stream that carried nothing since its last report gets no report; one
-// that moved does, and a batch with nothing left is not written at all.
-func TestQuietReports(t *testing.T) {
-	i, _ := quietReportsFactory{}.NewInterceptor("")
-	var wrote [][]rtcp.Packet
-	w := i.BindRTCPWriter(interceptor.RTCPWriterFunc(func(p []rtcp.Packet, _ interceptor.Attributes) (int, error) {
-		wrote = append(wrote, p)
-		return 0, nil
-	}))
-	sr := func(n uint32) rtcp.Packet { return &rtcp.SenderReport{SSRC: 1, PacketCount: n} }
-	rr := func(seq uint32) rtcp.Packet {
-		return &rtcp.ReceiverReport{Reports: []rtcp.ReceptionReport{{SSRC: 2, LastSequenceNumber: seq}}}
+// A receiver report says what arrived since the last one: the loss in
+// that interval in 256ths and the cumulative loss; a source that sent
+// nothing since gets no report, nor does a new source before its first
+// packet. A sender report places now on the output's timeline.
+func TestForwarderReports(t *testing.T) {
+	f := &forwarder{out: &discard{}}
+	pkt := func(ssrc uint32, seq uint16) []byte {
+		b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, SSRC: ssrc, SequenceNumber: seq, Timestamp: uint32(seq) * 960}, Payload: []byte{1, 2}}).Marshal()
+		return b
 	}
-	for _, batch := range [][]rtcp.Packet{{sr(0)}, {rr(0)}, {sr(50)}, {sr(50), rr(10)}, {sr(50)}, {rr(10)}, {sr(51), rr(11)}} {
-		_, _ = w.Write(batch, nil)
+	const ms = int64(1e6)
+	if _, ok := f.reception(0); ok {
+		t.Fatal("a report before any packet")
 	}
-	got := []int{}
-	for _, b := range wrote {
-		got = append(got, len(b))
+	if _, _, _, ok := f.sending(0); ok {
+		t.Fatal("a sender report before any packet")
 	}
-	if want := []int{1, 1, 2}; !slices.Equal(got, want) {
-		t.Fatalf("batches written with %v packets, want %v", got, want)
+	for i, seq := range []uint16{65534, 65535, 1, 2} { // 0 lost, across the wrap: 1 of 5
+		_ = f.forward(0, pkt(7, seq), int64(i+1)*20*ms)
+	}
+	rep, ok := f.reception(0)
+	if !ok || rep.SSRC != 7 || rep.FractionLost != 51 || rep.TotalLost != 1 || rep.LastSequenceNumber != 1<<16+2 {
+		t.Fatalf("first report %+v, %v: want 1 of 5 lost (51/256), highest 65538", rep, ok)
+	}
+	if _, ok := f.reception(0); ok {
+		t.Fatal("a second report with nothing new")
+	}
+	_ = f.forward(0, pkt(7, 3), 100*ms)
+	if rep, ok := f.reception(0); !ok || rep.FractionLost != 0 || rep.TotalLost != 1 {
+		t.Fatalf("report %+v, %v: want none lost since, 1 in all", rep, ok)
+	}
+	if packets, octets, ts, ok := f.sending(140 * ms); !ok || packets != 5 || octets != 10 || ts != 3*960+2*960 {
+		t.Fatalf("sending: %d packets, %d octets, ts %d, %v: want 5, 10, %d", packets, octets, ts, ok, 5*960)
+	}
+	f.install(1)
+	if _, ok := f.reception(1); ok {
+		t.Fatal("a report about a new source before its first packet")
+	}
+	_ = f.forward(1, pkt(9, 500), 160*ms)
+	if rep, ok := f.reception(1); !ok || rep.SSRC != 9 || rep.TotalLost != 0 || rep.LastSequenceNumber != 500 {
+		t.Fatalf("the new source's report %+v, %v", rep, ok)
+	}
+	if _, ok := f.reception(0); ok {
+		t.Fatal("a report for the replaced generation")
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pion/interceptor"
-	"github.com/pion/interceptor/pkg/report"
 	"github.com/pion/webrtc/v4"
 )
 
@@ -24,6 +23,17 @@ type leg struct {
 	connect atomic.Pointer[time.Timer]         // the provider leg's connect deadline, until connected
 	closed  atomic.Bool                        // close was called
 	callID  string
+
+	// Reports (relayrtcp.go): the relay's SSRC on the leg (0 until its
+	// track is added); the output's packets and payload bytes when the
+	// leg started, and the packets in the leg's last sender report (the
+	// reporter's goroutine only); the middle of the peer's latest sender
+	// report's NTP time and when it came (monoNow).
+	ssrc                atomic.Uint32
+	sentBase, octetBase uint64
+	srPackets           uint64
+	peerSR              atomic.Uint32
+	peerSRAt            atomic.Int64
 }
 
 func (l *leg) close() {
@@ -57,11 +67,8 @@ func opusCapability() webrtc.RTPCodecCapability {
 		SDPFmtpLine: "minptime=10;useinbandfec=1"}
 }
 
-// newLeg builds a leg's peer connection: Opus only, and the interceptors
-// that give each leg its own reports: pion's sender reports (SR) and
-// receiver reports (RR) every ReportInterval, written through
-// quietReports (none for a stream that carried nothing since its last)
-// and lossMerge (RRs carry the far receiver's loss).
+// newLeg builds a leg's peer connection: Opus only, with no interceptors
+// of pion's (the relay writes each leg's reports itself, relayrtcp.go).
 func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 	se, err := r.p.Network.settings(which == LegPhone)
 	if err != nil {
@@ -78,22 +85,6 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 			reg.Add(f)
 		}
 	}
-	far := &r.upFar // the phone leg's RRs carry the provider's loss of upstream audio
-	if which == LegProvider {
-		far = &r.downFar
-	}
-	reg.Add(lossMergeFactory{far: far})
-	reg.Add(quietReportsFactory{})
-	rr, err := report.NewReceiverInterceptor(report.ReceiverInterval(r.p.ReportInterval))
-	if err != nil {
-		return nil, err
-	}
-	sr, err := report.NewSenderInterceptor(report.SenderInterval(r.p.ReportInterval))
-	if err != nil {
-		return nil, err
-	}
-	reg.Add(rr)
-	reg.Add(sr)
 	api := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se), webrtc.WithInterceptorRegistry(reg))
 	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -122,12 +113,17 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 	return l, nil
 }
 
-// addTrack sends the leg's outgoing audio and reads the peer's reports
-// about it.
-func (r *Relay) addTrack(l *leg, track *webrtc.TrackLocalStaticRTP, far *farLoss) error {
+// addTrack sends the leg's outgoing audio (what fw writes) and reads the
+// peer's reports about it.
+func (r *Relay) addTrack(l *leg, track *webrtc.TrackLocalStaticRTP, fw *forwarder, far *farLoss) error {
 	s, err := l.pc.AddTrack(track)
 	if err != nil {
 		return err
+	}
+	l.sentBase, l.octetBase = fw.packets.Load(), fw.octets.Load()
+	l.srPackets = l.sentBase
+	if enc := s.GetParameters().Encodings; len(enc) > 0 {
+		l.ssrc.Store(uint32(enc[0].SSRC))
 	}
 	r.wg.Add(1)
 	go r.readReports(l, s, far)
@@ -141,7 +137,7 @@ func (r *Relay) onTrack(l *leg, fw *forwarder) {
 			return
 		}
 		r.wg.Add(2)
-		go r.drainRTCP(rc)
+		go r.drainRTCP(l, rc)
 		go r.pump(l, fw, tr)
 	})
 }
@@ -154,7 +150,7 @@ func (r *Relay) dialProvider(ctx context.Context, gen uint64) (*leg, error) {
 		return nil, err
 	}
 	fail := func(err error) (*leg, error) { l.close(); return nil, err }
-	if err := r.addTrack(l, r.upTrack, &r.upFar); err != nil {
+	if err := r.addTrack(l, r.upTrack, &r.up, &r.upFar); err != nil {
 		return fail(err)
 	}
 	r.onTrack(l, &r.down)
@@ -218,7 +214,7 @@ func (r *Relay) answerPhone(ctx context.Context, offer string) (*leg, string, er
 	if !hasAudio {
 		return fail(errors.New("realtime: the phone's offer has no audio"))
 	}
-	if err := r.addTrack(l, r.downTrack, &r.downFar); err != nil {
+	if err := r.addTrack(l, r.downTrack, &r.down, &r.downFar); err != nil {
 		return fail(err)
 	}
 	ans, err := l.pc.CreateAnswer(nil)

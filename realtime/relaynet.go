@@ -67,12 +67,13 @@ const DefaultMaxMessageBytes = 1 << 20
 // Network holds the listeners every relayed session shares. Close it when
 // the replica stops.
 type Network struct {
-	p     NetworkParams
-	udp   []ice.UDPMux
-	next  [2]atomic.Uint64 // the next provider [0] and phone [1] leg's UDP mux, in turn
-	tcp   ice.TCPMux
-	conns []interface{ Close() error }
-	log   logging.LoggerFactory
+	p       NetworkParams
+	udp     []ice.UDPMux
+	next    [2]atomic.Uint64 // the next provider [0] and phone [1] leg's UDP mux, in turn
+	tcp     ice.TCPMux
+	conns   []interface{ Close() error }
+	log     logging.LoggerFactory
+	reports reporter // every relayed call's RTCP reports
 }
 
 // NewNetwork opens the shared UDP and TCP listeners p names.
@@ -167,6 +168,7 @@ func (n *Network) ICEServers() []webrtc.ICEServer {
 
 // Close closes the shared listeners; sessions still open lose their media.
 func (n *Network) Close() error {
+	n.reports.close()
 	var errs []error
 	for _, m := range n.udp {
 		errs = append(errs, m.Close())

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 )
@@ -38,13 +37,20 @@ func (f *farLoss) get(now time.Time) (fraction uint8, total uint32, ok bool) {
 	return f.fraction, f.total, true
 }
 
-// lossMerge passes loss upstream: the receiver reports the relay sends a
-// source (pion's report interceptor writes them every ReportInterval) carry the
-// loss of the whole path to the final receiver, not just the first hop.
-// The relay moves sequence numbers by an offset and never renumbers, so a
-// packet lost before the relay is a gap the phone sees too: the phone's
-// report about downstream audio already counts both hops. Concretely, on
-// the provider leg each reception report about the provider's audio says
+// report sends each leg its RTCP (the reporter calls it every
+// ReportInterval): a sender report about the audio the relay sends the
+// leg, and a receiver report about the audio the leg sends the relay, each
+// only if its stream carried something since the leg's last report. A held
+// call without audio then sends no RTCP at all; ICE's consent checks keep
+// the path.
+//
+// Loss goes upstream in the receiver reports: each reception report
+// carries the loss of the whole path to the final receiver, not just the
+// first hop. The relay moves sequence numbers by an offset and never
+// renumbers, so a packet lost before the relay is a gap the phone sees
+// too: the phone's report about downstream audio already counts both hops.
+// Concretely, on the provider leg the reception report about the
+// provider's audio says
 //
 //	fraction lost = max(relay's own, phone's), in 256ths
 //	cumulative lost = max(relay's own, phone's)
@@ -55,30 +61,40 @@ func (f *farLoss) get(now time.Time) (fraction uint8, total uint32, ok bool) {
 // phone and raises its in-band FEC for it, as if it were talking to the
 // phone directly. The phone leg's reports carry the provider's reports
 // about upstream audio the same way.
-type lossMerge struct {
-	interceptor.NoOp
-	far *farLoss
+func (r *Relay) report() {
+	r.mu.Lock()
+	phone, prov := r.phone, r.prov
+	r.mu.Unlock()
+	now := time.Now()
+	r.reportLeg(phone, &r.down, &r.up, &r.upFar, now)
+	r.reportLeg(prov, &r.up, &r.down, &r.downFar, now)
 }
 
-type lossMergeFactory struct{ far *farLoss }
-
-func (f lossMergeFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	return &lossMerge{far: f.far}, nil
-}
-
-func (m *lossMerge) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCPWriter {
-	return interceptor.RTCPWriterFunc(func(pkts []rtcp.Packet, a interceptor.Attributes) (int, error) {
-		if fraction, total, ok := m.far.get(time.Now()); ok {
-			for _, p := range pkts {
-				if rr, ok := p.(*rtcp.ReceiverReport); ok {
-					for i := range rr.Reports {
-						mergeLoss(&rr.Reports[i], fraction, total)
-					}
-				}
-			}
+// reportLeg writes l's reports: sent is the direction the relay sends on
+// l, got the one l is the source of, far the final receiver's loss of got.
+func (r *Relay) reportLeg(l *leg, sent, got *forwarder, far *farLoss, now time.Time) {
+	if l == nil || l.closed.Load() || l.ssrc.Load() == 0 {
+		return
+	}
+	pkts := make([]rtcp.Packet, 0, 2)
+	if packets, octets, ts, ok := sent.sending(monoNow()); ok && packets != l.srPackets {
+		l.srPackets = packets
+		pkts = append(pkts, &rtcp.SenderReport{SSRC: l.ssrc.Load(), NTPTime: ntpTime(now), RTPTime: ts,
+			PacketCount: uint32(packets - l.sentBase), OctetCount: uint32(octets - l.octetBase)})
+	}
+	if rep, ok := got.reception(l.gen); ok {
+		if lsr, at := l.peerSR.Load(), l.peerSRAt.Load(); at != 0 {
+			rep.LastSenderReport = lsr
+			rep.Delay = uint32((monoNow() - at) << 16 / int64(time.Second))
 		}
-		return w.Write(pkts, a)
-	})
+		if fraction, total, ok := far.get(now); ok {
+			mergeLoss(&rep, fraction, total)
+		}
+		pkts = append(pkts, &rtcp.ReceiverReport{SSRC: l.ssrc.Load(), Reports: []rtcp.ReceptionReport{rep}})
+	}
+	if len(pkts) > 0 {
+		_ = l.pc.WriteRTCP(pkts) // a leg closing meanwhile refuses it: nothing to report then
+	}
 }
 
 // mergeLoss folds the far receiver's loss into one reception report.
@@ -88,21 +104,18 @@ func mergeLoss(r *rtcp.ReceptionReport, fraction uint8, total uint32) {
 }
 
 // readReports reads the RTCP the peer sends about the relay's stream on
-// one leg (pion's interceptors see it only when it is read): its receiver
-// reports give the leg's round-trip time (RFC 3550 6.4.1: arrival − LSR −
-// DLSR) and the far loss that lossMerge passes upstream.
+// one leg: its receiver reports give the leg's round-trip time (RFC 3550
+// 6.4.1: arrival − LSR − DLSR) and the far loss that report passes
+// upstream.
 func (r *Relay) readReports(l *leg, s *webrtc.RTPSender, far *farLoss) {
 	defer r.wg.Done()
-	ssrc := uint32(0)
-	if enc := s.GetParameters().Encodings; len(enc) > 0 {
-		ssrc = uint32(enc[0].SSRC)
-	}
 	for {
 		pkts, _, err := s.ReadRTCP()
 		if err != nil {
 			return
 		}
 		now := time.Now()
+		ssrc := l.ssrc.Load()
 		for _, p := range pkts {
 			var reports []rtcp.ReceptionReport
 			switch p := p.(type) {
@@ -138,80 +151,32 @@ func reportRTT(rep rtcp.ReceptionReport, now time.Time) (time.Duration, bool) {
 	return time.Duration(int64(rtt) * int64(time.Second) >> 16), true
 }
 
-// ntpMiddle is the middle 32 bits of t as a 64-bit NTP timestamp.
-func ntpMiddle(t time.Time) uint32 {
+// ntpTime is t as a 64-bit NTP timestamp.
+func ntpTime(t time.Time) uint64 {
 	const ntpEpochOffset = 2208988800 // 1900 to 1970, in seconds
 	secs := uint64(t.Unix()) + ntpEpochOffset
 	frac := uint64(t.Nanosecond()) << 32 / uint64(time.Second)
-	return uint32((secs<<32 | frac) >> 16)
+	return secs<<32 | frac
 }
 
-// drainRTCP reads a receiver's RTCP so pion's report interceptor sees the
-// peer's sender reports (its own reports then carry LSR and DLSR, and the
-// peer measures its round trip too).
-func (r *Relay) drainRTCP(rc *webrtc.RTPReceiver) {
+// ntpMiddle is the middle 32 bits of t as a 64-bit NTP timestamp.
+func ntpMiddle(t time.Time) uint32 { return uint32(ntpTime(t) >> 16) }
+
+// drainRTCP reads the RTCP a leg's peer sends about its own stream: its
+// sender reports, whose time the relay's receiver reports on that leg
+// echo (LSR, DLSR) so the peer measures its round trip too.
+func (r *Relay) drainRTCP(l *leg, rc *webrtc.RTPReceiver) {
 	defer r.wg.Done()
 	for {
-		if _, _, err := rc.ReadRTCP(); err != nil {
+		pkts, _, err := rc.ReadRTCP()
+		if err != nil {
 			return
 		}
-	}
-}
-
-// quietReports drops the reports of streams that carried nothing since
-// their last report: a sender report whose packet count has not moved, a
-// receiver report whose highest sequence number has not. A held call
-// without audio then sends no RTCP at all (its ICE consent checks keep the
-// path), where pion's interceptors would write two reports per leg every
-// interval; in a relay holding many quiet calls those were most of the
-// CPU it spent on them. Reports resume with the media.
-type quietReports struct {
-	interceptor.NoOp
-	mu      sync.Mutex
-	sent    map[uint32]uint32 // SSRC → packet count in its last sender report
-	highest map[uint32]uint32 // SSRC → highest sequence number in its last receiver report
-}
-
-type quietReportsFactory struct{}
-
-func (quietReportsFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	return &quietReports{sent: map[uint32]uint32{}, highest: map[uint32]uint32{}}, nil
-}
-
-func (q *quietReports) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCPWriter {
-	return interceptor.RTCPWriterFunc(func(pkts []rtcp.Packet, a interceptor.Attributes) (int, error) {
-		keep := pkts[:0:0]
 		for _, p := range pkts {
-			if q.moved(p) {
-				keep = append(keep, p)
+			if sr, ok := p.(*rtcp.SenderReport); ok {
+				l.peerSR.Store(uint32(sr.NTPTime >> 16))
+				l.peerSRAt.Store(monoNow())
 			}
 		}
-		if len(keep) == 0 {
-			return 0, nil
-		}
-		return w.Write(keep, a)
-	})
-}
-
-// moved reports whether p says something its last report did not.
-func (q *quietReports) moved(p rtcp.Packet) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch p := p.(type) {
-	case *rtcp.SenderReport:
-		if q.sent[p.SSRC] == p.PacketCount {
-			return false
-		}
-		q.sent[p.SSRC] = p.PacketCount
-	case *rtcp.ReceiverReport:
-		moved := false
-		for _, r := range p.Reports {
-			if q.highest[r.SSRC] != r.LastSequenceNumber {
-				q.highest[r.SSRC] = r.LastSequenceNumber
-				moved = true
-			}
-		}
-		return moved
 	}
-	return true
 }
