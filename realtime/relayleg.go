@@ -34,6 +34,7 @@ type leg struct {
 	srPackets           uint64
 	peerSR              atomic.Uint32
 	peerSRAt            atomic.Int64
+	reporting           atomic.Bool // the leg's reports are being written
 }
 
 func (l *leg) close() {

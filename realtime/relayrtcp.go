@@ -73,8 +73,8 @@ func (r *Relay) report() {
 // reportLeg writes l's reports: sent is the direction the relay sends on
 // l, got the one l is the source of, far the final receiver's loss of got.
 func (r *Relay) reportLeg(l *leg, sent, got *forwarder, far *farLoss, now time.Time) {
-	if l == nil || l.closed.Load() || l.ssrc.Load() == 0 {
-		return
+	if l == nil || l.closed.Load() || l.ssrc.Load() == 0 || l.reporting.Load() {
+		return // a leg whose last reports are still being written skips a turn
 	}
 	pkts := make([]rtcp.Packet, 0, 2)
 	if packets, octets, ts, ok := sent.sending(monoNow()); ok && packets != l.srPackets {
@@ -92,9 +92,17 @@ func (r *Relay) reportLeg(l *leg, sent, got *forwarder, far *farLoss, now time.T
 		}
 		pkts = append(pkts, &rtcp.ReceiverReport{SSRC: l.ssrc.Load(), Reports: []rtcp.ReceptionReport{rep}})
 	}
-	if len(pkts) > 0 {
-		_ = l.pc.WriteRTCP(pkts) // a leg closing meanwhile refuses it: nothing to report then
+	if len(pkts) == 0 {
+		return
 	}
+	// Written apart: over ICE-TCP a write blocks while the phone's
+	// connection stalls (until ICE fails it), and the reporter serves
+	// every call of the replica. A leg closing meanwhile refuses it.
+	l.reporting.Store(true)
+	go func() {
+		_ = l.pc.WriteRTCP(pkts)
+		l.reporting.Store(false)
+	}()
 }
 
 // mergeLoss folds the far receiver's loss into one reception report.
