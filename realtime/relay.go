@@ -189,13 +189,15 @@ func (r *Relay) Answer(ctx context.Context, offer string) (string, error) {
 	r.mu.Lock()
 	r.phone = phone
 	closed := r.closed
+	if !closed { // under r.mu: a Close after this unschedules it
+		r.p.Network.reports.add(r)
+	}
 	r.mu.Unlock()
 	if closed {
 		phone.close()
 		prov.close()
 		return "", ErrRelayClosed
 	}
-	r.p.Network.reports.add(r)
 	return answer, nil
 }
 

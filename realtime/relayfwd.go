@@ -170,9 +170,13 @@ func (f *forwarder) lostNow() uint64 {
 // sending is what a sender report about this direction's output says at
 // now (monoNow): packets and payload bytes written, and the RTP timestamp
 // of now on the output's timeline (the last written, moved on by the
-// time since). Not ok before the first packet.
+// time since). Not ok before the first packet, nor while a write holds
+// the forwarder: over ICE-TCP a write blocks while the phone's connection
+// stalls, and the reporter that asks serves every call (it skips a turn).
 func (f *forwarder) sending(now int64) (packets, octets uint64, ts uint32, ok bool) {
-	f.mu.Lock()
+	if !f.mu.TryLock() {
+		return 0, 0, 0, false
+	}
 	defer f.mu.Unlock()
 	if f.lastAt == 0 {
 		return 0, 0, 0, false
@@ -185,9 +189,12 @@ func (f *forwarder) sending(now int64) (packets, octets uint64, ts uint32, ok bo
 // is of generation gen and sent something since the last one (RFC 3550
 // 6.4.1, A.3): the loss since that report in 256ths, the cumulative loss,
 // the extended highest sequence number and the interarrival jitter. The
-// caller adds LSR and DLSR.
+// caller adds LSR and DLSR. Like sending, not while a write holds the
+// forwarder.
 func (f *forwarder) reception(gen uint64) (rtcp.ReceptionReport, bool) {
-	f.mu.Lock()
+	if !f.mu.TryLock() {
+		return rtcp.ReceptionReport{}, false
+	}
 	defer f.mu.Unlock()
 	if !f.started || f.rebase || gen != f.gen || (f.rrDone && f.extMax == f.rrExt) {
 		return rtcp.ReceptionReport{}, false

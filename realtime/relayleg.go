@@ -25,12 +25,15 @@ type leg struct {
 	callID  string
 
 	// Reports (relayrtcp.go): the relay's SSRC on the leg (0 until its
-	// track is added); the output's packets and payload bytes when the
-	// leg started, and the packets in the leg's last sender report (the
-	// reporter's goroutine only); the middle of the peer's latest sender
-	// report's NTP time and when it came (monoNow).
+	// track is added); what the leg's audio is written by, and its packets
+	// and payload bytes when the leg first connected (pion sends a track
+	// only from then on: based once set); the packets in the leg's last
+	// sender report (the reporter's goroutine only); the middle of the
+	// peer's latest sender report's NTP time and when it came (monoNow).
 	ssrc                atomic.Uint32
-	sentBase, octetBase uint64
+	sent                *forwarder
+	sentBase, octetBase atomic.Uint64
+	based               atomic.Bool
 	srPackets           uint64
 	peerSR              atomic.Uint32
 	peerSRAt            atomic.Int64
@@ -107,6 +110,11 @@ func (r *Relay) newLeg(which Leg, gen uint64) (*leg, error) {
 		if t := l.connect.Load(); t != nil && st != webrtc.PeerConnectionStateConnecting && st != webrtc.PeerConnectionStateNew {
 			t.Stop() // connected, failed or closed: the deadline has done its part
 		}
+		if st == webrtc.PeerConnectionStateConnected && l.sent != nil && !l.based.Load() {
+			l.sentBase.Store(l.sent.packets.Load())
+			l.octetBase.Store(l.sent.octets.Load())
+			l.based.Store(true)
+		}
 		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
 			r.event(l, EventLegClosed, st.String())
 		}
@@ -121,8 +129,7 @@ func (r *Relay) addTrack(l *leg, track *webrtc.TrackLocalStaticRTP, fw *forwarde
 	if err != nil {
 		return err
 	}
-	l.sentBase, l.octetBase = fw.packets.Load(), fw.octets.Load()
-	l.srPackets = l.sentBase
+	l.sent = fw
 	if enc := s.GetParameters().Encodings; len(enc) > 0 {
 		l.ssrc.Store(uint32(enc[0].SSRC))
 	}

@@ -77,10 +77,12 @@ func (r *Relay) reportLeg(l *leg, sent, got *forwarder, far *farLoss, now time.T
 		return // a leg whose last reports are still being written skips a turn
 	}
 	pkts := make([]rtcp.Packet, 0, 2)
-	if packets, octets, ts, ok := sent.sending(monoNow()); ok && packets != l.srPackets {
-		l.srPackets = packets
-		pkts = append(pkts, &rtcp.SenderReport{SSRC: l.ssrc.Load(), NTPTime: ntpTime(now), RTPTime: ts,
-			PacketCount: uint32(packets - l.sentBase), OctetCount: uint32(octets - l.octetBase)})
+	if packets, octets, ts, ok := sent.sending(monoNow()); ok && l.based.Load() && packets != l.srPackets {
+		if base := l.sentBase.Load(); packets > base {
+			l.srPackets = packets
+			pkts = append(pkts, &rtcp.SenderReport{SSRC: l.ssrc.Load(), NTPTime: ntpTime(now), RTPTime: ts,
+				PacketCount: uint32(packets - base), OctetCount: uint32(octets - l.octetBase.Load())})
+		}
 	}
 	if rep, ok := got.reception(l.gen); ok {
 		if lsr, at := l.peerSR.Load(), l.peerSRAt.Load(); at != 0 {
