@@ -74,7 +74,14 @@ func TestLiveSidebandCut(t *testing.T) {
 		st, _ := s.LiveSession(c.id)
 		return len(st.Delegations) == 1
 	})
+	// The sim joins an attach to its session just after the upgrade
+	// answers it: what counts is what comes once it has joined.
+	before, _ := s.LiveSession(c.id)
 	sb := attach(t, ctx, base, c.id, "false")
+	testkit.Eventually(t, ctx, "the new sideband to join", func() bool {
+		st, _ := s.LiveSession(c.id)
+		return st.Sidebands == before.Sidebands+1
+	})
 	// The next turn's audio goes again every half second until its
 	// transcript comes: a packet lost on a loaded machine leaves a turn
 	// short of its five, and the check here is what the re-attached
