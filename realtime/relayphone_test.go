@@ -54,12 +54,12 @@ type heard struct {
 }
 
 type phoneOpts struct {
-	tcpOnly         bool                  // ICE over TCP only (UDP not allowed)
-	maxMessage      uint32                // advertised a=max-message-size, 0 for pion's
-	dropEvery       int                   // drop every nth received RTP packet before pion's reports see it
-	extra           []interceptor.Factory // nearest the network
-	noReports, bare bool                  // bare: no interceptors at all (the simulator's own kind of peer)
-	conn            *simtest.CutConn      // every ICE packet through this socket
+	tcpOnly    bool                  // ICE over TCP only (UDP not allowed)
+	maxMessage uint32                // advertised a=max-message-size, 0 for pion's
+	dropEvery  int                   // drop every nth received RTP packet before pion's reports see it
+	extra      []interceptor.Factory // nearest the network
+	bare       bool                  // no interceptors at all (the simulator's own kind of peer)
+	conn       *simtest.CutConn      // every ICE packet through this socket
 	// paced: the ICE checks and reports of an established audio call as
 	// the WebRTC library in phones and browsers (libwebrtc) paces them, a
 	// check every 2.5 s (a strong, stable pair) and a report every 5 s
