@@ -77,7 +77,7 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 	defer s.spool.Hold()()
 	ctx, cancel := s.spool.Detach(ctx, endTimeout)
 	defer cancel()
-	if !req.byHolder && s.release(ctx, id, req.Reason) {
+	if !req.byHolder && s.release(ctx, userID, id, req.Reason) {
 		req.byHolder = true // the holder hung up; what follows finds its end
 	}
 	j := &sessionEnd{UserID: userID, SessionID: id, Reason: req.Reason, Usage: req.Usage, ByHolder: req.byHolder,

@@ -21,25 +21,28 @@ type holder struct {
 	quitOnce sync.Once
 	done     chan struct{} // closed once the holder is gone
 	link     *relayLink    // a relayed call's events; nil for a sideband
+	// user owns the session: only an end in that user's name (or the
+	// server's own, which ends in the owner's name too) may release it.
+	user string
 }
 
 // drop stops the holder without ending its session: the session ended
 // elsewhere, or another replica holds the call now.
 func (h *holder) drop() { h.quitOnce.Do(func() { close(h.quit) }) }
 
-// hold starts holding session id's sideband call, unless this replica
-// already does or is closing.
-func (s *Service) hold(id string) { s.holdWith(id, nil) }
+// hold starts holding userID's session id's sideband call, unless this
+// replica already does or is closing.
+func (s *Service) hold(id, userID string) { s.holdWith(id, userID, nil) }
 
-// holdWith starts holding session id's call: a relayed one reads its
-// events off link. It reports whether it did.
-func (s *Service) holdWith(id string, link *relayLink) bool {
+// holdWith starts holding userID's session id's call: a relayed one reads
+// its events off link. It reports whether it did.
+func (s *Service) holdWith(id, userID string, link *relayLink) bool {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	if s.closing || s.holders[id] != nil {
 		return false
 	}
-	h := &holder{ends: make(chan string, 1), quit: make(chan struct{}), done: make(chan struct{}), link: link}
+	h := &holder{ends: make(chan string, 1), quit: make(chan struct{}), done: make(chan struct{}), link: link, user: userID}
 	s.holders[id] = h
 	s.metrics.held.Inc()
 	s.hwg.Add(1)
@@ -60,15 +63,17 @@ func (s *Service) holdWith(id string, link *relayLink) bool {
 	return true
 }
 
-// release asks this replica's holder of id, if there is one, to hang up
-// and end the session with reason, and waits until it has: the holder
-// reads the call's last events, so the record has every usage the call
-// reported. It reports whether there was a holder.
-func (s *Service) release(ctx context.Context, id, reason string) bool {
+// release asks this replica's holder of userID's session id, if there is
+// one, to hang up and end the session with reason, and waits until it
+// has: the holder reads the call's last events, so the record has every
+// usage the call reported. It reports whether there was a holder. A
+// session of another user's is not touched: the end that named it goes on
+// to the owner check in the database, and its 404.
+func (s *Service) release(ctx context.Context, userID, id, reason string) bool {
 	s.hmu.Lock()
 	h := s.holders[id]
 	s.hmu.Unlock()
-	if h == nil {
+	if h == nil || h.user != userID {
 		return false
 	}
 	select {

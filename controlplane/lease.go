@@ -39,7 +39,7 @@ const adoptSQL = `UPDATE voice_sessions SET holder = $1 WHERE id IN (
 	WHERE v.ended_at IS NULL AND v.call_id IS NOT NULL AND v.expires_at > now() AND v.mode <> 'relay'
 		AND (v.holder IS NULL OR v.holder IN (SELECT r.id FROM voice_replicas r WHERE r.lease_until <= now() AND r.id <> $1))
 	ORDER BY v.id LIMIT 100 FOR UPDATE OF v SKIP LOCKED)
-RETURNING id`
+RETURNING id, user_id`
 
 // forgetSQL removes the lease rows of replicas long dead whose calls have
 // all been adopted or ended.
@@ -99,14 +99,18 @@ func (s *Service) leaseTick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	adopted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	type call struct{ id, user string }
+	adopted, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (call, error) {
+		var c call
+		return c, r.Scan(&c.id, &c.user)
+	})
 	if err != nil {
 		return err
 	}
-	for _, id := range adopted {
+	for _, c := range adopted {
 		s.metrics.adoptions.Inc()
-		s.log.Info("voice sideband: adopting a call", "session_id", id)
-		s.hold(id)
+		s.log.Info("voice sideband: adopting a call", "session_id", c.id)
+		s.hold(c.id, c.user)
 	}
 	_, err = s.pool.Exec(ctx, forgetSQL)
 	return err

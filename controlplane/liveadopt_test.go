@@ -67,7 +67,7 @@ func TestLiveDuplicateDelegationRunsOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start, phone, liveID := liveCall(t, ctx, a, p)
-	controlplane.HoldForTest(b.svc, start.SessionID)
+	controlplane.HoldForTest(b.svc, start.SessionID, p.UserID)
 	testkit.Eventually(t, ctx, "two sidebands", func() bool {
 		st, _ := a.sim.LiveSession(liveID)
 		return st.Sidebands >= 2

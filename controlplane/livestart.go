@@ -26,7 +26,7 @@ func (s *Service) liveConfig(sess realtime.Session) (model, transcription string
 // provider bills for creating it are already inside the reservation
 // Start took (its minimum charge is what endLive records when the session
 // never ran).
-func (s *Service) offerLive(ctx context.Context, id, offer string, config []byte) (string, error) {
+func (s *Service) offerLive(ctx context.Context, userID, id, offer string, config []byte) (string, error) {
 	var sess realtime.LiveSession
 	if err := json.Unmarshal(config, &sess); err != nil {
 		s.freeOffer(ctx, id)
@@ -39,7 +39,7 @@ func (s *Service) offerLive(ctx context.Context, id, offer string, config []byte
 		s.freeOffer(ctx, id)
 		return "", err
 	}
-	if err := s.keepCall(ctx, id, call.ID, s.closeLive); err != nil {
+	if err := s.keepCall(ctx, userID, id, call.ID, s.closeLive); err != nil {
 		return "", err
 	}
 	return call.Answer, nil

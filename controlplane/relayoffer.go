@@ -16,7 +16,7 @@ import (
 // holds the call as it holds a sideband, reading the provider's events off
 // the relayed channel instead of a socket. The media is pinned to this
 // replica: no other can adopt the call.
-func (s *Service) offerRelay(ctx context.Context, id, offer string, sess realtime.Session) (string, error) {
+func (s *Service) offerRelay(ctx context.Context, userID, id, offer string, sess realtime.Session) (string, error) {
 	link := newRelayLink(s, id)
 	r, err := realtime.NewRelay(realtime.RelayParams{
 		Network: s.relayNet,
@@ -48,7 +48,7 @@ func (s *Service) offerRelay(ctx context.Context, id, offer string, sess realtim
 		s.dropRelay(ctx, id, link)
 		return "", database.Error("controlplane: keep the call id", err)
 	}
-	if !s.holdWith(id, link) {
+	if !s.holdWith(id, userID, link) {
 		s.dropRelay(ctx, id, link)
 		return "", apierr.New(apierr.Unavailable, "").WithRetry(1)
 	}

@@ -55,18 +55,18 @@ func (s *Service) sweepRelays(ctx context.Context) (int, error) {
 // ended with end_reason error, charged up to now, at most handoverWait.
 func (s *Service) endRelays() {
 	s.hmu.Lock()
-	var ids []string
+	held := map[string]string{} // session: its user
 	for id, h := range s.holders {
 		if h.link != nil {
-			ids = append(ids, id)
+			held[id] = h.user
 		}
 	}
 	s.hmu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, id := range ids {
-		wg.Go(func() { s.release(ctx, id, ReasonError) })
+	for id, user := range held {
+		wg.Go(func() { s.release(ctx, user, id, ReasonError) })
 	}
 	wg.Wait()
 }

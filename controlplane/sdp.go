@@ -91,7 +91,7 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 		return "", database.Error("controlplane: take the lease", err)
 	}
 	if mode == ModeLive {
-		return s.offerLive(ctx, id, offer, config)
+		return s.offerLive(ctx, p.UserID, id, offer, config)
 	}
 	var sess realtime.Session
 	if err := json.Unmarshal(config, &sess); err != nil {
@@ -99,7 +99,7 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 		return "", apierr.Wrap(apierr.Internal, "", err)
 	}
 	if mode == ModeRelay {
-		return s.offerRelay(ctx, id, offer, sess)
+		return s.offerRelay(ctx, p.UserID, id, offer, sess)
 	}
 	began := time.Now()
 	call, err := s.rt.CreateCall(ctx, offer, sess)
@@ -108,22 +108,22 @@ func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string)
 		s.freeOffer(ctx, id)
 		return "", err
 	}
-	if err := s.keepCall(ctx, id, call.ID, s.hangup); err != nil {
+	if err := s.keepCall(ctx, p.UserID, id, call.ID, s.hangup); err != nil {
 		return "", err
 	}
 	return call.Answer, nil
 }
 
-// keepCall stores the provider's id of session id's call and holds it
-// here. A call up at the provider that nobody could ever hold is undone
+// keepCall stores the provider's id of userID's session id's call and
+// holds it here. A call up at the provider that nobody could ever hold is undone
 // (hung up, or closed for live) and the offer freed for another try.
-func (s *Service) keepCall(ctx context.Context, id, callID string, undo func(context.Context, string)) error {
+func (s *Service) keepCall(ctx context.Context, userID, id, callID string, undo func(context.Context, string)) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET call_id = $2, holder = $3 WHERE id = $1`, id, callID, s.replica); err != nil {
 		undo(ctx, callID)
 		s.freeOffer(ctx, id)
 		return database.Error("controlplane: keep the call id", err)
 	}
-	s.hold(id)
+	s.hold(id, userID)
 	return nil
 }
 
