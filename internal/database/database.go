@@ -37,6 +37,7 @@ func Open(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.P
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "voxgate"
 	}
+	cfg.ConnConfig.Tracer = &counter{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
