@@ -36,7 +36,7 @@ func runDev(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	dbURL, err := devDatabaseURL(ctx, getenv, stderr)
+	dbURL, err := devDatabaseURL(ctx, getenv, stderr, devDatabase)
 	if err != nil {
 		return err
 	}
@@ -167,9 +167,9 @@ func devSecret(getenv func(string) string) (string, error) {
 	return s, nil
 }
 
-// devDatabaseURL is VOXGATE_DATABASE_URL, else a voxgate_dev database on a
-// server at localhost:5432, else one on a private cluster under ./.voxgate/.
-func devDatabaseURL(ctx context.Context, getenv func(string) string, stderr io.Writer) (string, error) {
+// devDatabaseURL is VOXGATE_DATABASE_URL, else database name on a server
+// at localhost:5432, else on a private cluster under ./.voxgate/.
+func devDatabaseURL(ctx context.Context, getenv func(string) string, stderr io.Writer, name string) (string, error) {
 	if u := getenv("VOXGATE_DATABASE_URL"); u != "" {
 		return u, nil
 	}
@@ -188,7 +188,7 @@ func devDatabaseURL(ctx context.Context, getenv func(string) string, stderr io.W
 		}
 		admin = c.URL
 	}
-	return ensureDatabase(ctx, admin, devDatabase)
+	return ensureDatabase(ctx, admin, name)
 }
 
 // ensureDatabase creates database name on the server at admin if missing and

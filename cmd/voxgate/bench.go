@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/capacity"
+)
+
+const benchSummary = `Measures what a chat completion costs: the gateway (run as a child
+process, 'voxgate serve') and a neutral mock provider (in this process: a fixed
+answer of 10 chunks 10 ms apart, with usage) get the same load, for each number
+of concurrent clients, streamed and not. It reports the latency the gateway adds
+over calling the mock directly, requests per second, and CPU per request of the
+gateway process and of the PostgreSQL processes serving it (from /proc, when the
+server runs on this machine), with how many requests per second a PostgreSQL of
+N cores would serve at that cost. The database is VOXGATE_DATABASE_URL (or
+--database-url), else a voxgate_bench database found or started as 'voxgate dev'
+does. docs/capacity.md explains each figure.`
+
+// benchPlan is the plan the bench's users are on: every limit is checked
+// (the work exact limits cost is what is measured), none is reached.
+const benchPlan = `quota:
+  plans:
+    loadbench:
+      requests_per_minute: 100000000
+      requests_per_hour: 100000000
+      requests_per_day: 100000000
+      tokens_per_day: 100000000000
+      cost_per_day_micros: 100000000000
+      calls_per_day: 100000000
+      concurrent_turns: 1000
+`
+
+func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", benchSummary, stderr)
+	dbURL := fs.String("database-url", "", "the database (default $VOXGATE_DATABASE_URL, else a local voxgate_bench)")
+	clients := fs.String("clients", "1,32", "concurrent clients, one run each (comma-separated)")
+	modes := fs.String("mode", "whole,stream", "whole, stream or both (comma-separated)")
+	duration := fs.Duration("duration", 5*time.Second, "length of each measured run")
+	warmup := fs.Duration("warmup", time.Second, "an unmeasured run before each gateway run")
+	rounds := fs.Int("rounds", 1, "how many times to repeat the whole set, interleaved")
+	cores := fs.String("pg-cores", "2,4,8,16", "PostgreSQL core counts to estimate capacity for")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	counts, err := intList(*clients)
+	if err != nil {
+		return fmt.Errorf("--clients: %w", err)
+	}
+	pgCores, err := intList(*cores)
+	if err != nil {
+		return fmt.Errorf("--pg-cores: %w", err)
+	}
+	var streams []bool
+	for _, m := range strings.Split(*modes, ",") {
+		switch strings.TrimSpace(m) {
+		case "whole":
+			streams = append(streams, false)
+		case "stream":
+			streams = append(streams, true)
+		default:
+			return fmt.Errorf("--mode: %q is not whole or stream", m)
+		}
+	}
+	if *dbURL == "" {
+		if *dbURL, err = devDatabaseURL(ctx, getenv, stderr, "voxgate_bench"); err != nil {
+			return err
+		}
+	}
+
+	mock, err := capacity.StartMock()
+	if err != nil {
+		return err
+	}
+	defer mock.Close()
+	gw, err := startBenchGateway(ctx, *dbURL, mock.URL, slices.Max(counts), stderr)
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+	pool, err := pgxpool.New(ctx, withAppName(*dbURL, "voxgate-bench"))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	pg, err := capacity.NewBackends(ctx, pool, "voxgate")
+	if err != nil {
+		return err
+	}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}
+	direct := capacity.Target{URL: mock.URL + "/chat/completions"}
+	via := capacity.Target{URL: gw.url + "/v1/chat/completions", Auth: gw.auth}
+	fmt.Fprintf(stdout, "voxgate bench: gateway pid %d at %s, mock at %s, %s per run\n\n", gw.cmd.Process.Pid, gw.url, mock.URL, *duration)
+	var rows []benchRow
+	for round := range *rounds {
+		for _, stream := range streams {
+			for _, n := range counts {
+				l := capacity.Load{Clients: n, Duration: *duration, Stream: stream, Model: "default"}
+				row, err := benchCase(ctx, client, direct, via, l, *warmup, gw, pg)
+				if err != nil {
+					return err
+				}
+				row.round = round + 1
+				rows = append(rows, row)
+				printBenchRow(stdout, row)
+			}
+		}
+	}
+	printCapacity(stdout, rows, pgCores)
+	return nil
+}
+
+// benchCase runs l against the mock directly, then (after a warm-up)
+// through the gateway, and reads the gateway's and PostgreSQL's CPU
+// around the gateway's run.
+func benchCase(ctx context.Context, client *http.Client, direct, via capacity.Target, l capacity.Load, warmup time.Duration,
+	gw *benchGateway, pg *capacity.Backends) (benchRow, error) {
+	row := benchRow{load: l}
+	row.direct = capacity.Run(ctx, client, direct, l)
+	w := l
+	w.Duration = warmup
+	capacity.Run(ctx, client, via, w)
+	before, err := pg.Settled(ctx)
+	if err != nil {
+		return row, err
+	}
+	sent0, err := capacity.Counters(ctx, client, gw.url+"/metrics", sentCounters...)
+	if err != nil {
+		return row, err
+	}
+	cpu0, err := capacity.ProcessCPU(gw.cmd.Process.Pid)
+	if err != nil {
+		return row, err
+	}
+	row.gateway = capacity.Run(ctx, client, via, l)
+	cpu1, err := capacity.ProcessCPU(gw.cmd.Process.Pid)
+	if err != nil {
+		return row, err
+	}
+	sent1, err := capacity.Counters(ctx, client, gw.url+"/metrics", sentCounters...)
+	if err != nil {
+		return row, err
+	}
+	row.statements = sent1[sentCounters[0]] - sent0[sentCounters[0]]
+	row.roundTrips = sent1[sentCounters[1]] - sent0[sentCounters[1]]
+	after, err := pg.Settled(ctx)
+	if err != nil {
+		return row, err
+	}
+	row.gatewayCPU = cpu1 - cpu0
+	row.pg = after.Since(before)
+	if ctx.Err() != nil {
+		return row, ctx.Err()
+	}
+	return row, nil
+}
+
+// sentCounters are the gateway's counts of what it sent PostgreSQL.
+var sentCounters = []string{"voxgate_db_statements_total", "voxgate_db_round_trips_total"}
+
+// benchGateway is the gateway under load: 'voxgate serve' in a child
+// process, so its CPU is its own.
+type benchGateway struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+	url    string
+	dir    string
+	// tokens are the clients' bearer tokens: each client is a user of its
+	// own, and keeps its token as an app does.
+	tokens []string
+}
+
+// auth is client c's Authorization header.
+func (g *benchGateway) auth(c int) string { return g.tokens[c] }
+
+func startBenchGateway(ctx context.Context, dbURL, mockURL string, clients int, stderr io.Writer) (*benchGateway, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "voxgate-bench-")
+	if err != nil {
+		return nil, err
+	}
+	g := &benchGateway{dir: dir, exited: make(chan struct{})}
+	raw, run := make([]byte, 32), make([]byte, 4)
+	_, _ = rand.Read(raw)
+	_, _ = rand.Read(run)
+	secret := hex.EncodeToString(raw) // the gateway takes the secret's text as its bytes
+	for c := range clients {
+		tok, err := auth.Mint(auth.MintParams{Secret: []byte(secret), Subject: fmt.Sprintf("bench-%s-%d", hex.EncodeToString(run), c),
+			Plan: "loadbench", TTL: 24 * time.Hour})
+		if err != nil {
+			return nil, err
+		}
+		g.tokens = append(g.tokens, "Bearer "+tok)
+	}
+	cfgPath := filepath.Join(dir, "voxgate.yaml")
+	cfg := benchPlan + "database:\n  spool_dir: " + strconv.Quote(filepath.Join(dir, "spool")) + "\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	g.url = "http://" + addr
+	g.cmd = exec.Command(self, "serve", "--config", cfgPath)
+	g.cmd.Env = append(benchEnv(os.Environ()),
+		"VOXGATE_DATABASE_URL="+dbURL, "VOXGATE_JWT_SECRET="+secret, "VOXGATE_ADDR="+addr,
+		"VOXGATE_LOG_LEVEL=warn", "OPENAI_BASE_URL="+mockURL, "OPENAI_API_KEY=sk-bench")
+	g.cmd.Stdout, g.cmd.Stderr = stderr, stderr
+	if err := g.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = g.cmd.Wait(); close(g.exited) }()
+	if err := g.ready(ctx); err != nil {
+		g.stop()
+		return nil, err
+	}
+	return g, nil
+}
+
+// ready waits for the gateway's /readyz, at most a minute (a first start
+// migrates the database).
+func (g *benchGateway) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/readyz", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-g.exited:
+			return fmt.Errorf("the gateway exited before it was ready: %v", g.cmd.ProcessState)
+		case <-ctx.Done():
+			return errors.New("the gateway was not ready within a minute")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stop drains the gateway as SIGTERM does, and removes its files.
+func (g *benchGateway) stop() {
+	_ = g.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-g.exited:
+	case <-time.After(30 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.exited
+	}
+	_ = os.RemoveAll(g.dir)
+}
+
+// benchEnv is the bench's environment without the variables that would
+// point the gateway elsewhere than the bench sets.
+func benchEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "VOXGATE_") || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") ||
+			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// freeAddr is a loopback address with a port nothing listens on now.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// withAppName sets application_name on a PostgreSQL URL or DSN, so the
+// bench's own connection is told apart from the gateway's.
+func withAppName(dbURL, name string) string {
+	if strings.Contains(dbURL, "://") {
+		sep := "?"
+		if strings.Contains(dbURL, "?") {
+			sep = "&"
+		}
+		return dbURL + sep + "application_name=" + name
+	}
+	return dbURL + " application_name=" + name
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

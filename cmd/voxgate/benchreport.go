@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/capacity"
+)
+
+// benchRow is one case of voxgate bench: the load, what the mock did
+// alone, what the gateway did, and the CPU around the gateway's run.
+type benchRow struct {
+	round      int
+	load       capacity.Load
+	direct     capacity.Result
+	gateway    capacity.Result
+	gatewayCPU time.Duration
+	pg         capacity.PGDelta
+	// statements and roundTrips are what the gateway sent PostgreSQL
+	// during its run (its own counters; background work included).
+	statements, roundTrips float64
+}
+
+// perRequest is d over the gateway run's requests.
+func (r benchRow) perRequest(d time.Duration) time.Duration {
+	if r.gateway.Requests == 0 {
+		return 0
+	}
+	return d / time.Duration(r.gateway.Requests)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func printBenchRow(w io.Writer, r benchRow) {
+	kind := "whole"
+	if r.load.Stream {
+		kind = "streamed (first content)"
+	}
+	g, d := r.gateway, r.direct
+	fmt.Fprintf(w, "round %d, %d client(s), %s:\n", r.round, r.load.Clients, kind)
+	fmt.Fprintf(w, "  requests/s        gateway %.0f, mock direct %.0f (ratio %.3f); failed %d", g.PerSecond(), d.PerSecond(),
+		ratio(g.PerSecond(), d.PerSecond()), g.Failed)
+	if g.FirstError != "" {
+		fmt.Fprintf(w, " (first: %s)", g.FirstError)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  latency p50       gateway %s, direct %s, added %s\n", ms(g.Quantile(0.5)), ms(d.Quantile(0.5)), ms(g.Quantile(0.5)-d.Quantile(0.5)))
+	fmt.Fprintf(w, "  latency p99       gateway %s, direct %s, added %s\n", ms(g.Quantile(0.99)), ms(d.Quantile(0.99)), ms(g.Quantile(0.99)-d.Quantile(0.99)))
+	fmt.Fprintf(w, "  CPU per request   gateway %s", ms(r.perRequest(r.gatewayCPU)))
+	if r.pg.Local {
+		fmt.Fprintf(w, ", PostgreSQL backends %s, PostgreSQL background %s", ms(r.perRequest(r.pg.Gateway)), ms(r.perRequest(r.pg.Background)))
+	} else {
+		fmt.Fprint(w, ", PostgreSQL not on this machine (no CPU figure)")
+	}
+	fmt.Fprintln(w)
+	if n := float64(g.Requests); n > 0 {
+		fmt.Fprintf(w, "  PostgreSQL/req    %.2f statements in %.2f round trips (the gateway's count), %.2f rows written",
+			r.statements/n, r.roundTrips/n, float64(r.pg.Rows)/n)
+		if r.pg.Statements >= 0 {
+			fmt.Fprintf(w, ", %.2f statements (pg_stat_statements)", float64(r.pg.Statements)/n)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+// printCapacity estimates, from the PostgreSQL CPU per request of the
+// heaviest load measured, how many requests per second a server of each
+// core count would serve if its CPU were the only limit.
+func printCapacity(w io.Writer, rows []benchRow, cores []int) {
+	var best benchRow
+	for _, r := range rows {
+		if r.pg.Local && r.gateway.Requests > best.gateway.Requests {
+			best = r
+		}
+	}
+	per := best.perRequest(best.pg.Gateway + best.pg.Background)
+	if per <= 0 {
+		fmt.Fprintln(w, "capacity: no PostgreSQL CPU was measured (the server is not on this machine)")
+		return
+	}
+	fmt.Fprintf(w, "capacity: PostgreSQL spends %s of CPU per request (backends and background, at %d clients);\n", ms(per), best.load.Clients)
+	fmt.Fprintln(w, "if its CPU were the only limit, a server would serve about:")
+	for _, n := range cores {
+		fmt.Fprintf(w, "  %3d cores: %8.0f requests/s\n", n, float64(n)*float64(time.Second)/float64(per))
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
