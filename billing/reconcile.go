@@ -67,10 +67,14 @@ const DefaultThreshold = 1000
 // reconcileSQL: the ledger's text usage (chat turns, completions and
 // billed attempts) by UTC day and model, from the rollups of whole days.
 // Voice is added from its records (voiceLines).
-const reconcileSQL = `SELECT to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS d, model,
-	sum(tokens_in + tokens_out)::bigint, sum(cost_micros)::bigint
-	FROM usage_rollups WHERE bucket >= $1 AND bucket < $2 AND kind IN ('chat', 'completion', 'attempt')
-	GROUP BY d, model HAVING sum(records) <> 0`
+const reconcileSQL = `WITH src AS (
+		SELECT bucket, model, records, tokens_in + tokens_out AS tokens, cost_micros FROM usage_rollups
+		WHERE bucket >= $1 AND bucket < $2 AND kind IN ('chat', 'completion', 'attempt')
+		UNION ALL -- the shares not folded yet (migration 0081)
+		SELECT bucket, model, records, tokens_in + tokens_out, cost_micros FROM usage_rollup_deltas
+		WHERE bucket >= $1 AND bucket < $2 AND kind IN ('chat', 'completion', 'attempt'))
+	SELECT to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS d, model, sum(tokens)::bigint, sum(cost_micros)::bigint
+	FROM src GROUP BY d, model HAVING sum(records) <> 0`
 
 // Reconcile compares the ledger with the provider's figures by UTC day and
 // model over [from, to), which must be whole UTC days: the provider's

@@ -76,6 +76,15 @@ var (
 	userDaysTier  = spansTier(24*time.Hour, "1 day")
 )
 
+// deltasSQL reads the records' shares not yet folded into the rollups
+// (migration 0081), for the whole of the rollups' part of the range:
+// together with the rollups, in one statement's snapshot, they count
+// every record once. %[1]s is the condition on the bucket, %[2]s the
+// filter's.
+const deltasSQL = `SELECT bucket, user_id, kind, mode, model, records, unpriced, cost_micros::numeric, duration_ms::numeric,
+	tokens_in::numeric, tokens_out::numeric
+	FROM usage_rollup_deltas WHERE %[1]s AND %[2]s`
+
 func spansTier(width time.Duration, interval string) tier {
 	return tier{width, `SELECT bucket, user_id, '' AS kind, '' AS mode, '' AS model, records, unpriced, cost_micros, duration_ms, tokens_in, tokens_out
 	FROM usage_user_spans WHERE width = interval '` + interval + `' AND %[1]s AND %[2]s`}
@@ -134,6 +143,9 @@ func sourcesSQL(tiers []tier, from, to, lo, hi time.Time, f Filter) (string, []a
 		ring := fmt.Sprintf("((%[1]s >= $%[2]d AND %[1]s < $%[4]d) OR (%[1]s >= $%[5]d AND %[1]s < $%[3]d))",
 			col, 2*i+1, 2*i+2, 2*i+3, 2*i+4)
 		parts[i] = fmt.Sprintf(t.sql, ring, dims)
+	}
+	if len(tiers) > 1 { // the rollups answer [lo, hi): so do their pending deltas
+		parts = append(parts, fmt.Sprintf(deltasSQL, "bucket >= $3 AND bucket < $4", dims))
 	}
 	return strings.Join(parts, "\n\tUNION ALL\n\t"), append(args, dimArgs...)
 }

@@ -119,10 +119,10 @@ func TestSummaryRefusesABadZone(t *testing.T) {
 	}
 }
 
-// The rollups follow every change to the records in the same
-// transaction: a replayed write adds nothing, late usage moves the
-// figures, a deleted record leaves, and a range answered from rollups
-// equals one answered from records alone.
+// The rollups follow every change to the records: a replayed write adds
+// nothing, late usage moves the figures, a deleted record leaves, and a
+// range answered from rollups equals one answered from records alone,
+// whether the changes are still deltas or folded.
 func TestRollupsFollowTheRecords(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
@@ -152,6 +152,23 @@ func TestRollupsFollowTheRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := new(big.Int).SetInt64(*first.CostMicros + *attached.CostMicros)
+	// Whole buckets (rollups and their pending deltas) and a range whose
+	// edges cut every bucket, before the fold and after it.
+	summary := func(when string) {
+		t.Helper()
+		now := time.Now()
+		whole, err := fx.ledger.Summarize(ctx, billing.Filter{From: now.Add(-time.Hour).Truncate(time.Hour), To: now.Add(time.Hour).Truncate(time.Hour)}, "model")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if whole.Total.Records != 2 || whole.Total.CostMicros.String() != want.String() {
+			t.Fatalf("%s: summary %d records, %s; want 2, %s", when, whole.Total.Records, whole.Total.CostMicros, want)
+		}
+	}
+	summary("before the fold")
+	if n, err := fx.ledger.Fold(ctx); err != nil || n != 6 {
+		t.Fatalf("folded %d deltas (%v); want 6: three writes, an update's two, a delete's one", n, err)
+	}
 	for _, table := range []string{"usage_rollups", "usage_user_rollups",
 		"usage_user_spans WHERE width = '1 hour'", "usage_user_spans WHERE width = '1 day'"} {
 		var records int64
@@ -163,15 +180,7 @@ func TestRollupsFollowTheRecords(t *testing.T) {
 			t.Fatalf("%s hold %d records, %s micro-USD; want 2, %s", table, records, cost, want)
 		}
 	}
-	// Whole buckets (rollups) and a range whose edges cut every bucket.
-	now := time.Now()
-	whole, err := fx.ledger.Summarize(ctx, billing.Filter{From: now.Add(-time.Hour).Truncate(time.Hour), To: now.Add(time.Hour).Truncate(time.Hour)}, "model")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if whole.Total.Records != 2 || whole.Total.CostMicros.String() != want.String() {
-		t.Fatalf("summary %d records, %s; want 2, %s", whole.Total.Records, whole.Total.CostMicros, want)
-	}
+	summary("after the fold")
 }
 
 // FuzzParseZone: tz is untrusted; it is a zone or a 400, never a panic,
