@@ -57,6 +57,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	warmup := fs.Duration("warmup", time.Second, "an unmeasured run before each gateway run")
 	rounds := fs.Int("rounds", 1, "how many times to repeat the whole set, interleaved")
 	cores := fs.String("pg-cores", "2,4,8,16", "PostgreSQL core counts to estimate capacity for")
+	binary := fs.String("gateway", "", "the voxgate binary to measure (default this one): compare two builds on one machine")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer mock.Close()
-	gw, err := startBenchGateway(ctx, *dbURL, mock.URL, slices.Max(counts), stderr)
+	gw, err := startBenchGateway(ctx, *binary, *dbURL, mock.URL, slices.Max(counts), stderr)
 	if err != nil {
 		return err
 	}
@@ -159,6 +160,7 @@ func benchCase(ctx context.Context, client *http.Client, direct, via capacity.Ta
 	if err != nil {
 		return row, err
 	}
+	_, row.counted = sent1[sentCounters[0]] // a build before the counters has none
 	row.statements = sent1[sentCounters[0]] - sent0[sentCounters[0]]
 	row.roundTrips = sent1[sentCounters[1]] - sent0[sentCounters[1]]
 	after, err := pg.Settled(ctx)
@@ -191,10 +193,13 @@ type benchGateway struct {
 // auth is client c's Authorization header.
 func (g *benchGateway) auth(c int) string { return g.tokens[c] }
 
-func startBenchGateway(ctx context.Context, dbURL, mockURL string, clients int, stderr io.Writer) (*benchGateway, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
+func startBenchGateway(ctx context.Context, binary, dbURL, mockURL string, clients int, stderr io.Writer) (*benchGateway, error) {
+	if binary == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		binary = self
 	}
 	dir, err := os.MkdirTemp("", "voxgate-bench-")
 	if err != nil {
@@ -223,7 +228,7 @@ func startBenchGateway(ctx context.Context, dbURL, mockURL string, clients int, 
 		return nil, err
 	}
 	g.url = "http://" + addr
-	g.cmd = exec.Command(self, "serve", "--config", cfgPath)
+	g.cmd = exec.Command(binary, "serve", "--config", cfgPath)
 	g.cmd.Env = append(benchEnv(os.Environ()),
 		"VOXGATE_DATABASE_URL="+dbURL, "VOXGATE_JWT_SECRET="+secret, "VOXGATE_ADDR="+addr,
 		"VOXGATE_LOG_LEVEL=warn", "OPENAI_BASE_URL="+mockURL, "OPENAI_API_KEY=sk-bench")

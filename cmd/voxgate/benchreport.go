@@ -20,6 +20,7 @@ type benchRow struct {
 	// statements and roundTrips are what the gateway sent PostgreSQL
 	// during its run (its own counters; background work included).
 	statements, roundTrips float64
+	counted                bool
 }
 
 // perRequest is d over the gateway run's requests.
@@ -55,8 +56,10 @@ func printBenchRow(w io.Writer, r benchRow) {
 	}
 	fmt.Fprintln(w)
 	if n := float64(g.Requests); n > 0 {
-		fmt.Fprintf(w, "  PostgreSQL/req    %.2f statements in %.2f round trips (the gateway's count), %.2f rows written",
-			r.statements/n, r.roundTrips/n, float64(r.pg.Rows)/n)
+		fmt.Fprintf(w, "  PostgreSQL/req    %.2f rows written", float64(r.pg.Rows)/n)
+		if r.counted {
+			fmt.Fprintf(w, ", %.2f statements in %.2f round trips (the gateway's count)", r.statements/n, r.roundTrips/n)
+		}
 		if r.pg.Statements >= 0 {
 			fmt.Fprintf(w, ", %.2f statements (pg_stat_statements)", float64(r.pg.Statements)/n)
 		}
