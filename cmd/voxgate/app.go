@@ -273,6 +273,7 @@ func (m *Main) Close(ctx context.Context) error {
 			defer cancel()
 			return m.Spool.Wait(wctx)
 		}))
+		m.Spool.Close() // the directory is free for the next process to start on it
 	}
 	if m.stopBackground != nil {
 		m.stopBackground()

@@ -206,7 +206,6 @@ func (s *Spool) Drain(ctx context.Context) (int, error) {
 		if err != nil {
 			return done, fmt.Errorf("spool: %w", err)
 		}
-		s.metrics.pending.Dec()
 	}
 	return done, nil
 }

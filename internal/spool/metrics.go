@@ -3,14 +3,19 @@ package spool
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	pending                    prometheus.Gauge
+	pending                    prometheus.GaugeFunc
 	spooled, completed, failed *prometheus.CounterVec
 }
 
-func newMetrics(r prometheus.Registerer) (*metrics, error) {
+// newMetrics registers the spool's metrics. The pending gauge is read from
+// the directory at each scrape (pending), not kept as a count of this
+// process's writes and removals: such a count drifts from the directory
+// (the same work spooled twice is one file; a job copied in by an operator
+// was never counted in) and could go below zero.
+func newMetrics(r prometheus.Registerer, pending func() float64) (*metrics, error) {
 	m := &metrics{
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "voxgate", Subsystem: "spool", Name: "pending_jobs",
-			Help: "Jobs waiting in the spool directory for the database."}),
+		pending: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "voxgate", Subsystem: "spool", Name: "pending_jobs",
+			Help: "Jobs waiting in the spool directory for the database."}, pending),
 		spooled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "voxgate", Subsystem: "spool", Name: "spooled_total",
 			Help: "Jobs the database did not take in time, written to the spool, by kind."}, []string{"kind"}),
 		completed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "voxgate", Subsystem: "spool", Name: "completed_total",
@@ -24,4 +29,14 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// pendingNow is the gauge's value: the jobs in the directory now, or,
+// when the directory cannot be read at that moment, the last count read
+// (the failure itself surfaces where the spool writes and drains).
+func (s *Spool) pendingNow() float64 {
+	if n, err := s.Pending(); err == nil {
+		s.lastPending.Store(int64(n))
+	}
+	return float64(s.lastPending.Load())
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +68,8 @@ type Spool struct {
 	retryFor, attempt time.Duration
 	log               *slog.Logger
 	metrics           *metrics
+	unlock            func() // lets the directory go (Close)
+	lastPending       atomic.Int64
 
 	dmu      sync.RWMutex
 	decoders map[string]Decoder
@@ -93,25 +96,35 @@ func New(p Params) (*Spool, error) {
 	if p.Registerer == nil {
 		p.Registerer = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(p.Registerer)
-	if err != nil {
-		return nil, fmt.Errorf("spool: metrics: %w", err)
-	}
-	s := &Spool{dir: p.Dir, retryFor: p.RetryFor, attempt: p.Attempt, log: p.Logger, metrics: m,
-		decoders: map[string]Decoder{}, wake: make(chan struct{}, 1)}
+	s := &Spool{dir: p.Dir, retryFor: p.RetryFor, attempt: p.Attempt, log: p.Logger,
+		decoders: map[string]Decoder{}, wake: make(chan struct{}, 1), unlock: func() {}}
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	if s.dir != "" {
-		if err := prepareDir(s.dir); err != nil {
-			return nil, err
-		}
-		n, err := s.Pending()
+		// The lock comes first: prepareDir removes half-written files,
+		// which in a directory another process holds are its writes.
+		unlock, err := lockDir(s.dir)
 		if err != nil {
 			return nil, err
 		}
-		s.metrics.pending.Set(float64(n))
+		if err := prepareDir(s.dir); err != nil {
+			unlock()
+			return nil, err
+		}
+		s.unlock = sync.OnceFunc(unlock)
 	}
+	m, err := newMetrics(p.Registerer, s.pendingNow)
+	if err != nil {
+		s.unlock()
+		return nil, fmt.Errorf("spool: metrics: %w", err)
+	}
+	s.metrics = m
 	return s, nil
 }
+
+// Close lets the directory go, so another process may open a spool on
+// it. Call it last, after Stop and Wait: a job written after Close may
+// be drained by that process while this one still writes.
+func (s *Spool) Close() { s.unlock() }
 
 // Register names the decoder of a kind of job. Register every kind before
 // Run, so a spooled job of any kind finds its decoder.
@@ -165,7 +178,6 @@ func (s *Spool) Do(ctx context.Context, kind string, j Job) (spooled bool, err e
 		return false, errors.Join(err, werr)
 	}
 	s.metrics.spooled.WithLabelValues(kind).Inc()
-	s.metrics.pending.Inc()
 	select {
 	case s.wake <- struct{}{}:
 	default:

@@ -74,16 +74,21 @@ func (j *testJob) Complete(ctx context.Context) error {
 	return nil
 }
 
+func decodeTestJob(st *store) Decoder {
+	return func(raw []byte) (Job, error) {
+		j := &testJob{st: st}
+		return j, json.Unmarshal(raw, j)
+	}
+}
+
 func newTestSpool(t *testing.T, st *store, dir string) *Spool {
 	t.Helper()
 	s, err := New(Params{Dir: dir, RetryFor: 200 * time.Millisecond, Attempt: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Register("test", func(raw []byte) (Job, error) {
-		j := &testJob{st: st}
-		return j, json.Unmarshal(raw, j)
-	})
+	t.Cleanup(s.Close)
+	s.Register("test", decodeTestJob(st))
 	return s
 }
 
@@ -204,6 +209,7 @@ func TestRunCompletesSpooledJobsOnRecovery(t *testing.T) {
 	}
 	cancel()
 	<-ran
+	s.Close()
 
 	// The crash: the job's file is back after its commit. A new spool on
 	// the directory completes it again, which changes nothing.
@@ -261,7 +267,6 @@ func TestStopSpoolsAHangingAttempt(t *testing.T) {
 func TestDrainSetsAsideWhatItCannotRun(t *testing.T) {
 	t.Parallel()
 	st, dir := newStore(), t.TempDir()
-	s := newTestSpool(t, st, dir)
 	files := map[string]string{
 		"test.garbage" + jobExt:  "{not json",
 		"test.refused" + jobExt:  `{"v":1,"kind":"test","key":"test:r","job":{"id":"r","refuse":true}}`,
@@ -275,9 +280,7 @@ func TestDrainSetsAsideWhatItCannotRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := New(Params{Dir: dir}); err != nil { // a restart removes the half-written file
-		t.Fatal(err)
-	}
+	s := newTestSpool(t, st, dir) // a start removes the half-written file
 	n, err := s.Drain(context.Background())
 	if n != 1 || err != nil {
 		t.Fatalf("Drain: got %d, %v; want 1 completed, nil", n, err)
