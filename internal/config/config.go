@@ -326,6 +326,7 @@ func (c *Config) Validate() error {
 		bad("auth.jwks_url", "must be an https URL (plain http only on loopback): whoever can swap the key set can forge tokens")
 	}
 	errs = append(errs, c.Quota.validate()...)
+	errs = append(errs, c.Quota.fitEstimate(c.Chat.EstimateTokens)...)
 	errs = append(errs, c.validateRouting()...)
 	return errors.Join(errs...)
 }

@@ -295,6 +295,27 @@ func parseRoutes(v *yaml.Node) ([]string, string) {
 	return slices.Compact(slices.Sorted(slices.Values(names))), ""
 }
 
+// fitEstimate refuses a plan whose daily tokens are fewer than what
+// every chat turn and completion reserves up front (chat.estimate_tokens,
+// docs/quota.md): admission is settled + in flight + estimate ≤ limit, so
+// such a plan would answer every request 429 until midnight, which reads
+// as a quota bug to its users rather than a setting. An estimate below 1
+// is refused on its own (sse).
+func (q Quota) fitEstimate(estimate int64) []error {
+	if estimate < 1 {
+		return nil
+	}
+	var errs []error
+	for _, name := range q.PlanNames() {
+		if t := q.Plans[name].TokensPerDay; t != Unlimited && t < estimate {
+			errs = append(errs, fmt.Errorf("config: quota.plans.%s.tokens_per_day: %d is less than chat.estimate_tokens (%d), "+
+				"which every chat turn and completion reserves, so the plan could never be served one: "+
+				"raise it to at least %d, or lower chat.estimate_tokens", name, t, estimate, estimate))
+		}
+	}
+	return errs
+}
+
 // parseMessages reads a plan's refusal messages: a mapping of limit
 // names to non-empty messages of at most MaxRefusalMessage bytes. A
 // refusal is the message to show.

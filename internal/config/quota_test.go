@@ -149,3 +149,42 @@ func TestPlanLimitErrors(t *testing.T) {
 		})
 	}
 }
+
+// A plan whose daily tokens are fewer than what every chat turn and
+// completion reserves (chat.estimate_tokens) could never admit one: every
+// request would be 429 until midnight. Startup refuses it, naming both
+// keys; a plan with just enough, or unlimited, starts.
+func TestPlanTokensBelowTheTurnEstimate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, yaml string
+		want       []string // nil: accepted
+	}{
+		{"below the default estimate", "quota:\n  plans:\n    tiny:\n      tokens_per_day: 3999\n",
+			[]string{"quota.plans.tiny.tokens_per_day", "3999", "chat.estimate_tokens", "4000"}},
+		{"below the file's estimate", "chat:\n  estimate_tokens: 20000\n",
+			[]string{"quota.plans.free.tokens_per_day", "10000", "chat.estimate_tokens", "20000"}},
+		{"exactly the estimate", "quota:\n  plans:\n    tiny:\n      tokens_per_day: 4000\n", nil},
+		{"unlimited", "chat:\n  estimate_tokens: 20000\nquota:\n  plans:\n    free:\n      tokens_per_day: unlimited\n    pro:\n      tokens_per_day: unlimited\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.Parse([]byte(tc.yaml))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("got %v, want the file accepted", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("got no error, want one mentioning %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got %q, want it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}
