@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -55,13 +56,26 @@ func ParseFilter(q url.Values, now time.Time) (Filter, error) {
 		return f, apierr.New(apierr.InvalidRequest, "user_id is too long.")
 	}
 	if f.Status != "" && f.Status != Pending && !slices.Contains(Finals, f.Status) {
-		return f, apierr.New(apierr.InvalidRequest, "status must be pending, success, degraded, refused, parse_error, "+
-			"validation_error, pii_leak or medical_claim_blocked.")
+		return f, apierr.Errorf(apierr.InvalidRequest, "status must be %s.", orList(append([]Status{Pending}, Finals...)))
 	}
 	if f.Kind != "" && !slices.Contains(Kinds, f.Kind) {
-		return f, apierr.New(apierr.InvalidRequest, "kind must be chat, completion, voice_tool or live_delegation.")
+		return f, apierr.Errorf(apierr.InvalidRequest, "kind must be %s.", orList(Kinds))
 	}
 	return f, nil
+}
+
+// orList is "a, b or c": the refusal lists the values from the same
+// slice the check reads, so a status or kind added later is never left
+// out of it.
+func orList[T ~string](vals []T) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = string(v)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // HandleGet serves one unit's row by its id (GET
