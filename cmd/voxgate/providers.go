@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/llm"
@@ -37,7 +38,11 @@ func breakerReason(s llm.TargetStatus) string {
 	case !s.Configured:
 		return "not configured: its provider has no key, or no adapter for its kind"
 	case s.State == llm.BreakerOpen:
-		return fmt.Sprintf("open: %d failures within 5 minutes with no success between; traffic goes to the next target until one probe after 60 s", s.Failures)
+		// Not s.Failures: the breaker forgets its failures when it opens,
+		// and a failed probe opens it again after one.
+		return fmt.Sprintf("open since %s: 3 failures within 5 minutes with no success between, or a failed probe, opened it; "+
+			"traffic goes to the next target until one probe at %s", s.OpenedAt.UTC().Format(time.RFC3339),
+			s.OpenedAt.Add(time.Minute).UTC().Format(time.RFC3339))
 	case s.State == llm.BreakerHalfOpen:
 		return "half open: its open minute is over; one probe request decides whether it closes"
 	case s.Failures > 0:
