@@ -45,10 +45,14 @@ func parseFilter(r *http.Request, now time.Time, extra ...string) (Filter, url.V
 	if err != nil {
 		return Filter{}, nil, err
 	}
-	for _, name := range []string{"user_id", "kind", "mode", "model", "tz"} {
+	for _, name := range []string{"user_id", "kind", "mode", "model"} {
 		if q.Has(name) && q.Get(name) == "" {
 			return Filter{}, nil, apierr.Errorf(apierr.InvalidRequest, "%s is empty; leave it out to include every %s.", name, strings.TrimSuffix(name, "_id"))
 		}
+	}
+	// tz narrows nothing: left out, it is UTC.
+	if q.Has("tz") && q.Get("tz") == "" {
+		return Filter{}, nil, apierr.New(apierr.InvalidRequest, "tz is empty; leave it out for UTC, or name an IANA time zone such as Europe/Berlin.")
 	}
 	f, err := ParseFilter(FilterText{From: q.Get("from"), To: q.Get("to"), TZ: q.Get("tz"),
 		UserID: q.Get("user_id"), Kind: q.Get("kind"), Mode: q.Get("mode"), Model: q.Get("model")}, now)
