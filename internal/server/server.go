@@ -91,7 +91,7 @@ func (s *Server) Mount(routes []Route) {
 	}
 	mux.Handle(missPattern, httpx.Handle(misses(mux)))
 	s.routes = routes
-	s.handler = s.middleware(mux)
+	s.handler = s.middleware(cleanPathsOnly(mux))
 }
 
 // ServeHTTP serves a request through the middleware and the mounted routes.
