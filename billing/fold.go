@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/voxgate/voxgate/internal/database"
 )
 
@@ -26,27 +24,22 @@ const (
 	foldLock = 0x766f786766 // "voxgf"
 )
 
-// Fold moves pending deltas into the rollups, a batch per transaction,
-// until none are left or another replica is folding. It returns how many
-// it folded.
+// Fold moves pending deltas into the rollups, a batch per statement (its
+// own transaction, which the advisory lock lasts), until none are left or
+// another replica is folding. It returns how many it folded.
 func (l *Ledger) Fold(ctx context.Context) (int64, error) {
 	var total int64
 	for {
-		var n int64
-		err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-			var mine bool
-			if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, foldLock).Scan(&mine); err != nil || !mine {
-				return err
-			}
-			return tx.QueryRow(ctx, `SELECT usage_rollups_fold($1)`, foldBatch).Scan(&n)
-		})
+		var n int64 // -1: another replica holds the lock
+		err := l.pool.QueryRow(ctx, `SELECT CASE WHEN pg_try_advisory_xact_lock($1) THEN usage_rollups_fold($2) ELSE -1 END`,
+			foldLock, foldBatch).Scan(&n)
 		if err != nil {
 			return total, database.Error("billing: fold the rollups", err)
 		}
-		total += n
 		if n < foldBatch {
-			return total, nil
+			return total + max(n, 0), nil
 		}
+		total += n
 	}
 }
 
