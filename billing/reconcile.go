@@ -76,6 +76,15 @@ const reconcileSQL = `WITH src AS (
 	SELECT to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS d, model, sum(tokens)::bigint, sum(cost_micros)::bigint
 	FROM src GROUP BY d, model HAVING sum(records) <> 0`
 
+// MaxReconcileDays bounds a reconciliation's range, checked before the
+// provider is called: the Costs API returns at most 180 daily buckets a
+// page (its limit, 1–180), so the costs are one request and the usage
+// (31 a page) six, and a range the provider would refuse or take
+// thousands of pages to answer (0001-01-01 to 9999-12-31) is the
+// caller's 400, not the provider's outage. The provider's start_time is
+// Unix seconds, refused below 0, hence from 1970-01-01 on.
+const MaxReconcileDays = 180
+
 // Reconcile compares the ledger with the provider's figures by UTC day and
 // model over [from, to), which must be whole UTC days: the provider's
 // buckets are. A day is red when a model's tokens differ or its cost
@@ -83,6 +92,10 @@ const reconcileSQL = `WITH src AS (
 func (l *Ledger) Reconcile(ctx context.Context, from, to time.Time, p ProviderUsage, threshold int64) (Reconciliation, error) {
 	if !from.Equal(from.Truncate(24*time.Hour)) || !to.Equal(to.Truncate(24*time.Hour)) {
 		return Reconciliation{}, apierr.New(apierr.InvalidRequest, "from and to must be dates: the provider reports whole UTC days.")
+	}
+	if from.Before(time.Unix(0, 0)) || to.Sub(from) > MaxReconcileDays*24*time.Hour {
+		return Reconciliation{}, apierr.Errorf(apierr.InvalidRequest,
+			"A reconciliation covers at most %d days, from 1970-01-01 on: reconcile a longer range in parts.", MaxReconcileDays)
 	}
 	type key struct{ date, model string }
 	rows := map[key]*ReconcileRow{}

@@ -26,9 +26,13 @@ func NewOpenAIUsage(baseURL, adminKey string) *OpenAIUsage {
 	return &OpenAIUsage{client: openai.NewClient(opts...)}
 }
 
-// maxDays is how many daily buckets one page asks for (the Usage API's
-// maximum for 1d buckets).
-const maxDays = 31
+// How many daily buckets one page asks for: the most each API returns
+// for 1d buckets (the completions usage 31, the costs 180), so a range of
+// MaxReconcileDays is one costs request.
+const (
+	maxUsageDays = 31
+	maxCostDays  = 180
+)
 
 // Figures reads tokens from the completions usage grouped by model and
 // dollars from the costs grouped by line item, page by page. A line item
@@ -36,7 +40,7 @@ const maxDays = 31
 func (o *OpenAIUsage) Figures(ctx context.Context, from, to time.Time) ([]ProviderFigures, error) {
 	var out []ProviderFigures
 	usage := openai.AdminOrganizationUsageCompletionsParams{
-		StartTime: from.Unix(), EndTime: openai.Int(to.Unix()), Limit: openai.Int(maxDays),
+		StartTime: from.Unix(), EndTime: openai.Int(to.Unix()), Limit: openai.Int(maxUsageDays),
 		BucketWidth: openai.AdminOrganizationUsageCompletionsParamsBucketWidth1d, GroupBy: []string{"model"},
 	}
 	for {
@@ -56,7 +60,7 @@ func (o *OpenAIUsage) Figures(ctx context.Context, from, to time.Time) ([]Provid
 		usage.Page = openai.String(page.NextPage)
 	}
 	costs := openai.AdminOrganizationUsageCostsParams{
-		StartTime: from.Unix(), EndTime: openai.Int(to.Unix()), Limit: openai.Int(maxDays),
+		StartTime: from.Unix(), EndTime: openai.Int(to.Unix()), Limit: openai.Int(maxCostDays),
 		BucketWidth: openai.AdminOrganizationUsageCostsParamsBucketWidth1d, GroupBy: []string{"line_item"},
 	}
 	for {

@@ -65,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
 	}
-	endpoints = append(endpoints, EndpointModels)
+	endpoints = append(endpoints, EndpointModels, EndpointOrgUsageCompletions, EndpointOrgCosts)
 	rt, err := newRealtimeState(cfg.Realtime, cfg.WebRTC)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
