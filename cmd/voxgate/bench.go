@@ -57,6 +57,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	warmup := fs.Duration("warmup", time.Second, "an unmeasured run before each gateway run")
 	rounds := fs.Int("rounds", 1, "how many times to repeat the whole set, interleaved")
 	cores := fs.String("pg-cores", "2,4,8,16", "PostgreSQL core counts to estimate capacity for")
+	profile := fs.String("cpuprofile", "", "write the gateway's CPU profile over the whole bench to this file (go tool pprof reads it)")
 	binary := fs.String("gateway", "", "the voxgate binary to measure (default this one): compare two builds on one machine")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,7 +92,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer mock.Close()
-	gw, err := startBenchGateway(ctx, *binary, *dbURL, mock.URL, slices.Max(counts), stderr)
+	gw, err := startBenchGateway(ctx, *binary, *dbURL, mock.URL, *profile, slices.Max(counts), stderr)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ type benchGateway struct {
 // auth is client c's Authorization header.
 func (g *benchGateway) auth(c int) string { return g.tokens[c] }
 
-func startBenchGateway(ctx context.Context, binary, dbURL, mockURL string, clients int, stderr io.Writer) (*benchGateway, error) {
+func startBenchGateway(ctx context.Context, binary, dbURL, mockURL, profile string, clients int, stderr io.Writer) (*benchGateway, error) {
 	if binary == "" {
 		self, err := os.Executable()
 		if err != nil {
@@ -232,6 +233,13 @@ func startBenchGateway(ctx context.Context, binary, dbURL, mockURL string, clien
 	g.cmd.Env = append(benchEnv(os.Environ()),
 		"VOXGATE_DATABASE_URL="+dbURL, "VOXGATE_JWT_SECRET="+secret, "VOXGATE_ADDR="+addr,
 		"VOXGATE_LOG_LEVEL=warn", "OPENAI_BASE_URL="+mockURL, "OPENAI_API_KEY=sk-bench")
+	if profile != "" {
+		abs, err := filepath.Abs(profile)
+		if err != nil {
+			return nil, err
+		}
+		g.cmd.Env = append(g.cmd.Env, "VOXGATE_CPU_PROFILE="+abs)
+	}
 	g.cmd.Stdout, g.cmd.Stderr = stderr, stderr
 	if err := g.cmd.Start(); err != nil {
 		return nil, err

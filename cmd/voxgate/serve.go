@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"runtime/pprof"
 
 	"github.com/voxgate/voxgate/internal/logctx"
 )
@@ -17,6 +19,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	m := &Main{Config: cfg, Logger: newLevelLogger(stderr, cfg.Log.SlogLevel())}
+	if path := getenv("VOXGATE_CPU_PROFILE"); path != "" {
+		stop, err := cpuProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close(ctx)
 		return err
@@ -42,6 +51,20 @@ func serveUntilDone(ctx context.Context, m *Main) error {
 		m.Logger.Info("shut down cleanly")
 	}
 	return err
+}
+
+// cpuProfile writes the process's CPU profile to path until stop: how
+// voxgate bench --cpuprofile profiles the gateway it measures.
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func newLogger(w io.Writer) *slog.Logger { return newLevelLogger(w, slog.LevelInfo) }
