@@ -95,7 +95,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	err = o.client.Post(s.upstream, "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
 	return s.start(&openaiDecoder{emitter: &s.emitter,
-		sse: ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), err)})
+		sse: ssestream.NewStream[chatChunk](ssestream.NewDecoder(raw), err)})
 }
 
 // chatParams turns a Request into openai-go's parameters. It refuses a

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -17,7 +16,7 @@ import (
 // EventDone follows the usage chunk and the end of the stream.
 type openaiDecoder struct {
 	*emitter
-	sse    *ssestream.Stream[openai.ChatCompletionChunk]
+	sse    *ssestream.Stream[chatChunk]
 	calls  map[int64]*ToolCall
 	finish string
 	usage  *Usage
@@ -41,12 +40,46 @@ func (s *openaiDecoder) close() { _ = s.sse.Close() }
 // finish reason.
 func (s *openaiDecoder) reported() *Usage { return withModel(s.usage, s.model) }
 
+// chatChunk is the part of a Chat Completions chunk the decoder reads,
+// decoded with encoding/json. The SDK's own chunk type keeps every field
+// with its presence metadata, and decoding it was a fifth of the gateway's
+// CPU on a streamed completion (docs/capacity.md); the SDK still reads the
+// stream (its SSE framing, [DONE], and an in-stream error object).
+type chatChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content   string              `json:"content"`
+			ToolCalls []chatChunkToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens     int64 `json:"cached_tokens"`
+			CacheWriteTokens int64 `json:"cache_write_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+// chatChunkToolCall is one piece of a streamed tool call.
+type chatChunkToolCall struct {
+	Index    int64 `json:"index"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 // chunk reads one chunk.
-func (s *openaiDecoder) chunk(c openai.ChatCompletionChunk) error {
+func (s *openaiDecoder) chunk(c chatChunk) error {
 	if c.Model != "" {
 		s.model = c.Model
 	}
-	if c.JSON.Usage.Valid() {
+	if c.Usage != nil {
 		s.usage = &Usage{
 			InputTokens: c.Usage.PromptTokens,
 			// OpenAI counts cached tokens inside prompt_tokens already.
@@ -81,7 +114,7 @@ func (s *openaiDecoder) chunk(c openai.ChatCompletionChunk) error {
 // call's id is minted here, at its first piece, and the provider's own is
 // dropped: it is unique only within one response and other providers may
 // refuse its form when the history moves to them (DESIGN §11).
-func (s *openaiDecoder) addCallDelta(d openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (s *openaiDecoder) addCallDelta(d chatChunkToolCall) {
 	if s.calls == nil {
 		s.calls = map[int64]*ToolCall{}
 	}
