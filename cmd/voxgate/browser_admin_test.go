@@ -287,12 +287,14 @@ func TestAdminPageInChromium(t *testing.T) {
 	// A plain user's token is refused with the 403 message; an expired one
 	// says so.
 	b.run(t, chromedp.Navigate(base+"/admin#token="+url.QueryEscape(mint(t, "just-a-user", "", "pro"))))
+	b.acceptSwitch(t) // the tab holds the admin's token
 	b.waitJS(t, "the 403 message", `document.getElementById('sum-day-state').textContent.includes('admin or finance role') && document.getElementById('records-state').classList.contains('error')`)
 	expired, err := auth.Mint(auth.MintParams{Secret: []byte(testSecret), Subject: "finance-lead", Role: "finance", TTL: time.Hour, Now: time.Now().Add(-2 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.run(t, chromedp.Navigate(base+"/admin#token="+url.QueryEscape(expired)))
+	b.acceptSwitch(t)
 	b.waitJS(t, "the expired-token message", `document.getElementById('records-state').textContent.includes('expired')`)
 	b.noViolations(t)
 

@@ -3,18 +3,72 @@
 'use strict';
 const vg = (() => {
   const KEY = 'voxgate.token';
-  // A token offered in the URL's fragment (voxgate dev prints such links)
-  // is kept for this tab and removed from the address bar.
-  function fromHash() {
-    const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-    if (!m) return false;
-    sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
-    history.replaceState(null, '', location.pathname + location.search);
-    return true;
-  }
-  fromHash();
-  addEventListener('hashchange', () => { if (fromHash()) document.dispatchEvent(new Event('vg:token')); });
   const token = () => sessionStorage.getItem(KEY) || '';
+
+  // subject is a token's sub claim, read for display only (the gateway,
+  // not the page, verifies a token); '' when the token is not a JWT.
+  function subject(tok) {
+    try {
+      const part = tok.split('.');
+      if (part.length !== 3) return '';
+      const b64 = part[1].replace(/-/g, '+').replace(/_/g, '/');
+      const bin = atob(b64 + '='.repeat((4 - b64.length % 4) % 4));
+      const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0))));
+      return typeof claims.sub === 'string' && claims.sub ? claims.sub : '';
+    } catch (_) { return ''; }
+  }
+  const who = (tok) => { const s = subject(tok); return '“' + (s.length > 64 ? s.slice(0, 64) + '…' : s) + '”'; };
+
+  function tokenState(text, kind) {
+    const st = document.getElementById('token-state');
+    st.textContent = text;
+    st.className = kind ? 'state ' + kind : 'muted';
+  }
+  function use(tok) {
+    sessionStorage.setItem(KEY, tok);
+    tokenState('token set');
+    document.dispatchEvent(new Event('vg:token'));
+  }
+
+  // A token offered in the URL's fragment (voxgate dev prints such links)
+  // is taken only when this tab holds none, or once the user agrees to
+  // switch to the user it names: a link must never sign someone in as
+  // another user unasked (login CSRF). The fragment leaves the address bar
+  // first, whatever it holds; one that cannot be read is an error shown.
+  function fromHash() {
+    const m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+    if (!m) return;
+    history.replaceState(null, '', location.pathname + location.search);
+    let offered = '';
+    try { offered = decodeURIComponent(m[1]).trim(); } catch (_) { /* a malformed escape */ }
+    if (!subject(offered)) {
+      tokenState('The token in the link could not be read; paste a token instead.', 'error');
+      return;
+    }
+    const held = token();
+    if (offered === held) return;
+    if (!held) { use(offered); return; }
+    ask(offered, held);
+  }
+
+  // ask shows, under the token form, which user the link would switch
+  // this tab to, with a button to switch and one to keep the token held.
+  function ask(offered, held) {
+    let bar = document.getElementById('token-switch');
+    if (!bar) {
+      bar = el('p', '', 'state token-switch');
+      bar.id = 'token-switch';
+      bar.setAttribute('role', 'alert');
+      document.getElementById('token-form').after(bar);
+    }
+    const yes = el('button', 'Switch to ' + who(offered), 'switch'), no = el('button', 'Keep ' + (subject(held) ? who(held) : 'the token in use'), 'keep');
+    yes.type = no.type = 'button';
+    const done = () => { bar.hidden = true; bar.replaceChildren(); };
+    yes.addEventListener('click', () => { done(); use(offered); });
+    no.addEventListener('click', done);
+    bar.replaceChildren(el('span', 'This link carries a token for user ' + who(offered) + (subject(held) ? '; this tab uses ' + who(held) + '. ' : '. ')), yes, ' ', no);
+    bar.hidden = false;
+  }
 
   // JSON numbers become their exact source text: sums of micro-dollars may
   // pass 2^53, and a float must never round a figure finance reads.
@@ -78,17 +132,19 @@ const vg = (() => {
     return e;
   }
 
+  // Before the pages' own handlers: they read the token this settles.
   document.addEventListener('DOMContentLoaded', () => {
     const f = document.getElementById('token-form'), inp = document.getElementById('token');
-    const st = document.getElementById('token-state');
-    st.textContent = token() ? 'token set' : 'no token yet';
+    tokenState(token() ? 'token set' : 'no token yet');
     f.addEventListener('submit', (ev) => {
       ev.preventDefault();
-      sessionStorage.setItem(KEY, inp.value.trim());
+      const bar = document.getElementById('token-switch');
+      if (bar) { bar.hidden = true; bar.replaceChildren(); }
+      use(inp.value.trim());
       inp.value = '';
-      st.textContent = 'token set';
-      document.dispatchEvent(new Event('vg:token'));
     });
+    fromHash();
+    addEventListener('hashchange', fromHash);
   });
 
   return { token, parse, usd, call, state, el, friendly, APIError };
