@@ -43,20 +43,31 @@ func (l *Ledger) Fold(ctx context.Context) (int64, error) {
 	}
 }
 
-// RunFold folds every FoldInterval until ctx ends. A failure (the
-// database away) is logged once per outage; the deltas wait, and every
-// summary still counts them.
+// RunFold folds at once (what an earlier run left), then every
+// FoldInterval in which this replica wrote or changed a record, until ctx
+// ends. A replica that writes nothing leaves the deltas to the ones that
+// do: whoever folds next takes every replica's, and until then summaries
+// count them as deltas. An idle replica sends PostgreSQL nothing. A
+// failure (the database away) is logged once per outage; the deltas wait.
 func (l *Ledger) RunFold(ctx context.Context) {
 	t := time.NewTicker(FoldInterval)
 	defer t.Stop()
 	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if !l.unfolded.Swap(false) {
+				continue
+			}
 		}
 		_, err := l.Fold(ctx)
+		if err != nil {
+			l.unfolded.Store(true) // try again next time
+		}
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			l.log.Warn("billing: folding the rollups failed; summaries read the pending deltas meanwhile", "err", err)

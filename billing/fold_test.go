@@ -173,3 +173,31 @@ func TestConcurrentRecordsAndFoldsStayExact(t *testing.T) {
 	}
 	t.Logf("%d consistency checks and lock samples during %d writes", checks, writers*each)
 }
+
+// A running fold takes what its replica wrote within about a second.
+func TestRunFoldFoldsWhatItsReplicaWrote(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { fx.ledger.RunFold(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	if _, err := fx.ledger.Write(ctx, fx.pool, completion("carol", 1)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pending, rolled int64
+		if err := fx.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM usage_rollup_deltas),
+			(SELECT coalesce(sum(records), 0) FROM usage_rollups)`).Scan(&pending, &rolled); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 && rolled == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deltas pending and %d records rolled up 30 s after the write", pending, rolled)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -151,6 +152,9 @@ type Ledger struct {
 	log      *slog.Logger
 	records  *prometheus.CounterVec
 	unpriced *prometheus.CounterVec
+	// unfolded says this replica has written or changed a record since
+	// its last fold (fold.go): an idle replica does not fold.
+	unfolded atomic.Bool
 }
 
 // NewLedger checks p and registers the ledger's metrics.
@@ -229,6 +233,7 @@ func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error)
 	if err != nil {
 		return Record{}, database.Error("billing: write record", err)
 	}
+	l.unfolded.Store(true)
 	l.records.WithLabelValues(r.Kind).Inc()
 	if r.CostMicros == nil {
 		l.unpriced.WithLabelValues(r.Kind).Inc()
@@ -355,8 +360,11 @@ func (l *Ledger) AttachUsage(ctx context.Context, q Querier, r Record) (Record, 
 	if err != nil {
 		return Record{}, database.Error("billing: attach usage", err)
 	}
-	if tag.RowsAffected() == 1 && cost == nil {
-		l.unpriced.WithLabelValues(r.Kind).Inc()
+	if tag.RowsAffected() == 1 {
+		l.unfolded.Store(true)
+		if cost == nil {
+			l.unpriced.WithLabelValues(r.Kind).Inc()
+		}
 	}
 	return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
 }
