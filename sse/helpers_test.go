@@ -155,6 +155,8 @@ type options struct {
 	// production serves POST /v1/chat behind the server's own middleware
 	// and JWT auth, as cmd/voxgate mounts it (see productionRoutes).
 	production bool
+	// quotaNow is quota's clock; nil is the database's.
+	quotaNow func() time.Time
 }
 
 // testQuota opens the request windows so tests hit only what they mean to,
@@ -192,7 +194,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	runs := &counts{}
 	g := testkit.NewGraph(t, testkit.Options{DBURL: o.dbURL, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
-		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, Tools: append(testTools(runs), o.moreTools...)})
+		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, QuotaNow: o.quotaNow, Tools: append(testTools(runs), o.moreTools...)})
 	o.simURL = g.SimURL
 	if g.SimServer != nil {
 		o.simTLS = g.SimServer.Client()

@@ -127,6 +127,19 @@ func (e *Error) WithRetry(seconds int) *Error {
 	return e
 }
 
+// MaxClientWait is the longest Retry-After, in seconds, that a client
+// should sleep through inside one request. It is a minute window's
+// longest wait; openai-go gives up on a Retry-After past two minutes, but
+// the Node openai client sleeps whatever it is told (a spent day's 37,757
+// seconds, then two more tries).
+const MaxClientWait = 60
+
+// WorthWaiting reports whether a client should retry e by itself after
+// RetryAfter: a wait no longer than MaxClientWait. A longer one (a daily or
+// monthly quota spent) is for an app to schedule, not for an SDK to sleep
+// through (docs/quota.md, "Retrying").
+func (e *Error) WorthWaiting() bool { return max(e.RetryAfter, 1) <= MaxClientWait }
+
 // With adds a client-safe field and returns e.
 func (e *Error) With(key string, value any) *Error {
 	if e.Fields == nil {

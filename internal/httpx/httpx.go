@@ -110,6 +110,11 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		ra := max(e.RetryAfter, 1)
 		body["retry_after_s"] = ra
 		w.Header().Set("Retry-After", strconv.Itoa(ra))
+		// The official OpenAI SDKs read x-should-retry before Retry-After:
+		// false makes them raise at once instead of sleeping through a wait
+		// no request outlives; Retry-After and resets_at stay for apps that
+		// schedule.
+		w.Header().Set("X-Should-Retry", strconv.FormatBool(e.WorthWaiting()))
 	}
 	if id := RequestID(r.Context()); id != "" {
 		body["request_id"] = id

@@ -82,6 +82,44 @@ func TestErrorBody(t *testing.T) {
 	}
 }
 
+// TestShouldRetry: a wait a client can sleep through inside a request (a
+// minute window, concurrency) says x-should-retry: true; a longer one (a
+// spent day or month) says false, which the official SDKs read before
+// Retry-After. Retry-After itself is always the real wait.
+func TestShouldRetry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		err   *apierr.Error
+		retry string
+		want  string
+	}{
+		{"concurrency", apierr.New(apierr.ConcurrentLimit, "").WithRetry(5), "5", "true"},
+		{"the minute's last second", apierr.New(apierr.RateLimited, "").WithRetry(60), "60", "true"},
+		{"an hour window", apierr.New(apierr.RateLimited, "").WithRetry(61), "61", "false"},
+		{"a spent day", apierr.New(apierr.QuotaExceeded, "").WithRetry(37757), "37757", "false"},
+		{"a 503 without a wait", apierr.New(apierr.Unavailable, ""), "1", "true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			w := httptest.NewRecorder()
+			httpx.Error(w, r, tc.err)
+			if got := w.Header().Get("Retry-After"); got != tc.retry {
+				t.Errorf("Retry-After: got %q, want %q", got, tc.retry)
+			}
+			if got := w.Header().Get("x-should-retry"); got != tc.want {
+				t.Errorf("x-should-retry: got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	w := httptest.NewRecorder()
+	httpx.Error(w, r, apierr.New(apierr.InvalidRequest, ""))
+	if got := w.Header().Values("x-should-retry"); got != nil {
+		t.Errorf("a 400 says x-should-retry %q", got)
+	}
+}
+
 // An error that is not an *apierr.Error never reaches the client.
 func TestInternalErrorsStayInside(t *testing.T) {
 	t.Parallel()

@@ -3,6 +3,7 @@ package testkit
 import (
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -43,7 +44,9 @@ type Options struct {
 	SimTLS    bool
 	// Quota is the plans; the zero value is OpenQuota.
 	Quota config.Quota
-	Tools []*tools.Tool // the built-in tools
+	// QuotaNow is quota's clock (quota.Params.Now); nil is the database's.
+	QuotaNow func() time.Time
+	Tools    []*tools.Tool // the built-in tools
 }
 
 // OpenQuota is the built-in plans with the request windows opened up, so
@@ -77,7 +80,7 @@ func NewGraph(tb testing.TB, o Options) Graph {
 		o.Quota = OpenQuota()
 	}
 	var err error
-	if g.Quota, err = quota.New(quota.Params{Pool: g.Pool, Config: o.Quota, Logger: Quiet()}); err != nil {
+	if g.Quota, err = quota.New(quota.Params{Pool: g.Pool, Config: o.Quota, Now: o.QuotaNow, Logger: Quiet()}); err != nil {
 		tb.Fatal(err)
 	}
 	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: o.Tools, Plans: o.Quota.PlanNames()})
