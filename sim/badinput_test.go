@@ -47,6 +47,8 @@ func TestBadInput(t *testing.T) {
 		{name: "max tokens zero", body: `{"model":"gpt-4o","max_tokens":0,"messages":[` + user + `]}`, wantStatus: 400, wantCode: "invalid_value", wantParam: "max_tokens"},
 		{name: "unknown parameter", body: `{"model":"gpt-4o","max_output_tokens":5,"messages":[` + user + `]}`, wantStatus: 400, wantCode: "unknown_parameter", wantParam: "max_output_tokens"},
 		{name: "max_tokens on a reasoning model", body: `{"model":"o3-mini","max_tokens":5,"messages":[` + user + `]}`, wantStatus: 400, wantCode: "unsupported_parameter", wantParam: "max_tokens"},
+		{name: "reasoning effort outside the enum", body: `{"model":"gpt-4o","reasoning_effort":"ultra","messages":[` + user + `]}`, wantStatus: 400, wantCode: "invalid_value", wantParam: "reasoning_effort"},
+		{name: "strict not a boolean", body: `{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"f","strict":"yes"}}],"messages":[` + user + `]}`, wantStatus: 400, wantCode: "invalid_type", wantParam: "tools.function.strict"},
 		{name: "stream options without stream", body: `{"model":"gpt-4o","stream_options":{"include_usage":true},"messages":[` + user + `]}`, wantStatus: 400, wantParam: "stream_options"},
 		{name: "oversized body", cfg: sim.Config{MaxBodyBytes: 1024}, body: chatBody("gpt-4o", strings.Repeat("a", 2000), ""), wantStatus: 413, wantCode: "request_too_large"},
 		{name: "no key", key: "-", body: chatBody("gpt-4o", "hi", ""), wantStatus: 401},

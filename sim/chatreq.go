@@ -58,6 +58,11 @@ type chatTool struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
+		// Strict is taken (FunctionObject.strict, a boolean or null) and
+		// typed, so a gateway that forwards another type fails here as it
+		// would on the API; the simulator's scripted calls match their
+		// schema either way.
+		Strict *bool `json:"strict"`
 	} `json:"function"`
 }
 
@@ -333,11 +338,19 @@ func checkLimits(req *chatRequest) error {
 			return errInvalidValue(name, fmt.Sprintf("Invalid '%s': integer below minimum value. Expected a value >= 1, but got %d instead.", name, *v))
 		}
 	}
+	if e := req.ReasoningEffort; e != nil && !reasoningEfforts[*e] {
+		return errInvalidValue("reasoning_effort", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'.", *e))
+	}
 	if req.StreamOptions != nil && !req.stream() {
 		return errInvalidRequest("stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 	}
 	return nil
 }
+
+// reasoningEfforts are the spec's ReasoningEffort enum: the API refuses
+// any other value (a model may refuse some of these too; see chatconfig).
+var reasoningEfforts = map[string]bool{"none": true, "minimal": true, "low": true, "medium": true,
+	"high": true, "xhigh": true, "max": true}
 
 func (r *chatRequest) tool(name string) *chatTool {
 	for i := range r.Tools {
