@@ -20,7 +20,7 @@ import (
 )
 
 // wideFixture is a ledger over a pool of n connections.
-func wideFixture(t *testing.T, n int32) fixture {
+func wideFixture(t testing.TB, n int32) fixture {
 	t.Helper()
 	pool := pgtest.NewPool(t, pgtest.URL(t), n)
 	prices, err := billing.DefaultPrices()

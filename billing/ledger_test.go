@@ -3,8 +3,6 @@ package billing_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/voxgate/voxgate/billing"
-	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
 type fixture struct {
@@ -23,21 +20,7 @@ type fixture struct {
 	reg    *prometheus.Registry
 }
 
-func newFixture(t testing.TB) fixture {
-	t.Helper()
-	pool := pgtest.NewPool(t, pgtest.URL(t), 4)
-	prices, err := billing.DefaultPrices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	l, err := billing.NewLedger(billing.LedgerParams{Pool: pool, Prices: prices, Registerer: reg,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fixture{pool, l, reg}
-}
+func newFixture(t testing.TB) fixture { t.Helper(); return wideFixture(t, 4) }
 
 func voiceRecord(session string) billing.Record {
 	return billing.Record{
