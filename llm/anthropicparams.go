@@ -65,6 +65,18 @@ func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, err
 		// and the prompt is what steers it to the tool.
 		choice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
 	}
+	if req.oneCall() {
+		// Anthropic's form of parallel_tool_calls: false rides on the
+		// choice itself.
+		switch {
+		case choice.OfAuto != nil:
+			choice.OfAuto.DisableParallelToolUse = anthropic.Bool(true)
+		case choice.OfAny != nil:
+			choice.OfAny.DisableParallelToolUse = anthropic.Bool(true)
+		case choice.OfTool != nil:
+			choice.OfTool.DisableParallelToolUse = anthropic.Bool(true)
+		}
+	}
 	p.ToolChoice = choice
 	return p, nil
 }
@@ -173,6 +185,9 @@ func anthTool(t ToolSpec) (anthropic.ToolUnionParam, error) {
 	tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
 	if t.Description != "" {
 		tool.Description = anthropic.String(t.Description)
+	}
+	if t.Strict {
+		tool.Strict = anthropic.Bool(true)
 	}
 	return anthropic.ToolUnionParam{OfTool: &tool}, nil
 }

@@ -87,6 +87,18 @@ func NewGemini(ctx context.Context, p GeminiParams) (*Gemini, error) {
 // Name is the provider's configured name.
 func (g *Gemini) Name() string { return g.name }
 
+// Unhonoured names a strict tool: Gemini's function declarations have no
+// strict mode, so nothing would hold the arguments to the schema.
+// parallel_tool_calls: false it honours, by keeping one call an answer.
+func (g *Gemini) Unhonoured(req Request) string {
+	for i, t := range req.Tools {
+		if t.Strict {
+			return fmt.Sprintf("tools[%d].function.strict", i)
+		}
+	}
+	return ""
+}
+
 // Stream starts a streamed generateContent call and waits for its first
 // chunk, so a refusal or a silent upstream is an error here, where the
 // router may still fail over.
@@ -96,7 +108,7 @@ func (g *Gemini) Stream(ctx context.Context, req Request) (Stream, error) {
 		return nil, &Error{Provider: g.name, Code: UnknownProviderError, Err: fmt.Errorf("request: %w", err)}
 	}
 	s := newStreamCore(ctx, g.name, g.waits, req.Model)
-	d := &geminiDecoder{emitter: &s.emitter, wire: &wireSeen{}}
+	d := &geminiDecoder{emitter: &s.emitter, wire: &wireSeen{}, oneCall: req.oneCall() && len(req.Tools) > 0}
 	callCtx := context.WithValue(s.upstream, wireKey{}, d.wire)
 	d.pull, d.stop = iter.Pull2(g.client.Models.GenerateContentStream(callCtx, req.Model, contents, cfg))
 	return s.start(d)

@@ -25,6 +25,10 @@ type geminiDecoder struct {
 	finish string
 	usage  *Usage
 	model  string
+
+	// oneCall keeps only an answer's first function call: Gemini has no
+	// parallel_tool_calls, so the gateway holds the answer to it.
+	oneCall bool
 }
 
 func (s *geminiDecoder) take() error { return s.chunk(s.cur) }
@@ -115,6 +119,9 @@ func (s *geminiDecoder) part(p *genai.Part) error {
 	}
 	if fc.Name == "" {
 		return s.invalid(fmt.Errorf("function call %d has no name", len(s.calls)))
+	}
+	if s.oneCall && len(s.calls) > 0 {
+		return nil
 	}
 	args := []byte("{}")
 	if fc.Args != nil {

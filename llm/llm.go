@@ -38,6 +38,10 @@ type ToolSpec struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage // a JSON Schema object
+	// Strict asks the provider to hold the call's arguments to Parameters
+	// exactly (OpenAI's and Anthropic's strict). A provider that cannot
+	// is passed over by the router (Limited), never sent it without.
+	Strict bool
 }
 
 // ToolCall is one function call the model made.
@@ -75,6 +79,21 @@ type Request struct {
 	// ReasoningEffort is sent as is ("none", "low", …); "" sends none,
 	// unless the model takes tools only at "none" (ToolsNeedNoReasoning).
 	ReasoningEffort string
+	// ParallelToolCalls false asks for at most one tool call an answer;
+	// nil leaves the provider's default (several). It matters only with
+	// Tools.
+	ParallelToolCalls *bool
+}
+
+// oneCall reports whether req asks for at most one tool call an answer.
+func (r Request) oneCall() bool { return r.ParallelToolCalls != nil && !*r.ParallelToolCalls }
+
+// Limited is a provider that cannot act on every request: Unhonoured
+// names the first field of req it cannot honour ("tools[0].function.strict"),
+// "" when it can honour all of it. The router passes such a target over
+// rather than send the request without what the client asked for.
+type Limited interface {
+	Unhonoured(req Request) string
 }
 
 // Usage is a call's token counts. CachedInputTokens and

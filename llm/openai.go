@@ -149,6 +149,9 @@ func chatParams(req Request) (*openai.ChatCompletionNewParams, error) {
 		return nil, fmt.Errorf("request: %w", err)
 	}
 	p.ToolChoice = choice
+	if req.ParallelToolCalls != nil && len(req.Tools) > 0 {
+		p.ParallelToolCalls = openai.Bool(*req.ParallelToolCalls)
+	}
 	return p, nil
 }
 
@@ -190,6 +193,9 @@ func chatTool(t ToolSpec) (openai.ChatCompletionToolUnionParam, error) {
 	fn := shared.FunctionDefinitionParam{Name: t.Name}
 	if t.Description != "" {
 		fn.Description = openai.String(t.Description)
+	}
+	if t.Strict {
+		fn.Strict = openai.Bool(true)
 	}
 	if len(t.Parameters) > 0 {
 		var schema map[string]any

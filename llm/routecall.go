@@ -63,6 +63,10 @@ func (c *call) run(ctx context.Context) (Stream, error) {
 		if tooLong && t.ContextWindow <= window {
 			continue
 		}
+		if unhonoured(c.r.providers[t.Provider], c.req) != "" {
+			c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeUnsupported})
+			continue
+		}
 		if moved {
 			c.r.metrics.failover(c.route.Name)
 		}

@@ -188,6 +188,38 @@ func (r *Router) Models(route string) []string {
 	return out
 }
 
+// Unhonoured names a field of req that no target of route can honour
+// ("tools[0].function.strict"), "" when one can (or the route is
+// unknown): a caller refuses such a request before spending anything on
+// it. A target whose provider is not configured counts as able: it is
+// passed over for that, not for the request.
+func (r *Router) Unhonoured(route string, req Request) string {
+	rt, ok := r.routes[route]
+	if !ok {
+		return ""
+	}
+	first := ""
+	for _, t := range rt.Targets {
+		field := unhonoured(r.providers[t.Provider], req)
+		if field == "" {
+			return ""
+		}
+		if first == "" {
+			first = field
+		}
+	}
+	return first
+}
+
+// unhonoured is Limited.Unhonoured of p, "" for a provider that takes
+// every request (or none).
+func unhonoured(p Provider, req Request) string {
+	if l, ok := p.(Limited); ok {
+		return l.Unhonoured(req)
+	}
+	return ""
+}
+
 // Stream runs req.Model's route until a target commits, and returns that
 // target's stream. A failure before commit is a *RouteError (its Err an
 // *Error when a provider failed); the caller's own cancellation is its

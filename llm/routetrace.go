@@ -12,6 +12,9 @@ const (
 	OutcomeCircuitOpen     = "circuit_open"
 	OutcomeBudgetExhausted = "budget_exhausted"
 	OutcomeNotConfigured   = "not_configured"
+	// OutcomeUnsupported: the target's provider cannot honour the request
+	// (Limited), so it was passed over.
+	OutcomeUnsupported = "unsupported"
 )
 
 // Attempt is one try of one target (DESIGN §11, failover_trace). It holds
@@ -129,7 +132,7 @@ func outcomeOf(trace Trace, last error) RouteOutcome {
 	auth, limited, tried := true, true, 0
 	for _, a := range trace {
 		switch a.Outcome {
-		case OutcomeCircuitOpen, OutcomeNotConfigured, OutcomeBudgetExhausted:
+		case OutcomeCircuitOpen, OutcomeNotConfigured, OutcomeBudgetExhausted, OutcomeUnsupported:
 			continue
 		}
 		tried++

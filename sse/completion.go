@@ -40,6 +40,12 @@ func (s *Service) modelsOf(route string) []string {
 	return s.models
 }
 
+// unhonouring is the provider as the endpoint needs it: llm.Router, which
+// names a field of a request no target of the route can honour.
+type unhonouring interface {
+	Unhonoured(route string, req llm.Request) string
+}
+
 // answering is a routed stream that names its committed target before the
 // first event is read (llm.Router's streams).
 type answering interface{ Answering() llm.Target }
@@ -132,6 +138,13 @@ func (s *Service) admitCompletion(ctx context.Context, p auth.Principal, req *Co
 	}
 	if !s.routeAllowed(req.Model, func(string) bool { return true }) {
 		return nil, errNoSuchModel()
+	}
+	if r, ok := s.provider.(unhonouring); ok {
+		if field := r.Unhonoured(req.Model, lreq); field != "" {
+			// No target of the route can act on it: refused before it
+			// counts, never sent without it (docs/chat.md).
+			return nil, invalidField(field, "no target of %q can honour it; leave it out or use another model", req.Model)
+		}
 	}
 	ticket, err := s.quota.Admit(ctx, p, s.reserve(completionEstimate(s.cfg.EstimateTokens, size, lreq.MaxOutputTokens), s.modelsOf(req.Model)))
 	if err != nil {

@@ -175,6 +175,7 @@ func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 	}
 	mux.Handle("POST /v1/chat/completions", user(c.svc.HandleCompletions))
 	mux.Handle("GET /v1/models", user(c.svc.HandleModels))
+	mux.Handle("GET /v1/models/{id}", user(c.svc.HandleModel))
 	ts := httptest.NewUnstartedServer(mux)
 	ts.Config.Protocols = bothProtocols()
 	ts.Start()

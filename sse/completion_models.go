@@ -22,6 +22,31 @@ type ModelInfo struct {
 	OwnedBy string `json:"owned_by"`
 }
 
+// HandleModel serves GET /v1/models/{id} (the SDKs' models.retrieve): a
+// route the caller's plan may use, as GET /v1/models lists it. Any other
+// id is the 404 a completion naming it gets (errNoSuchModel: one answer
+// for a route that does not exist and one the plan leaves out, so a
+// plan's routes are not probed).
+func (s *Service) HandleModel(w http.ResponseWriter, r *http.Request) error {
+	p, err := auth.Caller(r.Context())
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if !s.routeAllowed(id, func(string) bool { return true }) {
+		return errNoSuchModel()
+	}
+	_, plan, err := s.quota.PlanFor(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	if !plan.AllowsRoute(id) {
+		return errNoSuchModel()
+	}
+	httpx.WriteJSON(w, http.StatusOK, ModelInfo{ID: id, Object: "model", Created: s.created, OwnedBy: "voxgate"})
+	return nil
+}
+
 // HandleModels serves GET /v1/models.
 func (s *Service) HandleModels(w http.ResponseWriter, r *http.Request) error {
 	p, err := auth.Caller(r.Context())

@@ -16,7 +16,9 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/httpx"
 )
 
 // The official Node openai client, with its default retries (two), against
@@ -174,5 +176,145 @@ func TestNodeQuotaRetries(t *testing.T) {
 	}
 	if !moved.Load() {
 		t.Error("no per-minute refusal was seen")
+	}
+}
+
+// TestNodeCompletionFields: parallel_tool_calls and a tool's strict reach
+// the provider as the client sent them (the simulator's copy of the
+// request says so); store: true, a reasoning_effort outside the spec's
+// enum and metadata that is not string values are 400s naming the field,
+// raised by the client at once, with the provider never called.
+func TestNodeCompletionFields(t *testing.T) {
+	t.Parallel()
+	node, dir := nodeClient(t)
+	c := newComplFixture(t)
+	spy := newGatewaySpy(t, c.gateway, nil)
+	base := spy.url + "/v1"
+
+	got := runRequests(t, node, dir, base, "u-fields", "complete", `{"model":"solo","store":false,"parallel_tool_calls":false,
+		"messages":[{"role":"user","content":"What's the weather in Paris?"}],
+		"tools":[{"type":"function","function":{"name":"get_weather","strict":true,
+			"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}}]}`)
+	if got["ok"] != true {
+		t.Fatalf("refused: %v", got)
+	}
+	sent := c.primary.requests()
+	if len(sent) != 1 {
+		t.Fatalf("the provider saw %d requests", len(sent))
+	}
+	var body struct {
+		Parallel *bool           `json:"parallel_tool_calls"`
+		Store    json.RawMessage `json:"store"`
+		Tools    []struct {
+			Function struct {
+				Strict *bool `json:"strict"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(sent[0]), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Parallel == nil || *body.Parallel || len(body.Tools) != 1 || body.Tools[0].Function.Strict == nil || !*body.Tools[0].Function.Strict {
+		t.Errorf("the provider got %s", sent[0])
+	}
+	if body.Store != nil {
+		t.Errorf("store reached the provider: %s", body.Store)
+	}
+
+	for _, tc := range []struct{ name, body, param, says string }{
+		{"store", `{"store":true,"messages":[{"role":"user","content":"hi"}]}`, "store", "never asks a provider to store"},
+		{"reasoning effort", `{"reasoning_effort":"ultra","messages":[{"role":"user","content":"hi"}]}`, "reasoning_effort", `"ultra" is not one of`},
+		{"metadata", `{"metadata":{"a":1},"messages":[{"role":"user","content":"hi"}]}`, "metadata.a", "must be an object of at most 16 string values (keys up to 64 characters, values up to 512)"},
+	} {
+		spy.count.Store(0)
+		got := runRequests(t, node, dir, base, "u-fields", "complete", tc.body)
+		if got["ok"] != false || got["status"] != float64(400) || got["name"] != "BadRequestError" || got["code"] != "INVALID_REQUEST" ||
+			got["param"] != tc.param || got["type"] != "invalid_request_error" || !strings.Contains(got["message"].(string), tc.says) {
+			t.Errorf("%s: %v", tc.name, got)
+		}
+		if n := spy.count.Load(); n != 1 {
+			t.Errorf("%s: the gateway saw %d requests, want 1", tc.name, n)
+		}
+	}
+	if n := len(c.primary.requests()); n != 1 {
+		t.Errorf("the provider saw %d requests, want the first alone", n)
+	}
+}
+
+// TestNodeMalformedConversation: a tool message that answers no call is
+// the client's 400 at once: the Node client does not retry it, and no
+// provider is called. A provider's own 400 for what the client sent
+// (tools with a reasoning_effort gpt-6-luna refuses with them) is a 400
+// too, not a 502 the client retries, calling the provider each time.
+func TestNodeMalformedConversation(t *testing.T) {
+	t.Parallel()
+	node, dir := nodeClient(t)
+	c := newComplFixture(t)
+	spy := newGatewaySpy(t, c.gateway, nil)
+	got := runRequests(t, node, dir, spy.url+"/v1", "u-conv", "complete",
+		`{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"nope","content":"x"}]}`)
+	if got["ok"] != false || got["status"] != float64(400) || got["code"] != "INVALID_REQUEST" || got["param"] != "messages[1].tool_call_id" {
+		t.Errorf("a tool message answering nothing: %v", got)
+	}
+	if n := spy.count.Load(); n != 1 {
+		t.Errorf("the gateway saw %d requests, want 1", n)
+	}
+	if n := len(c.primary.requests()) + len(c.fallback.requests()); n != 0 {
+		t.Errorf("the providers saw %d requests, want 0", n)
+	}
+	if d := c.day(t, "u-conv"); d.requests != 0 {
+		t.Errorf("a refusal counted: %+v", d)
+	}
+
+	// chat.model's default, gpt-6-luna, takes tools only at reasoning
+	// effort none, and its simulator says so with a 400.
+	sent := make(chan []byte, 8)
+	f := newFixture(t, options{capture: sent})
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/chat/completions", httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		p := auth.Principal{UserID: r.Header.Get("X-Test-User")}
+		return f.svc.HandleCompletions(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	}))
+	gw := httptest.NewServer(mux)
+	t.Cleanup(gw.Close)
+	spy = newGatewaySpy(t, gw.URL, nil)
+	got = runRequests(t, node, dir, spy.url+"/v1", "u-conv", "complete", `{"model":"default","reasoning_effort":"low",
+		"messages":[{"role":"user","content":"find soup"}],"tools":[{"type":"function","function":{"name":"f"}}]}`)
+	if got["ok"] != false || got["status"] != float64(400) || got["code"] != "INVALID_REQUEST" || got["type"] != "invalid_request_error" ||
+		!strings.Contains(got["message"].(string), "provider refused") {
+		t.Errorf("a provider's 400 for the client's request: %v", got)
+	}
+	if n := spy.count.Load(); n != 1 {
+		t.Errorf("the gateway saw %d requests, want 1: the client retried", n)
+	}
+	if n := len(sent); n != 1 {
+		t.Errorf("the provider saw %d requests, want 1", n)
+	}
+}
+
+// TestNodeModelsRetrieve: the Node client's models.retrieve gets a route
+// the plan may use in OpenAI's Model shape, and NotFoundError (404, param
+// model) for a route that does not exist and for one the plan leaves
+// out alike.
+func TestNodeModelsRetrieve(t *testing.T) {
+	t.Parallel()
+	node, dir := nodeClient(t)
+	c := newComplFixture(t)
+	base := c.gateway + "/v1"
+	got := runRequests(t, node, dir, base, "u-models", "retrieve", "chat")
+	m, _ := got["value"].(map[string]any)
+	if got["ok"] != true || m["id"] != "chat" || m["object"] != "model" || m["owned_by"] != "voxgate" || m["created"].(float64) <= 0 {
+		t.Fatalf("retrieve chat: %v", got)
+	}
+	var missing, withheld map[string]any
+	for id, out := range map[string]*map[string]any{"no-such-route": &missing, "premium": &withheld} {
+		*out = runRequests(t, node, dir, base, "u-models", "retrieve", id)
+		got := *out
+		if got["ok"] != false || got["name"] != "NotFoundError" || got["status"] != float64(404) || got["param"] != "model" || got["code"] != "NOT_FOUND" {
+			t.Errorf("retrieve %s: %v", id, got)
+		}
+	}
+	if missing["message"] != withheld["message"] {
+		t.Errorf("a route that does not exist and one the plan leaves out differ: %q, %q", missing["message"], withheld["message"])
 	}
 }

@@ -1,17 +1,13 @@
 package sse
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/httpx"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/safety"
 )
 
 // Bounds of a POST /v1/chat/completions body. The endpoint carries whole
@@ -27,7 +23,9 @@ const (
 // endpoint takes (docs/chat.md, "OpenAI-compatible endpoint"). A field it
 // does not know is refused by name rather than dropped: a client that
 // sets it expects it to act. User and Metadata are accepted and never
-// forwarded: providers get no user data (DESIGN §11).
+// forwarded: providers get no user data (DESIGN §11). Store is taken only
+// as false, which is what voxgate does: it never asks a provider to keep
+// a conversation.
 type CompletionRequest struct {
 	Model               string              `json:"model"`
 	Messages            []CompletionMessage `json:"messages"`
@@ -42,7 +40,7 @@ type CompletionRequest struct {
 	N                   *int                `json:"n"`
 	User                string              `json:"user"`
 	SafetyIdentifier    string              `json:"safety_identifier"`
-	Metadata            map[string]string   `json:"metadata"`
+	Metadata            json.RawMessage     `json:"metadata"` // checked by checkMetadata
 	Store               *bool               `json:"store"`
 }
 
@@ -110,176 +108,99 @@ func DecodeCompletionRequest(body []byte) (*CompletionRequest, error) {
 		return nil, err
 	}
 	if err := req.check(); err != nil {
-		return nil, apierr.New(apierr.InvalidRequest, err.Error())
+		return nil, err
 	}
 	return &req, nil
 }
 
+// invalidField is the 400 of a refused field in OpenAI's error shape:
+// param names it (as OpenAI's clients show it), the message says why.
+func invalidField(param, format string, args ...any) *apierr.Error {
+	return apierr.New(apierr.InvalidRequest, param+": "+fmt.Sprintf(format, args...)).
+		With("param", param).With("type", "invalid_request_error")
+}
+
+// reasoningEfforts are the spec's ReasoningEffort enum
+// (../shared/reference/openai-openapi.yml); a model may refuse some of
+// them, which its provider says.
+var reasoningEfforts = map[string]bool{"none": true, "minimal": true, "low": true, "medium": true,
+	"high": true, "xhigh": true, "max": true}
+
 func (r *CompletionRequest) check() error {
 	switch {
 	case r.Model == "":
-		return fmt.Errorf("model: required (a route name; GET /v1/models lists them)")
+		return invalidField("model", "required (a route name; GET /v1/models lists them)")
 	case len(r.Messages) == 0:
-		return fmt.Errorf("messages: at least one is required")
+		return invalidField("messages", "at least one is required")
 	case len(r.Messages) > maxCompletionMessages:
-		return fmt.Errorf("messages: at most %d", maxCompletionMessages)
+		return invalidField("messages", "at most %d", maxCompletionMessages)
 	case len(r.Tools) > maxCompletionTools:
-		return fmt.Errorf("tools: at most %d", maxCompletionTools)
+		return invalidField("tools", "at most %d", maxCompletionTools)
 	case r.N != nil && *r.N != 1:
-		return fmt.Errorf("n: only 1 is supported")
+		return invalidField("n", "only 1 is supported")
 	case r.StreamOptions != nil && !r.Stream:
-		return fmt.Errorf("stream_options: only allowed with stream: true")
-	case r.MaxTokens != nil && *r.MaxTokens < 1, r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1:
-		return fmt.Errorf("max_completion_tokens: must be at least 1")
+		return invalidField("stream_options", "only allowed with stream: true")
+	case r.MaxTokens != nil && *r.MaxTokens < 1:
+		return invalidField("max_tokens", "must be at least 1")
+	case r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1:
+		return invalidField("max_completion_tokens", "must be at least 1")
+	case r.ReasoningEffort != "" && !reasoningEfforts[r.ReasoningEffort]:
+		return invalidField("reasoning_effort", "%q is not one of none, minimal, low, medium, high, xhigh, max", r.ReasoningEffort)
+	case r.Store != nil && *r.Store:
+		return invalidField("store", "voxgate never asks a provider to store a conversation; leave it out or send false")
+	}
+	if err := checkMetadata(r.Metadata); err != nil {
+		return err
 	}
 	for i, t := range r.Tools {
 		if t.Type != "function" {
-			return fmt.Errorf("tools[%d].type: only \"function\" is supported", i)
+			return invalidField(fmt.Sprintf("tools[%d].type", i), "only \"function\" is supported")
 		}
 		if !toolNameRE.MatchString(t.Function.Name) {
-			return fmt.Errorf("tools[%d].function.name: 1 to 64 letters, digits, _ or -", i)
+			return invalidField(fmt.Sprintf("tools[%d].function.name", i), "1 to 64 letters, digits, _ or -")
 		}
 		if len(t.Function.Parameters) > 0 {
 			var schema map[string]any
 			if json.Unmarshal(t.Function.Parameters, &schema) != nil || schema == nil {
-				return fmt.Errorf("tools[%d].function.parameters: must be a JSON Schema object", i)
+				return invalidField(fmt.Sprintf("tools[%d].function.parameters", i), "must be a JSON Schema object")
 			}
 		}
 	}
 	return nil
 }
 
-// LLMRequest is the request the router gets. Client tool-call ids that a
-// provider might refuse (too long, other characters) are replaced by safe
-// ones, the same in the assistant's call and the tool's answer, so any
-// route target takes the history.
-func (r *CompletionRequest) LLMRequest() (llm.Request, error) {
-	out := llm.Request{Model: r.Model, ReasoningEffort: r.ReasoningEffort}
-	switch {
-	case r.MaxCompletionTokens != nil:
-		out.MaxOutputTokens = *r.MaxCompletionTokens
-	case r.MaxTokens != nil:
-		out.MaxOutputTokens = *r.MaxTokens
-	}
-	for i, m := range r.Messages {
-		msg, err := m.llmMessage()
-		if err != nil {
-			return llm.Request{}, apierr.New(apierr.InvalidRequest, fmt.Sprintf("messages[%d]: %v", i, err))
-		}
-		out.Messages = append(out.Messages, msg)
-	}
-	for _, t := range r.Tools {
-		out.Tools = append(out.Tools, llm.ToolSpec{
-			Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters,
-		})
-	}
-	choice, err := r.toolChoice()
-	if err != nil {
-		return llm.Request{}, apierr.New(apierr.InvalidRequest, "tool_choice: "+err.Error())
-	}
-	out.ToolChoice = choice
-	return out, nil
-}
+// Metadata's bounds, as the spec's Metadata gives them.
+const (
+	maxMetadataPairs    = 16
+	maxMetadataKeyLen   = 64
+	maxMetadataValueLen = 512
+)
 
-func (m CompletionMessage) llmMessage() (llm.Message, error) {
-	text, err := messageText(m.Content)
-	if err != nil {
-		return llm.Message{}, err
-	}
-	switch m.Role {
-	case "system", "developer":
-		return llm.Message{Role: llm.RoleSystem, Content: text}, nil
-	case "user":
-		// The client's own user text, sanitized as /v1/chat's is (DESIGN
-		// §12): controls dropped, injection markers made inert. It is not
-		// wrapped and has no 2,000-character bound: the client owns the
-		// prompt's shape and the conversation (docs/safety.md).
-		return llm.Message{Role: llm.RoleUser, Content: safety.Sanitize(text)}, nil
-	case "tool":
-		if m.ToolCallID == "" {
-			return llm.Message{}, fmt.Errorf("tool_call_id: required on a tool message")
-		}
-		return llm.Message{Role: llm.RoleTool, Content: text, ToolCallID: safeCallID(m.ToolCallID)}, nil
-	case "assistant":
-		out := llm.Message{Role: llm.RoleAssistant, Content: text}
-		for j, c := range m.ToolCalls {
-			if c.ID == "" || (c.Type != "" && c.Type != "function") || !toolNameRE.MatchString(c.Function.Name) {
-				return llm.Message{}, fmt.Errorf("tool_calls[%d]: a function call needs an id and a valid name", j)
-			}
-			out.ToolCalls = append(out.ToolCalls, llm.ToolCall{
-				ID: safeCallID(c.ID), Name: c.Function.Name, Arguments: c.Function.Arguments,
-			})
-		}
-		return out, nil
-	}
-	return llm.Message{}, fmt.Errorf("role: %q is not one of system, developer, user, assistant, tool", m.Role)
-}
-
-// messageText is a message's content as one string: a string, text parts
-// joined, or "" for null. Other parts (images, audio, files) are refused
-// by name: the router's targets are not all able to take them.
-func messageText(raw json.RawMessage) (string, error) {
+// checkMetadata holds metadata to the spec's Metadata: null, or an object
+// of at most 16 string values, keys up to 64 characters and values up to
+// 512. It is never forwarded; the bounds still say what a client may send.
+func checkMetadata(raw json.RawMessage) error {
+	const want = "must be an object of at most 16 string values (keys up to 64 characters, values up to 512)"
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+	var pairs map[string]json.RawMessage
+	if json.Unmarshal(raw, &pairs) != nil || pairs == nil {
+		return invalidField("metadata", want)
 	}
-	var parts []contentPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("content: a string or an array of text parts")
+	if len(pairs) > maxMetadataPairs {
+		return invalidField("metadata", "%s; got %d", want, len(pairs))
 	}
-	var b strings.Builder
-	for i, p := range parts {
-		if p.Type != "text" {
-			return "", fmt.Errorf("content[%d].type: only text parts are supported, got %q", i, p.Type)
-		}
-		b.WriteString(p.Text)
-	}
-	return b.String(), nil
-}
-
-// safeCallID keeps an id every provider takes, and replaces any other by
-// a stable one derived from it.
-func safeCallID(id string) string {
-	if callIDRE.MatchString(id) {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	return "call_" + hex.EncodeToString(sum[:12])
-}
-
-// toolChoice maps tool_choice: "auto", "none", "required", or
-// {"type": "function", "function": {"name": …}}, to llm's form.
-func (r *CompletionRequest) toolChoice() (string, error) {
-	if len(r.ToolChoice) == 0 || string(r.ToolChoice) == "null" {
-		return "", nil
-	}
-	var mode string
-	if json.Unmarshal(r.ToolChoice, &mode) == nil {
-		switch mode {
-		case "auto", "none", "required":
-			if mode != "none" && len(r.Tools) == 0 {
-				return "", fmt.Errorf("%q needs tools", mode)
-			}
-			return mode, nil
-		}
-		return "", fmt.Errorf("%q is not auto, none or required", mode)
-	}
-	var named struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(r.ToolChoice, &named); err != nil || named.Type != "function" {
-		return "", fmt.Errorf("a mode or {\"type\": \"function\", \"function\": {\"name\": …}}")
-	}
-	for _, t := range r.Tools {
-		if t.Function.Name == named.Function.Name {
-			return named.Function.Name, nil
+	for k, v := range pairs {
+		var value string
+		switch {
+		case utf8.RuneCountInString(k) > maxMetadataKeyLen:
+			return invalidField("metadata", "%s; a key has %d characters", want, utf8.RuneCountInString(k))
+		case json.Unmarshal(v, &value) != nil:
+			return invalidField("metadata."+k, want)
+		case utf8.RuneCountInString(value) > maxMetadataValueLen:
+			return invalidField("metadata."+k, "%s; this value has %d characters", want, utf8.RuneCountInString(value))
 		}
 	}
-	return "", fmt.Errorf("%q is not among the tools", named.Function.Name)
+	return nil
 }

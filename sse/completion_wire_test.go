@@ -173,6 +173,8 @@ func FuzzDecodeCompletionRequest(f *testing.F) {
 	f.Add(`{"model":"d","messages":[{"role":"user","content":"x"}]}`)
 	f.Add(`{"model":"d","messages":[{"role":"assistant","tool_calls":[{"id":"é","function":{"name":"a","arguments":"{"}}]},{"role":"tool","tool_call_id":"é","content":[{"type":"text","text":"1"}]}],"tool_choice":"auto"}`)
 	f.Add(`{"model":"d","messages":[{"role":"user","content":null}],"tool_choice":"required","tools":[]}`)
+	f.Add(`{"model":"d","metadata":{"a":1,"b":"c"},"store":false,"reasoning_effort":"max","parallel_tool_calls":false,"messages":[{"role":"user","content":[{"type":"text","text":"x","extra":1}]}]}`)
+	f.Add(`{"model":"d","tools":[{"type":"function","function":{"name":"a","strict":true}}],"tool_choice":{"type":"function","function":{"name":"a","x":1}},"messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"nope","content":"x"}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := sse.DecodeCompletionRequest([]byte(body))
 		if err == nil {

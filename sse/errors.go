@@ -3,6 +3,7 @@ package sse
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/llm"
@@ -63,6 +64,14 @@ func routeError(err error, by author) (e *apierr.Error, ok bool) {
 	case hasLE && le.Code == llm.ProviderContextLength && by == byClient:
 		return apierr.Wrap(apierr.InvalidRequest, "The conversation is longer than the model can take.", err).
 			With("param", "messages").With("type", "invalid_request_error"), true
+	case hasLE && by == byClient && le.Status == http.StatusBadRequest && le.Code == llm.UnknownProviderError:
+		// A provider refusing what the client wrote (its messages, tools,
+		// parameters) once the gateway's own checks passed: the client's
+		// to fix, and no retry helps (a 502 is retried by OpenAI's SDKs,
+		// each time calling the provider). The provider's param is not
+		// carried across the seam, so it is null.
+		return apierr.Wrap(apierr.InvalidRequest, "The model's provider refused this request; check its messages, tools and parameters.", err).
+			With("param", nil).With("type", "invalid_request_error"), true
 	case hasLE:
 		// RouteRefused, RouteCut and a bare provider's failure: its class
 		// says what (AI_PARSE_ERROR for an unreadable chunk, a context too

@@ -30,6 +30,7 @@ type chatService interface {
 	HandleDelete(http.ResponseWriter, *http.Request) error
 	HandleCompletions(http.ResponseWriter, *http.Request) error
 	HandleModels(http.ResponseWriter, *http.Request) error
+	HandleModel(http.ResponseWriter, *http.Request) error
 	Run(context.Context)
 }
 
@@ -65,6 +66,7 @@ func (o off) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
 	return o.refuse(w, r)
 }
 func (o off) HandleModels(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
+func (o off) HandleModel(w http.ResponseWriter, r *http.Request) error  { return o.refuse(w, r) }
 
 // Run returns at once: a feature that is off has nothing to sweep or purge.
 func (off) Run(context.Context) {}

@@ -39,6 +39,7 @@ func routes(m *Main) []server.Route {
 		// its own work, as a turn does.
 		{Pattern: "POST /v1/chat/completions", Handler: s.AI(chat.HandleCompletions), Stream: true},
 		{Pattern: "GET /v1/models", Handler: s.User(chat.HandleModels)},
+		{Pattern: "GET /v1/models/{id}", Handler: s.User(chat.HandleModel)},
 		{Pattern: "GET /v1/chat/sessions", Handler: s.User(chat.HandleList)},
 		{Pattern: "GET /v1/chat/sessions/{id}/messages", Handler: s.User(chat.HandleMessages)},
 		{Pattern: "DELETE /v1/chat/sessions/{id}", Handler: s.User(chat.HandleDelete)},
