@@ -1,11 +1,21 @@
 package sse_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
+	"github.com/voxgate/voxgate/internal/httpx"
+	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/sse"
 )
 
@@ -92,4 +102,49 @@ func fieldsOf(e *apierr.Error) map[string]any {
 		return nil
 	}
 	return e.Fields
+}
+
+// TestCompletionStrictNoTargetHonours: a strict tool on a route whose only
+// target is Gemini (no strict mode) is refused by name before admission,
+// never sent without it; the same request without strict is answered.
+func TestCompletionStrictNoTargetHonours(t *testing.T) {
+	t.Parallel()
+	s, url := testkit.NewSim(t, sim.Config{})
+	gem, err := llm.NewGemini(t.Context(), llm.GeminiParams{Name: "gemini", BaseURL: url, APIKey: simtest.TestKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"gemini": gem},
+		Routes: []llm.Route{{Name: "g", Targets: []llm.Target{{Provider: "gemini", Model: "gemini-3.8-flash"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, options{sim: s, simURL: url, provider: func(llm.Provider) llm.Provider { return router },
+		moreModels: []string{"gemini-3.8-flash"}})
+	h := httpx.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return f.svc.HandleCompletions(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{UserID: "u-strict"})))
+	})
+	ask := func(strict bool) (int, map[string]any) {
+		body := fmt.Sprintf(`{"model":"g","messages":[{"role":"user","content":"hi"}],
+			"tools":[{"type":"function","function":{"name":"f","strict":%t,"parameters":{"type":"object"}}}]}`, strict)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body)))
+		var out map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &out)
+		return w.Code, out
+	}
+	code, out := ask(true)
+	e, _ := out["error"].(map[string]any)
+	if code != http.StatusBadRequest || e["param"] != "tools[0].function.strict" || !strings.Contains(fmt.Sprint(e["message"]), `no target of "g" can honour it`) {
+		t.Fatalf("strict on a Gemini route: %d %v", code, out)
+	}
+	if n := s.Stats().Endpoints[sim.EndpointGeminiStream].Requests; n != 0 {
+		t.Errorf("the provider saw %d requests", n)
+	}
+	if code, out := ask(false); code != http.StatusOK {
+		t.Fatalf("without strict: %d %v", code, out)
+	}
+	if n := s.Stats().Endpoints[sim.EndpointGeminiStream].Requests; n != 1 {
+		t.Errorf("the provider saw %d requests, want the one without strict", n)
+	}
 }
