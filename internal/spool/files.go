@@ -239,5 +239,5 @@ func (s *Spool) complete(ctx context.Context, path string) (kind string, err err
 	if j.Key() != env.Key {
 		return env.Kind, fmt.Errorf("spool: %s job's key does not match its file", env.Kind)
 	}
-	return env.Kind, s.try(ctx, j)
+	return env.Kind, s.try(ctx, j, s.attempt)
 }

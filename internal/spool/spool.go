@@ -154,7 +154,10 @@ func (s *Spool) Do(ctx context.Context, kind string, j Job) (spooled bool, err e
 	deadline := time.Now().Add(s.retryFor)
 	backoff := firstBackoff
 	for {
-		err = s.try(ctx, j)
+		// No try runs past RetryFor: the caller's bound is RetryFor and
+		// the write, whatever the database does (a try begun just
+		// before the deadline would otherwise hold it for Attempt more).
+		err = s.try(ctx, j, min(s.attempt, time.Until(deadline)))
 		if err == nil {
 			return false, nil
 		}
@@ -185,15 +188,15 @@ func (s *Spool) Do(ctx context.Context, kind string, j Job) (spooled bool, err e
 	return true, nil
 }
 
-// try runs one attempt, bounded by Attempt and ended early by Stop. The
+// try runs one attempt, bounded by limit and ended early by Stop. The
 // attempt is detached from ctx's cancellation (a client that left still
 // used what it used) but keeps its values. A stopped attempt is given up
 // at once; it may still commit, which the job's idempotency absorbs.
-func (s *Spool) try(ctx context.Context, j Job) error {
+func (s *Spool) try(ctx context.Context, j Job, limit time.Duration) error {
 	if s.stopped.Err() != nil {
 		return fmt.Errorf("spool: stopping: %w", context.Canceled)
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.attempt)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	done := make(chan error, 1)
 	go func() {
 		defer cancel()
