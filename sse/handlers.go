@@ -61,12 +61,9 @@ func (st *stream) end(raw []byte, err error) error {
 	}
 	defer st.stop()
 	ctx := st.r.Context()
-	if stopped := st.cut(); ctx.Err() != nil {
+	if st.cut.over() {
 		// The request ended first: the client left, or the server cut it
 		// and the error event went out. Nothing more does.
-		if stopped {
-			st.sayCut() // it ended just as the turn did, before its hook could start
-		}
 		httpx.Logger(ctx).InfoContext(ctx, "chat turn cancelled", "cause", context.Cause(ctx))
 		return nil
 	}

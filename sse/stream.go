@@ -1,11 +1,9 @@
 package sse
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/voxgate/voxgate/internal/apierr"
-	"github.com/voxgate/voxgate/internal/httpx"
 )
 
 // stream is a turn's event stream. It opens at the turn's first event
@@ -16,10 +14,9 @@ type stream struct {
 	w  http.ResponseWriter
 	r  *http.Request
 	wr *Writer // nil until the first event
-	// stop ends the keep-alive pings and the shutdown hook; cut stops the
-	// hook alone, reporting whether it had not run.
+	// stop ends the keep-alive pings and the watch for a server's cut.
 	stop func()
-	cut  func() bool
+	cut  *cutWatch
 }
 
 // Send sends one event, opening the stream at the first.
@@ -34,13 +31,11 @@ func (st *stream) Send(event string, v any) error {
 	st.wr = wr
 	st.s.metrics.streams.Inc()
 	stopPing := wr.KeepAlive(st.r.Context(), st.s.pingEvery)
-	// A shutdown past its timeout cancels the request while its connection
-	// is still open: the client gets one error event at once, so it can
-	// tell a restart (retry soon) from a network drop. The turn, cancelled
-	// too, goes on to record its usage; nothing else is sent.
-	st.cut = context.AfterFunc(st.r.Context(), st.sayCut)
+	// A server's cut gets one error event at once (cut.go). The turn,
+	// cancelled too, goes on to record its usage; nothing else is sent.
+	st.cut = watchCut(st.r.Context(), func(e *apierr.Error) { _ = wr.SendLast("error", errorEvent(e)) })
 	st.stop = func() {
-		st.cut()
+		st.cut.stop()
 		stopPing()
 		wr.Close()
 		st.s.metrics.streams.Dec()
@@ -49,10 +44,4 @@ func (st *stream) Send(event string, v any) error {
 		return ctxError(st.r.Context(), err)
 	}
 	return nil
-}
-
-func (st *stream) sayCut() {
-	if !httpx.ClientGone(st.r.Context()) {
-		_ = st.wr.SendLast("error", errorEvent(apierr.From(ctxError(st.r.Context(), nil))))
-	}
 }

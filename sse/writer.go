@@ -95,6 +95,15 @@ func (w *Writer) Send(eventType string, v any) error {
 	if err != nil {
 		return err
 	}
+	return w.send(eventType, data)
+}
+
+// Data writes one frame of data alone, "data: <data>\n\n", with no id
+// and no event name: the form of OpenAI's streams, whose clients read
+// each data line as a chunk. Otherwise it is Send.
+func (w *Writer) Data(data []byte) error { return w.send("", data) }
+
+func (w *Writer) send(eventType string, data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {
@@ -114,6 +123,13 @@ func (w *Writer) SendLast(eventType string, v any) error {
 	if err != nil {
 		return err
 	}
+	return w.last(eventType, data)
+}
+
+// DataLast is Data's SendLast: one last frame of data alone.
+func (w *Writer) DataLast(data []byte) error { return w.last("", data) }
+
+func (w *Writer) last(eventType string, data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.broken || errors.Is(w.err, ErrClosed) {
@@ -126,20 +142,25 @@ func (w *Writer) SendLast(eventType string, v any) error {
 	return nil
 }
 
-// sendLocked writes one event's frame and counts it.
+// sendLocked writes one event's frame and counts it; with no eventType,
+// a frame of data alone, which has no id to count.
 func (w *Writer) sendLocked(eventType string, data []byte) error {
 	w.buf.Reset()
-	w.buf.WriteString("id: ")
-	w.buf.WriteString(strconv.Itoa(w.n + 1))
-	w.buf.WriteString("\nevent: ")
-	w.buf.WriteString(eventType)
-	w.buf.WriteByte('\n')
+	if eventType != "" {
+		w.buf.WriteString("id: ")
+		w.buf.WriteString(strconv.Itoa(w.n + 1))
+		w.buf.WriteString("\nevent: ")
+		w.buf.WriteString(eventType)
+		w.buf.WriteByte('\n')
+	}
 	writeData(&w.buf, data)
 	w.buf.WriteByte('\n')
 	if err := w.writeLocked(); err != nil {
 		return err
 	}
-	w.n++
+	if eventType != "" {
+		w.n++
+	}
 	return nil
 }
 
