@@ -69,17 +69,23 @@ type completion struct {
 	id      string // the answer's id, and its records' session and turn
 	created int64
 	started time.Time
-	target  llm.Target   // the target that committed, once one has
-	cw      *ChunkWriter // the stream's, once its first byte is out
+	target  llm.Target // the target that committed, once one has
 	obs     *completionObs
+
+	// A streamed answer's, once it has begun: its writer, its chunks on
+	// it, and the watch for a server's cut (cut.go).
+	wr  *Writer
+	cw  *ChunkWriter
+	cut *cutWatch
 
 	// What the answer used: the committed target's usage, or an estimate
 	// when it reported none (estimated), and the trace's billed failures.
 	usage     *llm.Usage
 	estimated bool
 	trace     llm.Trace
-	sent      int  // bytes of content and tool-call arguments received, for an estimate
-	ended     bool // end ran
+	sent      int   // bytes of content and tool-call arguments received, for an estimate
+	ended     bool  // end ran
+	lost      error // what end said when its usage could not be kept
 
 	audit completionAudit // its audit row (auditrow.go)
 }
@@ -202,10 +208,13 @@ func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
 				// The stream has begun: the error goes in it, never a JSON
 				// body after its chunks.
 				httpx.Logger(ctx).ErrorContext(ctx, "completion failed", "err", err)
-				c.obs.outcome = string(apierr.Internal)
-				_ = c.cw.Fail(apierr.From(err))
+				c.fail(apierr.From(err))
 				err = nil
 			}
+		}
+		if c.wr != nil {
+			c.cut.stop()
+			c.wr.Close()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.TurnTimeout)
@@ -223,7 +232,7 @@ func (c *completion) run(w http.ResponseWriter, r *http.Request) (err error) {
 		c.target = a.Answering()
 	}
 	if c.req.Stream {
-		return c.stream(ctx, w, st)
+		return c.stream(ctx, w, r, st)
 	}
 	return c.whole(ctx, w, st)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
+	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/spool"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
@@ -84,10 +85,13 @@ func (s *Service) decodeCompletionEnd(raw []byte) (spool.Job, error) {
 }
 
 // end hands the completion's records and settlement to the durable path,
-// once. It runs on after the client has gone: what was used was used.
-func (c *completion) end(ctx context.Context) {
+// once, and says whether they are kept: nil once the database took them
+// or the spool holds them, else UNAVAILABLE (the cause logged here), and
+// an answer whose usage is lost is not given as a success (docs/chat.md).
+// It runs on after the client has gone: what was used was used.
+func (c *completion) end(ctx context.Context) error {
 	if c.ended {
-		return
+		return c.lost
 	}
 	c.ended = true
 	j := &completionEnd{UserID: c.p.UserID, TicketID: c.ticket.ID, Records: c.records(), Audit: c.auditRow(ctx), s: c.s}
@@ -95,9 +99,11 @@ func (c *completion) end(ctx context.Context) {
 	switch {
 	case err != nil:
 		c.s.log.ErrorContext(ctx, "completions: usage could not be recorded or settled", "id", c.id, "ticket", c.ticket.ID, "err", err)
+		c.lost = apierr.New(apierr.Unavailable, "This answer could not be recorded. Please try again.").WithRetry(5)
 	case spooled:
 		c.s.log.WarnContext(ctx, "completions: the database did not take a completion's end; spooled until it does", "id", c.id, "ticket", c.ticket.ID)
 	}
+	return c.lost
 }
 
 // records are the completion's ledger records: each failed attempt the

@@ -13,18 +13,21 @@ import (
 // stream answers as server-sent events. The router has committed before
 // the first byte, so the status is 200; a failure from here on is
 // OpenAI's in-stream error object with no [DONE], so that a client raises
-// it instead of taking a cut answer for a whole one. The completion is
-// recorded and settled before the last line goes out.
-func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.Stream) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	cw := NewChunkWriter(w, func() { _ = rc.Flush(); c.obs.firstByte() }, c.id, c.created)
+// it instead of taking a cut answer for a whole one: a provider's cut,
+// the completion's bound, a server's cut (at once, cut.go) or usage that
+// could not be kept. The completion is recorded and settled before the
+// last line goes out.
+func (c *completion) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, st llm.Stream) error {
+	wr, err := NewWriter(w, r)
+	if err != nil {
+		c.failed(err)
+		c.end(ctx)
+		return apierr.Wrap(apierr.Internal, "", err)
+	}
+	cw := newChunkStream(wr, c.id, c.created, c.obs.firstByte)
 	cw.SetModel(c.model())
-	c.cw = cw
+	// run closes the writer and ends the watch, after a panic too.
+	c.wr, c.cw, c.cut = wr, cw, watchCut(r.Context(), func(e *apierr.Error) { _ = cw.Fail(e) })
 	screen := newAnswerScreen() // the output filter: text goes out as it lets it
 	for {
 		ev, err := st.Next(ctx)
@@ -32,14 +35,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 			c.failed(err)
 			_ = st.Close() // a client that left: the upstream call ends now
 			c.end(ctx)
-			if ctx.Err() == nil {
-				e := completionError(ctx, err)
-				c.obs.outcome = string(e.Code)
-				_ = cw.Fail(e)
-			} else {
-				c.obs.outcome = "cancelled"
-				httpx.Logger(ctx).InfoContext(ctx, "completion cancelled", "cause", context.Cause(ctx))
-			}
+			c.fail(completionError(ctx, err))
 			return nil
 		}
 		c.took(ev)
@@ -62,8 +58,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 				}
 				_ = st.Close()
 				c.end(ctx)
-				c.obs.outcome = string(apierr.AIPIILeak)
-				_ = cw.Fail(apierr.From(leak))
+				c.fail(apierr.From(leak))
 				return nil
 			}
 			if ev.Kind == llm.EventDone {
@@ -78,7 +73,13 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 		}
 		if ev.Kind == llm.EventDone {
 			c.done(ev)
-			c.end(ctx)
+			if err := c.end(ctx); err != nil {
+				c.fail(apierr.From(err))
+				return nil
+			}
+			if c.cutShort() {
+				return nil
+			}
 			var usage *llm.Usage
 			if c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage {
 				usage = c.usage
@@ -90,6 +91,50 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, st llm.S
 		// A failed write is a client gone: the next Next sees its context.
 		_ = cw.Event(ev)
 	}
+}
+
+// newChunkStream writes a streamed answer through its event stream's
+// Writer: each chunk a frame of data alone, the error its last frame,
+// which a server's cut may send while the answer is still being written.
+// wrote runs after each chunk sent, on the handler's goroutine alone.
+func newChunkStream(wr *Writer, id string, created int64, wrote func()) *ChunkWriter {
+	return &ChunkWriter{id: id, created: created, out: func(data []byte, last bool) error {
+		if last {
+			return wr.DataLast(data)
+		}
+		if err := wr.Data(data); err != nil {
+			return err
+		}
+		wrote()
+		return nil
+	}}
+}
+
+// fail ends a begun stream with e, unless its request ended first.
+func (c *completion) fail(e *apierr.Error) {
+	if c.cutShort() {
+		return
+	}
+	c.obs.outcome = string(e.Code)
+	if c.cw.Fail(e) == nil {
+		c.obs.firstByte() // when the error is the stream's first line
+	}
+}
+
+// cutShort ends the watch for a server's cut and reports whether the
+// request ended first: the client left (told nothing), or the server cut
+// it and was told why. Nothing more is written then.
+func (c *completion) cutShort() bool {
+	if !c.cut.over() {
+		return false
+	}
+	ctx := c.cut.ctx
+	c.obs.outcome = string(c.cut.reason().Code)
+	if httpx.ClientGone(ctx) {
+		c.obs.outcome = "cancelled"
+	}
+	httpx.Logger(ctx).InfoContext(ctx, "completion cancelled", "cause", context.Cause(ctx))
+	return true
 }
 
 // whole answers stream: false with one chat.completion. Nothing is
@@ -132,7 +177,9 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 				c.end(ctx)
 				return leak
 			}
-			c.end(ctx)
+			if err := c.end(ctx); err != nil {
+				return err // its usage is lost: not a success
+			}
 			text = []byte(out)
 			msg.Content = json.RawMessage("null")
 			if len(text) > 0 || len(msg.ToolCalls) == 0 {

@@ -86,8 +86,10 @@ type ChunkDelta struct {
 // in-stream error object after a failure, so that a client raises it
 // instead of taking a cut answer for a complete one (DESIGN §11).
 type ChunkWriter struct {
-	w       *bufio.Writer
-	flush   func()
+	// out writes one data line and pushes it to the client; last is the
+	// stream's last line (its error), which a server's cut may write from
+	// another goroutine (cut.go), so it touches nothing else of the writer.
+	out     func(data []byte, last bool) error
 	id      string
 	created int64
 	model   string
@@ -95,9 +97,22 @@ type ChunkWriter struct {
 }
 
 // NewChunkWriter writes chunks of answer id to w; flush pushes them to the
-// client (the ResponseWriter's Flush).
+// client. The endpoint writes through its event stream's Writer instead
+// (newChunkStream).
 func NewChunkWriter(w io.Writer, flush func(), id string, created int64) *ChunkWriter {
-	return &ChunkWriter{w: bufio.NewWriterSize(w, 512), flush: flush, id: id, created: created}
+	bw := bufio.NewWriterSize(w, 512)
+	return &ChunkWriter{id: id, created: created, out: func(data []byte, _ bool) error {
+		_, _ = bw.WriteString("data: ")
+		_, _ = bw.Write(data)
+		if _, err := bw.WriteString("\n\n"); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		flush()
+		return nil
+	}}
 }
 
 // SetModel names the model that answers, once the router has chosen it.
@@ -144,7 +159,7 @@ func (c *ChunkWriter) Finish(reason string, usage *llm.Usage) error {
 			return err
 		}
 	}
-	return c.raw([]byte("[DONE]"))
+	return c.out([]byte("[DONE]"), false)
 }
 
 // Fail ends the stream with OpenAI's in-stream error object, and no
@@ -156,7 +171,7 @@ func (c *ChunkWriter) Fail(e *apierr.Error) error {
 	if err != nil {
 		return err
 	}
-	return c.raw(body)
+	return c.out(body, true)
 }
 
 func (c *ChunkWriter) chunk(ch Chunk) error {
@@ -165,18 +180,5 @@ func (c *ChunkWriter) chunk(ch Chunk) error {
 	if err != nil {
 		return fmt.Errorf("encode chunk: %w", err)
 	}
-	return c.raw(body)
-}
-
-func (c *ChunkWriter) raw(data []byte) error {
-	_, _ = c.w.WriteString("data: ")
-	_, _ = c.w.Write(data)
-	if _, err := c.w.WriteString("\n\n"); err != nil {
-		return err
-	}
-	if err := c.w.Flush(); err != nil {
-		return err
-	}
-	c.flush()
-	return nil
+	return c.out(body, false)
 }
