@@ -79,3 +79,52 @@ func TestSessionEndSurvivesADatabaseOutage(t *testing.T) {
 		t.Errorf("records: got %d, want 1", records)
 	}
 }
+
+// During an outage another user's end of a session is spooled apart from
+// the owner's: the owner's own end, spooled after it, is the one that
+// ends the session once the database is back, with the owner's reason and
+// usage; the other's job finds no session of its user and ends nothing.
+func TestAnotherUsersSpooledEndDoesNotTakeTheOwnersPlace(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.URL(t)
+	proxy := pgtest.NewProxy(t, dbURL)
+	direct := pgtest.NewPool(t, dbURL, 2)
+	sp, err := spool.New(spool.Params{Dir: t.TempDir(), RetryFor: 300 * time.Millisecond, Attempt: 200 * time.Millisecond, Logger: testkit.Quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, options{url: proxy.URL, spool: sp})
+	alice, bob := newUser(t, "pro"), newUser(t, "pro")
+	start := mustStart(t, f, alice, `{}`)
+
+	proxy.Cut()
+	if w := call(t, f.svc.HandleEnd, bob, "POST", "/", []byte(`{"reason":"error"}`), start.SessionID); w.Code != 503 {
+		t.Fatalf("bob's end with the database down: %d %s, want 503", w.Code, w.Body)
+	}
+	usage := []byte(`{"reason":"app_closed","usage":{"input_token_details":{"text_tokens":500}}}`)
+	if w := call(t, f.svc.HandleEnd, alice, "POST", "/", usage, start.SessionID); w.Code != 503 {
+		t.Fatalf("alice's end with the database down: %d %s, want 503", w.Code, w.Body)
+	}
+	if n, _ := sp.Pending(); n != 2 {
+		t.Fatalf("spooled ends: %d, want bob's and alice's apart", n)
+	}
+
+	proxy.Restore()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ran := make(chan struct{})
+	go func() { sp.Run(ctx); close(ran) }()
+	defer func() { cancel(); <-ran }()
+	testkit.Eventually(t, ctx, "the spooled ends", func() bool { n, _ := sp.Pending(); return n == 0 })
+
+	var reason, user string
+	var textIn int64
+	if err := direct.QueryRow(ctx, `SELECT s.end_reason, r.user_id, r.text_in
+		FROM voice_sessions s JOIN usage_records r ON r.session_id = s.id AND r.kind = 'voice' WHERE s.id = $1`,
+		start.SessionID).Scan(&reason, &user, &textIn); err != nil {
+		t.Fatalf("alice's session after the outage: %v", err)
+	}
+	if reason != controlplane.ReasonAppClosed || user != alice.UserID || textIn != 500 {
+		t.Fatalf("ended %s for %s with text_in %d; want alice's own app_closed end with her 500 tokens", reason, user, textIn)
+	}
+}

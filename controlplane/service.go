@@ -187,6 +187,7 @@ func New(p Params) (*Service, error) {
 		return nil, err
 	}
 	p.Spool.Register(sessionEndKind, s.decodeSessionEnd)
+	p.Spool.Register(sessionEndKindV1, s.decodeSessionEndV1)
 	return s, nil
 }
 

@@ -8,8 +8,15 @@ import (
 	"github.com/voxgate/voxgate/internal/spool"
 )
 
-// sessionEndKind names a voice session's end on the durable path.
-const sessionEndKind = "voice_session_end"
+// sessionEndKind names a voice session's end on the durable path; its
+// key names the session's owner as well as the session, so another
+// user's end of it, spooled during an outage, is a job of its own (404
+// once the database answers) and never takes the owner's place.
+const sessionEndKind = "voice_session_end_v2"
+
+// sessionEndKindV1 is the kind ends were spooled as when the key named
+// the session alone: files written before an upgrade are still completed.
+const sessionEndKindV1 = "voice_session_end"
 
 // sessionEnd is an end's database work (endAt): the seconds settled, the
 // session marked ended, its cost record written and the day charged. It
@@ -28,12 +35,18 @@ type sessionEnd struct {
 
 	s      *Service
 	replay bool // completed from the spool, away from its caller
+	v1     bool // spooled as sessionEndKindV1
 	// What endAt did.
 	sess  Session
 	ended bool
 }
 
-func (j *sessionEnd) Key() string { return "voice_session:" + j.SessionID }
+func (j *sessionEnd) Key() string {
+	if j.v1 {
+		return "voice_session:" + j.SessionID
+	}
+	return "voice_session:" + j.UserID + ":" + j.SessionID
+}
 
 func (j *sessionEnd) Complete(ctx context.Context) error {
 	req := EndRequest{Reason: j.Reason, Usage: j.Usage, byHolder: j.ByHolder}
@@ -51,8 +64,13 @@ func (j *sessionEnd) Complete(ctx context.Context) error {
 }
 
 // decodeSessionEnd rebuilds a spooled sessionEnd.
-func (s *Service) decodeSessionEnd(raw []byte) (spool.Job, error) {
-	j := &sessionEnd{s: s, replay: true}
+func (s *Service) decodeSessionEnd(raw []byte) (spool.Job, error) { return s.decodeEnd(raw, false) }
+
+// decodeSessionEndV1 rebuilds an end spooled under the older key.
+func (s *Service) decodeSessionEndV1(raw []byte) (spool.Job, error) { return s.decodeEnd(raw, true) }
+
+func (s *Service) decodeEnd(raw []byte, v1 bool) (spool.Job, error) {
+	j := &sessionEnd{s: s, replay: true, v1: v1}
 	if err := json.Unmarshal(raw, j); err != nil {
 		return nil, err
 	}
