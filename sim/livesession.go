@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
-
-	"github.com/voxgate/voxgate/billing"
 )
 
 // liveSession is one GPT-Live WebRTC session. Like a Realtime session, one
@@ -287,7 +285,7 @@ func (ls *liveSession) finish(reason string) {
 	ls.emit(ev, false)
 	// The organization is billed the session's time once it closes, the
 	// start charge included (LiveStats.BilledSeconds).
-	ls.srv.org.bill(ls.srv.now(), ls.set.model, billing.Usage{AudioMillis: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
+	ls.srv.org.bill(ls.srv.now(), ls.set.model, orgUsage{ms: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
 	all := append(cut, ls.sidebands...)
 	if ls.phone != nil {
 		all = append(all, ls.phone)

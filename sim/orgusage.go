@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/voxgate/voxgate/billing"
 )
 
 // The organization Usage and Costs APIs (DESIGN §14), served from what the
@@ -41,39 +39,30 @@ type orgFigures struct {
 func (f orgFigures) tokens() bool { return f.input+f.output > 0 }
 
 // orgBook is what the simulator billed, by UTC day and model. Costs are
-// priced per request with the embedded price table, as a provider bills.
+// priced per request with the simulator's own price list (orgprices.go),
+// as a provider bills.
 type orgBook struct {
 	mu     sync.Mutex
-	prices *billing.Prices
+	prices priceList
 	days   map[orgKey]*orgFigures
 }
 
 func newOrgBook() *orgBook {
-	p, err := billing.DefaultPrices()
+	p, err := readPrices(openAIPrices())
 	if err != nil {
-		panic("sim: the embedded price table does not load: " + err.Error())
+		panic(err.Error()) // a typo in the table, which TestPriceListReads catches
 	}
 	return &orgBook{prices: p, days: map[orgKey]*orgFigures{}}
-}
-
-// chatUsage is a chat completion's usage as the price table counts it.
-func chatUsage(u usageBody) billing.Usage {
-	written := 0
-	if u.PromptTokensDetails.CacheWriteTokens != nil {
-		written = *u.PromptTokensDetails.CacheWriteTokens
-	}
-	return billing.Usage{TextIn: int64(u.PromptTokens), TextCachedIn: int64(u.PromptTokensDetails.CachedTokens),
-		TextCacheWriteIn: int64(written), TextOut: int64(u.CompletionTokens)}
 }
 
 // bill adds one request's usage of model, billed at now: a chat
 // completion, a Realtime response (response.done's usage), a
 // transcription, or a GPT-Live session's seconds when it closes. Each is
 // priced and rounded on its own, as a request is.
-func (b *orgBook) bill(now time.Time, model string, u billing.Usage) {
-	cost, err := b.prices.Cost(billing.Line{Model: model, Usage: u})
-	if err != nil {
-		cost = 0 // a model the table does not price: its tokens still count
+func (b *orgBook) bill(now time.Time, model string, u orgUsage) {
+	var cost int64
+	if r, ok := b.prices.of(model); ok {
+		cost, _ = r.cost(u) // a class the list does not price bills nothing; its tokens still count
 	}
 	k := orgKey{now.UTC().Truncate(day).Unix(), model}
 	b.mu.Lock()
@@ -84,13 +73,13 @@ func (b *orgBook) bill(now time.Time, model string, u billing.Usage) {
 		b.days[k] = f
 	}
 	f.requests++
-	f.input += u.TextIn + u.AudioIn + u.ImageIn
-	f.cached += u.TextCachedIn + u.AudioCachedIn + u.ImageCachedIn
-	f.cacheWrite += u.TextCacheWriteIn
-	f.output += u.TextOut + u.AudioOut
-	f.inputAudio += u.AudioIn - u.AudioCachedIn
-	f.cachedAudio += u.AudioCachedIn
-	f.outputAudio += u.AudioOut
+	f.input += u.textIn + u.audioIn + u.imageIn
+	f.cached += u.textCached + u.audioCached + u.imageCached
+	f.cacheWrite += u.cacheWrite
+	f.output += u.textOut + u.audioOut
+	f.inputAudio += u.audioIn - u.audioCached
+	f.cachedAudio += u.audioCached
+	f.outputAudio += u.audioOut
 	f.costMicros += cost
 }
 

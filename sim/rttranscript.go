@@ -1,7 +1,5 @@
 package sim
 
-import "github.com/voxgate/voxgate/billing"
-
 // Input audio transcription: conversation.item.input_audio_transcription
 // .delta events in Realtime.DeltaBytes pieces, then .completed with usage;
 // or .failed (the transcription_failed fault). Usage takes the duration
@@ -49,7 +47,7 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
 	if durationBilled(h.model) {
 		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
-		ss.srv.org.bill(ss.srv.now(), h.model, billing.Usage{AudioMillis: int64(h.ms)})
+		ss.srv.org.bill(ss.srv.now(), h.model, orgUsage{ms: int64(h.ms)})
 	} else {
 		u := transcriptionUsage(audioInTokens(h.ms), heard)
 		tr.Usage = u

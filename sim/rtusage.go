@@ -1,7 +1,5 @@
 package sim
 
-import "github.com/voxgate/voxgate/billing"
-
 // Realtime token counts are deterministic (DESIGN §14) so billing tests can
 // predict them; docs/sim.md states the same rules.
 //   - audio in: ceil(ms / 100) per input audio item, i.e. RTP packets ÷ 5;
@@ -66,17 +64,17 @@ func transcriptionUsage(audioTok int, transcript string) *rtTranscriptU {
 }
 
 // billed is a response's usage as the organization usage counts it (the
-// price table's classes): cached input is part of input.
-func (u *rtUsage) billed() billing.Usage {
+// price list's classes): cached input is part of input.
+func (u *rtUsage) billed() orgUsage {
 	d := u.InputTokenDetails
-	return billing.Usage{TextIn: int64(d.TextTokens), TextCachedIn: int64(d.CachedTokensDetails.TextTokens),
-		AudioIn: int64(d.AudioTokens), AudioCachedIn: int64(d.CachedTokensDetails.AudioTokens),
-		ImageIn: int64(d.ImageTokens), ImageCachedIn: int64(d.CachedTokensDetails.ImageTokens),
-		TextOut: int64(u.OutputTokenDetails.TextTokens), AudioOut: int64(u.OutputTokenDetails.AudioTokens)}
+	return orgUsage{textIn: int64(d.TextTokens), textCached: int64(d.CachedTokensDetails.TextTokens),
+		audioIn: int64(d.AudioTokens), audioCached: int64(d.CachedTokensDetails.AudioTokens),
+		imageIn: int64(d.ImageTokens), imageCached: int64(d.CachedTokensDetails.ImageTokens),
+		textOut: int64(u.OutputTokenDetails.TextTokens), audioOut: int64(u.OutputTokenDetails.AudioTokens)}
 }
 
 // billed is a transcription's usage: its audio in and text out.
-func (u *rtTranscriptU) billed() billing.Usage {
-	return billing.Usage{TextIn: int64(u.InputTokenDetails.TextTokens), AudioIn: int64(u.InputTokenDetails.AudioTokens),
-		TextOut: int64(u.OutputTokens)}
+func (u *rtTranscriptU) billed() orgUsage {
+	return orgUsage{textIn: int64(u.InputTokenDetails.TextTokens), audioIn: int64(u.InputTokenDetails.AudioTokens),
+		textOut: int64(u.OutputTokens)}
 }
