@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // EndpointAnthropicMessages is Anthropic's Messages API. The path is the
@@ -38,10 +40,10 @@ func (r *messagesRequest) forcesToolUse() bool {
 const forcedToolUseRefused = "Thinking may not be enabled when tool_choice forces tool use."
 
 // anthropicFaultKinds are the faults /v1/messages can serve (docs/sim.md).
-func anthropicFaultKinds() []FaultKind {
-	return []FaultKind{FaultRateLimit, FaultQuota, FaultServerError, FaultUnavailable, FaultTimeout,
-		FaultMalformedJSON, FaultCutStream, FaultSlowDrip, FaultStreamError,
-		FaultContextLength, FaultContentFilter, FaultReset, FaultNoDone}
+func anthropicFaultKinds() []core.FaultKind {
+	return []core.FaultKind{core.FaultRateLimit, core.FaultQuota, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout,
+		core.FaultMalformedJSON, core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError,
+		core.FaultContextLength, core.FaultContentFilter, core.FaultReset, core.FaultNoDone}
 }
 
 // anthropicMessages serves POST /v1/messages, answering every refusal in
@@ -50,9 +52,9 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error
 	w.Header().Set("Request-Id", "req_"+randomID())
 	err := s.serveMessages(w, r)
 	var ae *anthError
-	var oe *APIError
+	var oe *core.APIError
 	switch {
-	case err == nil, errors.Is(err, errClientGone), errors.Is(err, errServerClosed):
+	case err == nil, errors.Is(err, core.ErrClientGone), errors.Is(err, core.ErrServerClosed):
 		return err
 	case errors.As(err, &ae):
 	case errors.As(err, &oe):
@@ -99,9 +101,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	chat := req.chat()
 	prompt := promptTokens{bytes: promptBytes(chat)}
-	f := s.faults.take(EndpointAnthropicMessages, req.Model)
+	f := s.faults.Take(EndpointAnthropicMessages, req.Model)
 	if f != nil {
-		s.stats.fault(EndpointAnthropicMessages, f.Kind)
+		s.stats.Fault(EndpointAnthropicMessages, f.Kind)
 		if handled, err := s.anthResponseFault(ctx, f, req.Stream, tokensFor(prompt.bytes)); handled {
 			return err
 		}
@@ -123,27 +125,27 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 
 // anthResponseFault serves the faults that replace the whole response and
 // reports false for those that shape the body instead.
-func (s *Server) anthResponseFault(ctx context.Context, f *Fault, stream bool, promptTokens int) (bool, error) {
+func (s *Server) anthResponseFault(ctx context.Context, f *core.Fault, stream bool, promptTokens int) (bool, error) {
 	switch f.Kind {
-	case FaultRateLimit:
+	case core.FaultRateLimit:
 		return true, anthRateLimited(f.RetryAfter)
-	case FaultQuota:
+	case core.FaultQuota:
 		return true, anthCreditTooLow()
-	case FaultServerError:
+	case core.FaultServerError:
 		return true, anthServerError()
-	case FaultUnavailable:
+	case core.FaultUnavailable:
 		return true, anthOverloaded(f.RetryAfter)
-	case FaultContextLength:
+	case core.FaultContextLength:
 		return true, anthPromptTooLong(promptTokens)
-	case FaultReset:
+	case core.FaultReset:
 		// Nothing written yet: aborting closes the connection before any
 		// header, as a load balancer dropping the request does.
 		panic(http.ErrAbortHandler)
-	case FaultTimeout:
+	case core.FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
 			return true, s.hang(ctx)
 		}
-	case FaultStreamError:
+	case core.FaultStreamError:
 		// A request that does not stream has no 200 to fail inside.
 		if !stream {
 			return true, anthOverloaded(0)
@@ -154,13 +156,13 @@ func (s *Server) anthResponseFault(ctx context.Context, f *Fault, stream bool, p
 
 // writeMessage sends a non-streamed Message after the time the model would
 // take to generate it.
-func (s *Server) writeMessage(ctx context.Context, w http.ResponseWriter, a *anthAnswer, f *Fault) error {
-	kind := FaultKind("")
+func (s *Server) writeMessage(ctx context.Context, w http.ResponseWriter, a *anthAnswer, f *core.Fault) error {
+	kind := core.FaultKind("")
 	if f != nil {
 		kind = f.Kind
 	}
-	body := a.message(kind == FaultContentFilter)
-	if kind != FaultSlowDrip {
+	body := a.message(kind == core.FaultContentFilter)
+	if kind != core.FaultSlowDrip {
 		if err := s.wait(ctx, s.ttft(a.model)+s.tokenDelay(a.output)); err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"iter"
 	"net/http"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // anthStep is one server-sent event of a streamed Message before
@@ -129,7 +131,7 @@ func (a *anthAnswer) delta(stop string, output int) anthMessageDelta {
 // streamMessage sends a as server-sent events, paced by the latency
 // config, applying a stream fault when one was drawn. AfterChunks counts
 // events, message_start and ping included.
-func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *anthAnswer, f *Fault) error {
+func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *anthAnswer, f *core.Fault) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -137,11 +139,11 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 	strikeAt, drip := -1, time.Duration(0)
 	if f != nil {
 		switch f.Kind {
-		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError:
+		case core.FaultCutStream, core.FaultTimeout, core.FaultMalformedJSON, core.FaultStreamError:
 			strikeAt = f.AfterChunks
-		case FaultContentFilter:
+		case core.FaultContentFilter:
 			strikeAt = max(f.AfterChunks, 1) // a refusal is a message: it starts
-		case FaultSlowDrip:
+		case core.FaultSlowDrip:
 			drip = time.Duration(f.IntervalMS) * time.Millisecond
 		}
 	}
@@ -149,10 +151,10 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 	for st := range a.steps(s.latency.ChunkTokens * 4) {
 		// A refusal set past the answer's end still comes in place of its
 		// message_delta.
-		if sent == strikeAt || (st.name == "message_delta" && f != nil && f.Kind == FaultContentFilter) {
+		if sent == strikeAt || (st.name == "message_delta" && f != nil && f.Kind == core.FaultContentFilter) {
 			return s.anthStrike(ctx, sw, f, a, open, output)
 		}
-		if st.name == "message_stop" && f != nil && f.Kind == FaultNoDone {
+		if st.name == "message_stop" && f != nil && f.Kind == core.FaultNoDone {
 			return nil // the body ends in order, without message_stop
 		}
 		delay := s.tokenDelay(st.tokens)
@@ -178,15 +180,15 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 
 // anthStrike applies a stream fault at the current position; open is the
 // content block left open, output the tokens sent so far.
-func (s *Server) anthStrike(ctx context.Context, sw *sseWriter, f *Fault, a *anthAnswer, open, output int) error {
+func (s *Server) anthStrike(ctx context.Context, sw *sseWriter, f *core.Fault, a *anthAnswer, open, output int) error {
 	switch f.Kind {
-	case FaultCutStream:
+	case core.FaultCutStream:
 		sw.flush()
 		panic(http.ErrAbortHandler) // no final chunk: an unexpected EOF
-	case FaultTimeout:
+	case core.FaultTimeout:
 		sw.flush()
 		return s.hang(ctx)
-	case FaultStreamError:
+	case core.FaultStreamError:
 		// The status is already 200: the failure is an error event, and
 		// the stream ends.
 		e := anthOverloaded(0)
@@ -194,7 +196,7 @@ func (s *Server) anthStrike(ctx context.Context, sw *sseWriter, f *Fault, a *ant
 		b.Type = "error"
 		b.Error.Type, b.Error.Message = e.Type, e.Message
 		return anthEvent(sw, "error", b)
-	case FaultContentFilter:
+	case core.FaultContentFilter:
 		if open >= 0 {
 			if err := anthEvent(sw, "content_block_stop", anthIndexed{Type: "content_block_stop", Index: open}); err != nil {
 				return err
@@ -226,10 +228,10 @@ func anthRaw(sw *sseWriter, name string, data []byte) error {
 	sw.buf = append(sw.buf, data...)
 	sw.buf = append(sw.buf, "\n\n"...)
 	if _, err := sw.w.Write(sw.buf); err != nil {
-		return errClientGone
+		return core.ErrClientGone
 	}
 	if err := sw.rc.Flush(); err != nil {
-		return errClientGone
+		return core.ErrClientGone
 	}
 	return nil
 }

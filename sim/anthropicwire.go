@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // anthError is an error in Anthropic's wire shape:
@@ -53,7 +55,7 @@ func writeAnthError(w http.ResponseWriter, e *anthError) {
 
 // asAnthError turns an error of the OpenAI surface's helpers (the body
 // limit) into Anthropic's shape, by status.
-func asAnthError(e *APIError) *anthError {
+func asAnthError(e *core.APIError) *anthError {
 	typ := "invalid_request_error"
 	switch {
 	case e.Status == http.StatusRequestEntityTooLarge:

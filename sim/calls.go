@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pion/sdp/v3"
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // Endpoint names of the Realtime routes in faults and stats.
@@ -21,16 +22,16 @@ const (
 )
 
 // httpFaultKinds replace a whole HTTP answer.
-func httpFaultKinds() []FaultKind {
-	return []FaultKind{FaultRateLimit, FaultServerError, FaultUnavailable, FaultTimeout}
+func httpFaultKinds() []core.FaultKind {
+	return []core.FaultKind{core.FaultRateLimit, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout}
 }
 
-func realtimeFaultKinds() map[string][]FaultKind {
-	return map[string][]FaultKind{
+func realtimeFaultKinds() map[string][]core.FaultKind {
+	return map[string][]core.FaultKind{
 		EndpointRealtimeClientSecrets: httpFaultKinds(),
-		EndpointRealtimeCalls:         append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
-		EndpointRealtime:              append(httpFaultKinds(), FaultSidebandDrop, FaultSidebandNotFound, FaultNoResponse, FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
-		EndpointRealtimeHangup:        {FaultServerError},
+		EndpointRealtimeCalls:         append(httpFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose, core.FaultNoResponse, core.FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
+		EndpointRealtime:              append(httpFaultKinds(), core.FaultSidebandDrop, FaultSidebandNotFound, core.FaultNoResponse, core.FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
+		EndpointRealtimeHangup:        {core.FaultServerError},
 	}
 }
 
@@ -38,7 +39,7 @@ func realtimeFaultKinds() map[string][]FaultKind {
 // call_id_not_found, as the API has been reported to do right after a call
 // is created: a gateway must attach with backoff. Count N fails the next N
 // attaches.
-const FaultSidebandNotFound FaultKind = "sideband_not_found"
+const FaultSidebandNotFound core.FaultKind = "sideband_not_found"
 
 // callIDPrefix starts every call id, as in the API's ids ("rtc_u1_…"), so
 // a gateway that parses or validates them sees the real shape.
@@ -90,12 +91,12 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := &call{id: callIDPrefix + randomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
 		ended: make(chan struct{})}
-	if f := s.faults.take(EndpointRealtimeCalls, model, append(httpFaultKinds(), FaultSDPReject, FaultDataChannelClose)...); f != nil {
-		s.stats.fault(EndpointRealtimeCalls, f.Kind)
+	if f := s.faults.Take(EndpointRealtimeCalls, model, append(httpFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose)...); f != nil {
+		s.stats.Fault(EndpointRealtimeCalls, f.Kind)
 		switch f.Kind {
-		case FaultSDPReject:
+		case core.FaultSDPReject:
 			return errInvalidSDP("the simulator rejected the offer (sdp_reject fault)")
-		case FaultDataChannelClose:
+		case core.FaultDataChannelClose:
 			c.dropAfter = max(1, f.AfterChunks)
 		default:
 			_, err := s.responseFault(r.Context(), f, false)
@@ -110,12 +111,12 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	})
 	answer, err := c.peer.answer(r.Context(), s.rt.api, offer)
 	if err == nil && !s.rt.startCall(c) {
-		err = errUnavailable(1) // the simulator is shutting down
+		err = core.ErrUnavailable(1) // the simulator is shutting down
 	}
 	if err != nil {
 		c.once.Do(func() {}) // never started: nothing for end to stop
 		c.peer.close()
-		if apiErr, ok := err.(*APIError); ok {
+		if apiErr, ok := err.(*core.APIError); ok {
 			return apiErr
 		}
 		return errInvalidSDP(err.Error())
@@ -144,7 +145,7 @@ func parseCallBody(contentType string, body []byte) (string, map[string]any, err
 		return string(body), nil, nil
 	case "multipart/form-data":
 	default:
-		return "", nil, errInvalidRequest("", fmt.Sprintf("Unsupported content type: '%s'. This endpoint expects 'application/sdp' or 'multipart/form-data'.", contentType))
+		return "", nil, core.ErrInvalidRequest("", fmt.Sprintf("Unsupported content type: '%s'. This endpoint expects 'application/sdp' or 'multipart/form-data'.", contentType))
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	var offer *string
@@ -155,26 +156,26 @@ func parseCallBody(contentType string, body []byte) (string, map[string]any, err
 			break
 		}
 		if err != nil {
-			return "", nil, errInvalidRequest("", "Could not parse the multipart body: "+err.Error())
+			return "", nil, core.ErrInvalidRequest("", "Could not parse the multipart body: "+err.Error())
 		}
 		data, err := io.ReadAll(p)
 		if err != nil {
-			return "", nil, errInvalidRequest("", "Could not parse the multipart body: "+err.Error())
+			return "", nil, core.ErrInvalidRequest("", "Could not parse the multipart body: "+err.Error())
 		}
 		switch name := p.FormName(); name {
 		case "sdp":
 			offer = ptr(string(data))
 		case "session":
-			var apiErr *APIError
+			var apiErr *core.APIError
 			if session, apiErr = decodeObject(data, "session", true); apiErr != nil {
 				return "", nil, apiErr
 			}
 		default:
-			return "", nil, errInvalidRequest(name, fmt.Sprintf("Unknown parameter: '%s'.", name))
+			return "", nil, core.ErrInvalidRequest(name, fmt.Sprintf("Unknown parameter: '%s'.", name))
 		}
 	}
 	if offer == nil {
-		return "", nil, errMissingParam("sdp")
+		return "", nil, core.ErrMissingParam("sdp")
 	}
 	return *offer, session, nil
 }
@@ -192,13 +193,13 @@ func checkOffer(offer string) error {
 	return nil
 }
 
-func errInvalidSDP(detail string) *APIError {
-	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "sdp", Code: "invalid_offer",
+func errInvalidSDP(detail string) *core.APIError {
+	return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "sdp", Code: "invalid_offer",
 		Message: "Invalid SDP offer: " + detail}
 }
 
-func errCallNotFound(id string) *APIError {
-	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "call_id", Code: "call_id_not_found",
+func errCallNotFound(id string) *core.APIError {
+	return &core.APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "call_id", Code: "call_id_not_found",
 		Message: fmt.Sprintf("No active call found with id '%s'.", id)}
 }
 
@@ -219,9 +220,9 @@ func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
 	if c == nil {
 		return errCallNotFound(id)
 	}
-	if f := s.faults.take(EndpointRealtimeHangup, c.model); f != nil {
-		s.stats.fault(EndpointRealtimeHangup, f.Kind)
-		return errServer()
+	if f := s.faults.Take(EndpointRealtimeHangup, c.model); f != nil {
+		s.stats.Fault(EndpointRealtimeHangup, f.Kind)
+		return core.ErrServer()
 	}
 	c.end("hangup")
 	w.WriteHeader(http.StatusOK)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // chatState is what Chat Completions keeps beyond the script: model names,
@@ -36,26 +38,26 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !s.chat.models.accepts(req.Model) || s.life.retired(req.Model, s.now()) {
-		return errModelNotFound(req.Model)
+		return core.ErrModelNotFound(req.Model)
 	}
 	if req.MaxTokens != nil && s.chat.models.isReasoning(req.Model) {
-		return errUnsupportedParam("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
+		return core.ErrUnsupportedParam("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
 	}
 	if err := s.chat.models.checkEffort(req); err != nil {
 		return err
 	}
 	ctx := r.Context()
 	key := bearer(r)
-	f := s.faults.take(EndpointChatCompletions, req.Model)
+	f := s.faults.Take(EndpointChatCompletions, req.Model)
 	if f != nil {
-		s.stats.fault(EndpointChatCompletions, f.Kind)
+		s.stats.Fault(EndpointChatCompletions, f.Kind)
 		switch f.Kind {
-		case FaultRateLimit:
+		case core.FaultRateLimit:
 			s.chat.rates.exhausted(s.now(), key).set(w.Header())
-		case FaultReset:
+		case core.FaultReset:
 			reset(w)
-		case FaultContextLength:
-			return errContextLength(req.Model)
+		case core.FaultContextLength:
+			return core.ErrContextLength(req.Model)
 		}
 		if handled, err := s.responseFault(ctx, f, req.stream()); handled {
 			return err
@@ -77,31 +79,31 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 
 // responseFault serves the faults that replace the whole response. It
 // reports false for faults that shape the body instead.
-func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool, error) {
+func (s *Server) responseFault(ctx context.Context, f *core.Fault, stream bool) (bool, error) {
 	switch f.Kind {
-	case FaultRateLimit:
-		return true, errRateLimited(f.RetryAfter)
-	case FaultQuota:
-		return true, errQuotaExceeded()
-	case FaultServerError:
-		return true, errServer()
-	case FaultUnavailable:
-		return true, errUnavailable(f.RetryAfter)
-	case FaultTimeout:
+	case core.FaultRateLimit:
+		return true, core.ErrRateLimited(f.RetryAfter)
+	case core.FaultQuota:
+		return true, core.ErrQuotaExceeded()
+	case core.FaultServerError:
+		return true, core.ErrServer()
+	case core.FaultUnavailable:
+		return true, core.ErrUnavailable(f.RetryAfter)
+	case core.FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
 			return true, s.hang(ctx)
 		}
-	case FaultStreamError:
+	case core.FaultStreamError:
 		// A request that does not stream has no 200 to fail inside: the
 		// failure is the whole answer.
 		if !stream {
-			return true, errServer()
+			return true, core.ErrServer()
 		}
-	case FaultContentFilter:
+	case core.FaultContentFilter:
 		// A stop after AfterChunks needs a stream to stop; otherwise the
 		// prompt itself is refused.
 		if !stream || f.AfterChunks == 0 {
-			return true, errContentPolicy()
+			return true, core.ErrContentPolicy()
 		}
 	}
 	return false, nil
@@ -109,12 +111,12 @@ func (s *Server) responseFault(ctx context.Context, f *Fault, stream bool) (bool
 
 // writeCompletion sends a non-streaming answer after the time the model
 // would take to generate it.
-func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *completion, f *Fault, ttft time.Duration) error {
+func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *completion, f *core.Fault, ttft time.Duration) error {
 	body := c.marshal()
-	if f != nil && f.Kind == FaultSlowStart {
+	if f != nil && f.Kind == core.FaultSlowStart {
 		ttft = time.Duration(f.IntervalMS) * time.Millisecond
 	}
-	if f == nil || f.Kind != FaultSlowDrip {
+	if f == nil || f.Kind != core.FaultSlowDrip {
 		if err := s.wait(ctx, ttft+s.tokenDelay(c.usage.CompletionTokens)); err != nil {
 			return err
 		}
@@ -164,10 +166,10 @@ func (s *Server) drip(ctx context.Context, w http.ResponseWriter, body []byte, i
 		}
 		end := min(off+size, len(body))
 		if _, err := w.Write(body[off:end]); err != nil {
-			return errClientGone
+			return core.ErrClientGone
 		}
 		if err := rc.Flush(); err != nil {
-			return errClientGone
+			return core.ErrClientGone
 		}
 	}
 	return nil
@@ -186,29 +188,29 @@ func setCommonHeaders(w http.ResponseWriter, start time.Time) {
 // faults every chat surface serves alike: malformed JSON, a body cut
 // halfway (the whole length promised, half sent, then the connection
 // dropped: the client sees an unexpected EOF), or a slow drip.
-func (s *Server) writeWhole(ctx context.Context, w http.ResponseWriter, contentType string, body []byte, f *Fault) error {
+func (s *Server) writeWhole(ctx context.Context, w http.ResponseWriter, contentType string, body []byte, f *core.Fault) error {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	kind := FaultKind("")
+	kind := core.FaultKind("")
 	if f != nil {
 		kind = f.Kind
 	}
 	switch kind {
-	case FaultMalformedJSON:
+	case core.FaultMalformedJSON:
 		body = malformed(body)
-	case FaultCutStream:
+	case core.FaultCutStream:
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body[:len(body)/2])
 		_ = http.NewResponseController(w).Flush()
 		panic(http.ErrAbortHandler)
-	case FaultSlowDrip:
+	case core.FaultSlowDrip:
 		return s.drip(ctx, w, body, time.Duration(f.IntervalMS)*time.Millisecond)
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(body); err != nil {
-		return errClientGone
+		return core.ErrClientGone
 	}
 	return nil
 }

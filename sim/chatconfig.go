@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // Chat configures what Chat Completions reports beyond the script's answer:
@@ -177,10 +179,10 @@ func (m *chatModels) checkEffort(req *chatRequest) error {
 	is := func(set map[string]bool) bool { return set[req.Model] || set[m.snapshot(req.Model)] }
 	switch {
 	case none && is(m.noneOff):
-		return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
+		return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
 			Code: "unsupported_value", Message: "Unsupported value: 'reasoning_effort' does not support 'none' with this model."}
 	case len(req.Tools) > 0 && !none && is(m.toolsNone):
-		return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
+		return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
 			Code: "unsupported_value", Message: fmt.Sprintf("Function tools with reasoning_effort are not supported for %s in /v1/chat/completions. Set reasoning_effort to 'none', or use /v1/responses.", req.Model)}
 	}
 	return nil

@@ -3,6 +3,8 @@ package sim
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // chatParams are the properties of the spec's CreateChatCompletionRequest
@@ -34,7 +36,7 @@ func (*anyValue) UnmarshalJSON([]byte) error { return nil }
 func checkParams(body []byte) error {
 	var members map[string]anyValue
 	if err := json.Unmarshal(body, &members); err != nil {
-		return jsonError(err, "")
+		return core.JSONError(err, "")
 	}
 	var unknown []string
 	for name := range members {
@@ -46,5 +48,5 @@ func checkParams(body []byte) error {
 		return nil
 	}
 	slices.Sort(unknown)
-	return errUnknownParams(unknown)
+	return core.ErrUnknownParams(unknown)
 }

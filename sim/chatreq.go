@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // chatRequest is the part of CreateChatCompletionRequest the simulator acts
@@ -114,16 +116,16 @@ func decodeChatRequest(body []byte) (*chatRequest, error) {
 	}
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, jsonError(err, "")
+		return nil, core.JSONError(err, "")
 	}
 	if req.Model == "" {
-		return nil, errInvalidRequest("model", "you must provide a model parameter")
+		return nil, core.ErrInvalidRequest("model", "you must provide a model parameter")
 	}
 	if req.Messages == nil {
-		return nil, errMissingParam("messages")
+		return nil, core.ErrMissingParam("messages")
 	}
 	if len(req.Messages) == 0 {
-		return nil, &APIError{Status: 400, Type: "invalid_request_error", Param: "messages", Code: "empty_array",
+		return nil, &core.APIError{Status: 400, Type: "invalid_request_error", Param: "messages", Code: "empty_array",
 			Message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
 	}
 	req.msgs = make([]chatMessage, len(req.Messages))
@@ -155,13 +157,13 @@ func validRole(role string) bool {
 func decodeMessage(raw json.RawMessage, i int, m *chatMessage) error {
 	prefix := fmt.Sprintf("messages[%d]", i)
 	if err := json.Unmarshal(raw, m); err != nil {
-		return jsonError(err, prefix)
+		return core.JSONError(err, prefix)
 	}
 	switch {
 	case m.Role == "":
-		return errMissingParam(prefix + ".role")
+		return core.ErrMissingParam(prefix + ".role")
 	case !validRole(m.Role):
-		return errInvalidValue(prefix+".role", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role))
+		return core.ErrInvalidValue(prefix+".role", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role))
 	}
 	text, present, err := contentText(m.Content, prefix+".content")
 	if err != nil {
@@ -170,18 +172,18 @@ func decodeMessage(raw json.RawMessage, i int, m *chatMessage) error {
 	m.text = text
 	switch {
 	case m.Role == "assistant" && !present && len(m.ToolCalls) == 0:
-		return errMissingParam(prefix + ".content")
+		return core.ErrMissingParam(prefix + ".content")
 	case m.Role != "assistant" && !present:
-		return errMissingParam(prefix + ".content")
+		return core.ErrMissingParam(prefix + ".content")
 	case m.Role == "tool" && m.ToolCallID == "":
-		return errMissingParam(prefix + ".tool_call_id")
+		return core.ErrMissingParam(prefix + ".tool_call_id")
 	}
 	for j, tc := range m.ToolCalls {
 		if tc.ID == "" {
-			return errMissingParam(fmt.Sprintf("%s.tool_calls[%d].id", prefix, j))
+			return core.ErrMissingParam(fmt.Sprintf("%s.tool_calls[%d].id", prefix, j))
 		}
 		if tc.Function.Name == "" {
-			return errMissingParam(fmt.Sprintf("%s.tool_calls[%d].function.name", prefix, j))
+			return core.ErrMissingParam(fmt.Sprintf("%s.tool_calls[%d].function.name", prefix, j))
 		}
 	}
 	return nil
@@ -196,16 +198,16 @@ func contentText(raw json.RawMessage, param string) (text string, present bool, 
 	switch raw[0] {
 	case '"':
 		if err := json.Unmarshal(raw, &text); err != nil {
-			return "", false, errInvalidJSON()
+			return "", false, core.ErrInvalidJSON()
 		}
 		return text, true, nil
 	case '[':
 		var parts []contentPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", false, jsonError(err, param)
+			return "", false, core.JSONError(err, param)
 		}
 		if len(parts) == 0 {
-			return "", false, &APIError{Status: 400, Type: "invalid_request_error", Param: param, Code: "empty_array",
+			return "", false, &core.APIError{Status: 400, Type: "invalid_request_error", Param: param, Code: "empty_array",
 				Message: fmt.Sprintf("Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", param)}
 		}
 		var b strings.Builder
@@ -216,7 +218,7 @@ func contentText(raw json.RawMessage, param string) (text string, present bool, 
 		}
 		return b.String(), true, nil
 	}
-	return "", false, errInvalidType(param, "one of a string or array of objects", jsonKind(raw))
+	return "", false, core.ErrInvalidType(param, "one of a string or array of objects", core.JSONKind(raw))
 }
 
 // checkToolSequence enforces the real API's pairing of assistant tool_calls
@@ -228,7 +230,7 @@ func checkToolSequence(msgs []chatMessage) error {
 	for i, m := range msgs {
 		if m.Role == "tool" {
 			if pendingAt < 0 || !pending[m.ToolCallID] {
-				return errInvalidRequest(fmt.Sprintf("messages.[%d].role", i),
+				return core.ErrInvalidRequest(fmt.Sprintf("messages.[%d].role", i),
 					"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
 			}
 			delete(pending, m.ToolCallID)
@@ -256,7 +258,7 @@ func unansweredCalls(at int, pending map[string]bool) error {
 	for id := range pending {
 		ids = append(ids, id)
 	}
-	return errInvalidRequest(fmt.Sprintf("messages.[%d].role", at),
+	return core.ErrInvalidRequest(fmt.Sprintf("messages.[%d].role", at),
 		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: "+strings.Join(ids, ", "))
 }
 
@@ -264,16 +266,16 @@ func checkTools(req *chatRequest) error {
 	for i, t := range req.Tools {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			return errInvalidValue(p+".type", fmt.Sprintf("Invalid value: '%s'. The simulator supports only 'function' tools.", t.Type))
+			return core.ErrInvalidValue(p+".type", fmt.Sprintf("Invalid value: '%s'. The simulator supports only 'function' tools.", t.Type))
 		}
 		if t.Function.Name == "" {
-			return errMissingParam(p + ".function.name")
+			return core.ErrMissingParam(p + ".function.name")
 		}
 		if !toolNamePattern.MatchString(t.Function.Name) {
-			return errInvalidValue(p+".function.name", fmt.Sprintf("Invalid '%s.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+			return core.ErrInvalidValue(p+".function.name", fmt.Sprintf("Invalid '%s.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
 		}
 		if ps := t.Function.Parameters; len(ps) > 0 && string(ps) != "null" && ps[0] != '{' {
-			return errInvalidType(p+".function.parameters", "an object", jsonKind(ps))
+			return core.ErrInvalidType(p+".function.parameters", "an object", core.JSONKind(ps))
 		}
 	}
 	choice, err := parseToolChoice(req.ToolChoice)
@@ -286,10 +288,10 @@ func checkTools(req *chatRequest) error {
 			choice.mode = "none"
 		}
 	} else if len(req.Tools) == 0 && choice.mode != "none" {
-		return errInvalidValue("tool_choice", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+		return core.ErrInvalidValue("tool_choice", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
 	}
 	if choice.mode == "function" && req.tool(choice.name) == nil {
-		return errInvalidValue("tool_choice", fmt.Sprintf("Invalid value for 'tool_choice': function '%s' was not found in 'tools'.", choice.name))
+		return core.ErrInvalidValue("tool_choice", fmt.Sprintf("Invalid value for 'tool_choice': function '%s' was not found in 'tools'.", choice.name))
 	}
 	req.choice = choice
 	return nil
@@ -305,7 +307,7 @@ func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
 		case "none", "auto", "required":
 			return toolChoice{mode: mode}, nil
 		}
-		return toolChoice{}, errInvalidValue("tool_choice", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode))
+		return toolChoice{}, core.ErrInvalidValue("tool_choice", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode))
 	}
 	var named struct {
 		Type     string `json:"type"`
@@ -314,20 +316,20 @@ func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(raw, &named); err != nil {
-		return toolChoice{}, jsonError(err, "tool_choice")
+		return toolChoice{}, core.JSONError(err, "tool_choice")
 	}
 	if named.Type != "function" {
-		return toolChoice{}, errInvalidValue("tool_choice.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function'.", named.Type))
+		return toolChoice{}, core.ErrInvalidValue("tool_choice.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function'.", named.Type))
 	}
 	if named.Function.Name == "" {
-		return toolChoice{}, errMissingParam("tool_choice.function.name")
+		return toolChoice{}, core.ErrMissingParam("tool_choice.function.name")
 	}
 	return toolChoice{mode: "function", name: named.Function.Name}, nil
 }
 
 func checkLimits(req *chatRequest) error {
 	if req.N != nil && *req.N != 1 {
-		return errInvalidValue("n", fmt.Sprintf("Invalid value for 'n': %d. The simulator supports only n=1.", *req.N))
+		return core.ErrInvalidValue("n", fmt.Sprintf("Invalid value for 'n': %d. The simulator supports only n=1.", *req.N))
 	}
 	limits := []struct {
 		name string
@@ -335,14 +337,14 @@ func checkLimits(req *chatRequest) error {
 	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}}
 	for _, l := range limits {
 		if name, v := l.name, l.v; v != nil && *v < 1 {
-			return errInvalidValue(name, fmt.Sprintf("Invalid '%s': integer below minimum value. Expected a value >= 1, but got %d instead.", name, *v))
+			return core.ErrInvalidValue(name, fmt.Sprintf("Invalid '%s': integer below minimum value. Expected a value >= 1, but got %d instead.", name, *v))
 		}
 	}
 	if e := req.ReasoningEffort; e != nil && !reasoningEfforts[*e] {
-		return errInvalidValue("reasoning_effort", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'.", *e))
+		return core.ErrInvalidValue("reasoning_effort", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', and 'max'.", *e))
 	}
 	if req.StreamOptions != nil && !req.stream() {
-		return errInvalidRequest("stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+		return core.ErrInvalidRequest("stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 	}
 	return nil
 }

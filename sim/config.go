@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+	"github.com/voxgate/voxgate/sim/core"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -46,7 +47,7 @@ type Config struct {
 	// Nil means LoopbackSettingEngine: the simulator is a test tool.
 	WebRTC *webrtc.SettingEngine `yaml:"-" json:"-"`
 	// Faults are installed at start, as if POSTed to /sim/faults.
-	Faults []Fault `yaml:"faults" json:"faults,omitempty"`
+	Faults []core.Fault `yaml:"faults" json:"faults,omitempty"`
 	// MaxBodyBytes caps request bodies (413 beyond). Zero means 8 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
 	// Seed makes fractional faults reproducible. Zero picks a random seed.
@@ -145,7 +146,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("live: %w", err)
 	}
 	for i := range c.Faults {
-		if err := c.Faults[i].validate(); err != nil {
+		if err := c.Faults[i].Validate(); err != nil {
 			return fmt.Errorf("faults[%d]: %w", i, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // The /sim control API. It has no auth: the simulator is a test tool and
@@ -16,32 +18,32 @@ import (
 func (s *Server) postFaults(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 	if err != nil {
-		writeAPIError(w, errTooLarge(1<<20))
+		core.WriteAPIError(w, core.ErrTooLarge(1<<20))
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
-	var faults []Fault
+	var faults []core.Fault
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		err = decodeStrict(trimmed, &faults)
 	} else {
-		var f Fault
+		var f core.Fault
 		err = decodeStrict(trimmed, &f)
-		faults = []Fault{f}
+		faults = []core.Fault{f}
 	}
 	if err != nil {
-		writeAPIError(w, errInvalidRequest("", "Invalid fault: "+err.Error()))
+		core.WriteAPIError(w, core.ErrInvalidRequest("", "Invalid fault: "+err.Error()))
 		return
 	}
 	// Check every fault before installing any, so a bad batch changes nothing.
 	for i := range faults {
-		if faults[i], err = s.faults.prepare(faults[i]); err != nil {
-			writeAPIError(w, errInvalidRequest("", fmt.Sprintf("Invalid fault [%d]: %v", i, err)))
+		if faults[i], err = s.faults.Prepare(faults[i]); err != nil {
+			core.WriteAPIError(w, core.ErrInvalidRequest("", fmt.Sprintf("Invalid fault [%d]: %v", i, err)))
 			return
 		}
 	}
-	added := make([]Fault, 0, len(faults))
+	added := make([]core.Fault, 0, len(faults))
 	for _, f := range faults {
-		added = append(added, s.faults.install(f))
+		added = append(added, s.faults.Install(f))
 	}
 	if trimmed[0] == '[' {
 		writeJSON(w, http.StatusCreated, added)
@@ -51,20 +53,20 @@ func (s *Server) postFaults(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getFaults(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string][]Fault{"faults": s.faults.list()})
+	writeJSON(w, http.StatusOK, map[string][]core.Fault{"faults": s.faults.List()})
 }
 
 func (s *Server) deleteFaults(w http.ResponseWriter, _ *http.Request) {
-	s.faults.clear()
+	s.faults.Clear()
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) getStats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.stats.snapshot())
+	writeJSON(w, http.StatusOK, s.stats.Snapshot())
 }
 
 func (s *Server) deleteStats(w http.ResponseWriter, _ *http.Request) {
-	s.stats.reset()
+	s.stats.Reset()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -85,7 +87,7 @@ func decodeStrict(data []byte, v any) error {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeAPIError(w, errServer())
+		core.WriteAPIError(w, core.ErrServer())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

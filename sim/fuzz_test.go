@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // FuzzDecodeChatRequest feeds arbitrary bodies to the request decoder and,
@@ -30,7 +32,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := decodeChatRequest(body)
 		if err != nil {
-			var apiErr *APIError
+			var apiErr *core.APIError
 			if !errors.As(err, &apiErr) || apiErr.Status != 400 {
 				t.Fatalf("got error %v, want a 400 APIError", err)
 			}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // The Gemini API's generateContent, as google.golang.org/genai calls it
@@ -24,12 +26,12 @@ const (
 // geminiFaultKinds are the faults each Gemini endpoint can serve. Gemini
 // has no insufficient_quota of its own (an exhausted quota is a 429 like
 // any rate limit), and no_done needs a stream.
-func geminiFaultKinds() map[string][]FaultKind {
-	common := []FaultKind{FaultRateLimit, FaultServerError, FaultUnavailable, FaultTimeout, FaultMalformedJSON,
-		FaultCutStream, FaultSlowDrip, FaultStreamError, FaultContextLength, FaultContentFilter, FaultReset}
-	return map[string][]FaultKind{
+func geminiFaultKinds() map[string][]core.FaultKind {
+	common := []core.FaultKind{core.FaultRateLimit, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout, core.FaultMalformedJSON,
+		core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError, core.FaultContextLength, core.FaultContentFilter, core.FaultReset}
+	return map[string][]core.FaultKind{
 		EndpointGeminiGenerate: common,
-		EndpointGeminiStream:   append(common[:len(common):len(common)], FaultNoDone),
+		EndpointGeminiStream:   append(common[:len(common):len(common)], core.FaultNoDone),
 	}
 }
 
@@ -66,7 +68,7 @@ func (s *Server) geminiMethod(stream bool) handler {
 		err := s.serveGemini(w, r, stream)
 		var ge *geminiError
 		switch {
-		case err == nil, errors.Is(err, errClientGone), errors.Is(err, errServerClosed):
+		case err == nil, errors.Is(err, core.ErrClientGone), errors.Is(err, core.ErrServerClosed):
 			return err
 		case errors.As(err, &ge):
 			writeGeminiError(w, ge)
@@ -90,7 +92,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 		return gemInvalid("The simulator streams only as server-sent events: add alt=sse.")
 	}
 	body, err := s.readBody(w, r)
-	var tooBig *APIError
+	var tooBig *core.APIError
 	if errors.As(err, &tooBig) {
 		return gemTooLarge(s.maxBody)
 	} else if err != nil {
@@ -112,9 +114,9 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 		endpoint = EndpointGeminiStream
 	}
 	ctx := r.Context()
-	f := s.faults.take(endpoint, model)
+	f := s.faults.Take(endpoint, model)
 	if f != nil {
-		s.stats.fault(endpoint, f.Kind)
+		s.stats.Fault(endpoint, f.Kind)
 		if handled, err := s.geminiFault(ctx, f, req, stream); handled {
 			return err
 		}
@@ -130,25 +132,25 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 
 // geminiFault serves the faults that replace the whole answer, and reports
 // false for those that shape it.
-func (s *Server) geminiFault(ctx context.Context, f *Fault, req *chatRequest, stream bool) (bool, error) {
+func (s *Server) geminiFault(ctx context.Context, f *core.Fault, req *chatRequest, stream bool) (bool, error) {
 	switch f.Kind {
-	case FaultRateLimit:
+	case core.FaultRateLimit:
 		return true, gemRateLimited(f.RetryAfter)
-	case FaultServerError:
+	case core.FaultServerError:
 		return true, gemInternal()
-	case FaultUnavailable:
+	case core.FaultUnavailable:
 		return true, gemUnavailable(f.RetryAfter)
-	case FaultContextLength:
+	case core.FaultContextLength:
 		return true, gemContextLength(tokensFor(promptBytes(req)))
-	case FaultReset:
+	case core.FaultReset:
 		// No status line, no headers: the connection just closes, as when
 		// a load balancer drops the request.
 		panic(http.ErrAbortHandler)
-	case FaultTimeout:
+	case core.FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
 			return true, s.hang(ctx)
 		}
-	case FaultStreamError:
+	case core.FaultStreamError:
 		if !stream {
 			return true, gemInternal()
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // gemResponse is a GenerateContentResponse: the whole answer, or one chunk
@@ -213,20 +215,20 @@ func (g *geminiAnswer) blockedAnswer(candidates int) gemResponse {
 
 // writeGemini sends a non-streaming answer after the time the model would
 // take to generate it, shaped by a body fault when one was drawn.
-func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *Fault) error {
+func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *core.Fault) error {
 	resp := g.whole()
-	kind := FaultKind("")
+	kind := core.FaultKind("")
 	if f != nil {
 		kind = f.Kind
 	}
-	if kind == FaultContentFilter {
+	if kind == core.FaultContentFilter {
 		resp = g.blockedPrompt()
 		if f.AfterChunks > 0 {
 			resp = g.blockedAnswer(g.c.usage.CompletionTokens)
 		}
 	}
 	body, _ := json.Marshal(resp) // plain structs: cannot fail
-	if kind != FaultSlowDrip {
+	if kind != core.FaultSlowDrip {
 		if err := s.wait(ctx, s.ttft(g.model)+s.tokenDelay(g.c.usage.CompletionTokens)); err != nil {
 			return err
 		}
@@ -237,7 +239,7 @@ func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *gemi
 // streamGemini sends g as server-sent events, paced by the latency config,
 // applying a stream fault when one was drawn. Gemini's stream has no end
 // marker: it ends after the chunk with the finish reason.
-func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *Fault) error {
+func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *core.Fault) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
@@ -245,11 +247,11 @@ func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *gem
 	strikeAt, drip := -1, time.Duration(0)
 	if f != nil {
 		switch f.Kind {
-		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError, FaultContentFilter:
+		case core.FaultCutStream, core.FaultTimeout, core.FaultMalformedJSON, core.FaultStreamError, core.FaultContentFilter:
 			strikeAt = f.AfterChunks
-		case FaultSlowDrip:
+		case core.FaultSlowDrip:
 			drip = time.Duration(f.IntervalMS) * time.Millisecond
-		case FaultNoDone:
+		case core.FaultNoDone:
 			steps[len(steps)-1].resp.Candidates[0].FinishReason = ""
 		}
 	}
@@ -282,17 +284,17 @@ func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *gem
 }
 
 // strikeGemini applies a stream fault at the current position.
-func (s *Server) strikeGemini(ctx context.Context, sw *sseWriter, f *Fault, g *geminiAnswer, candidates int) error {
+func (s *Server) strikeGemini(ctx context.Context, sw *sseWriter, f *core.Fault, g *geminiAnswer, candidates int) error {
 	switch f.Kind {
-	case FaultCutStream:
+	case core.FaultCutStream:
 		sw.flush()
 		panic(http.ErrAbortHandler) // no closing chunk: the client sees an unexpected EOF
-	case FaultTimeout:
+	case core.FaultTimeout:
 		sw.flush()
 		return s.hang(ctx)
-	case FaultStreamError:
+	case core.FaultStreamError:
 		return sw.raw(string(gemInternal().marshal()))
-	case FaultContentFilter:
+	case core.FaultContentFilter:
 		resp := g.blockedAnswer(candidates)
 		if f.AfterChunks == 0 {
 			resp = g.blockedPrompt()

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // liveClientEvent is a Live client event, decoded and checked. Only the
@@ -39,7 +41,7 @@ var liveImmutable = []string{"model", "instructions", "audio", "input", "client"
 // sideband. Like the config, events are strict: unknown properties are
 // refused by path. On refusal it returns the error to send back and
 // whatever type and event_id it could read.
-func decodeLiveClientEvent(data []byte) (*liveClientEvent, *APIError) {
+func decodeLiveClientEvent(data []byte) (*liveClientEvent, *core.APIError) {
 	ev := &liveClientEvent{}
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -58,7 +60,7 @@ func decodeLiveClientEvent(data []byte) (*liveClientEvent, *APIError) {
 	ev.Type = typ
 	if _, ok := m["event_id"]; ok {
 		if _, isStr := m["event_id"].(string); !isStr {
-			return ev, errInvalidType("event_id", "a string", kindOf(m["event_id"]))
+			return ev, core.ErrInvalidType("event_id", "a string", kindOf(m["event_id"]))
 		}
 	}
 	switch {
@@ -69,24 +71,24 @@ func decodeLiveClientEvent(data []byte) (*liveClientEvent, *APIError) {
 	case typ == "session.update":
 		return ev, ev.decodeUpdate(m)
 	case slices.Contains(liveClientEventTypes(), typ):
-		return ev, errInvalidValue("type", fmt.Sprintf("The simulator does not serve '%s' on a WebRTC session with client delegation.", typ))
+		return ev, core.ErrInvalidValue("type", fmt.Sprintf("The simulator does not serve '%s' on a WebRTC session with client delegation.", typ))
 	}
-	return ev, errInvalidValue("type", fmt.Sprintf("Invalid value: '%s'. Not a Live client event.", typ))
+	return ev, core.ErrInvalidValue("type", fmt.Sprintf("Invalid value: '%s'. Not a Live client event.", typ))
 }
 
-func (ev *liveClientEvent) decodeAppend(m map[string]any) *APIError {
+func (ev *liveClientEvent) decodeAppend(m map[string]any) *core.APIError {
 	if err := checkFields(m, leaves("type", "event_id", "delegation_id", "content"), ""); err != nil {
 		return err
 	}
 	id, ok := m["delegation_id"]
 	if !ok {
 		// Required, nullable: null means session-wide, absence is an error.
-		return errMissingParam("delegation_id")
+		return core.ErrMissingParam("delegation_id")
 	}
 	if id != nil {
 		s, isStr := id.(string)
 		if !isStr {
-			return errInvalidType("delegation_id", "a string or null", kindOf(id))
+			return core.ErrInvalidType("delegation_id", "a string or null", kindOf(id))
 		}
 		ev.DelegationID = &s
 	}
@@ -95,16 +97,16 @@ func (ev *liveClientEvent) decodeAppend(m map[string]any) *APIError {
 		return err
 	}
 	if _, ok := m["content"]; !ok {
-		return errMissingParam("content")
+		return core.ErrMissingParam("content")
 	}
 	if n := tokensFor(len(content)); n > maxAppendTokens {
-		return errInvalidValue("content", fmt.Sprintf("Invalid 'content': at most %d tokens, got %d.", maxAppendTokens, n))
+		return core.ErrInvalidValue("content", fmt.Sprintf("Invalid 'content': at most %d tokens, got %d.", maxAppendTokens, n))
 	}
 	ev.Content = content
 	return nil
 }
 
-func (ev *liveClientEvent) decodeUpdate(m map[string]any) *APIError {
+func (ev *liveClientEvent) decodeUpdate(m map[string]any) *core.APIError {
 	sess, err := object(m, "session", "session", true)
 	if err != nil {
 		return err
@@ -130,27 +132,27 @@ func (ev *liveClientEvent) decodeUpdate(m map[string]any) *APIError {
 		n, isNum := v.(json.Number)
 		ms, convErr := n.Int64()
 		if !isNum || convErr != nil {
-			return errInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", kindOf(v))
+			return core.ErrInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", kindOf(v))
 		}
 		if ms < 0 {
-			return errInvalidValue("session.delegation.acknowledgement_delay_ms", "Invalid 'session.delegation.acknowledgement_delay_ms': must not be negative.")
+			return core.ErrInvalidValue("session.delegation.acknowledgement_delay_ms", "Invalid 'session.delegation.acknowledgement_delay_ms': must not be negative.")
 		}
 		ev.AckDelayMS = &ms
 	}
 	return nil
 }
 
-func errImmutable(param string) *APIError {
-	return &APIError{Status: 400, Type: "invalid_request_error", Code: "immutable_field_update", Param: param,
+func errImmutable(param string) *core.APIError {
+	return &core.APIError{Status: 400, Type: "invalid_request_error", Code: "immutable_field_update", Param: param,
 		Message: fmt.Sprintf("'%s' cannot be changed after the session has started.", param)}
 }
 
 // errNotAllowed refuses a phone's event its data-channel allowlist leaves out.
-func errNotAllowed(typ string) *APIError {
-	return &APIError{Status: 400, Type: "invalid_request_error", Code: "client_event_not_allowed", Param: "type",
+func errNotAllowed(typ string) *core.APIError {
+	return &core.APIError{Status: 400, Type: "invalid_request_error", Code: "client_event_not_allowed", Param: "type",
 		Message: fmt.Sprintf("The client event '%s' is not allowed on this data channel.", typ)}
 }
 
-func errUnknownDelegation(id string) *APIError {
-	return errInvalidValue("delegation_id", fmt.Sprintf("Invalid 'delegation_id': no delegation '%s' in this session.", id))
+func errUnknownDelegation(id string) *core.APIError {
+	return core.ErrInvalidValue("delegation_id", fmt.Sprintf("Invalid 'delegation_id': no delegation '%s' in this session.", id))
 }

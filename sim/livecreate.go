@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // liveSettings is a Live session's startup configuration, checked.
@@ -65,16 +67,16 @@ const maxLiveInput = 128
 // decodeLiveCreate parses and checks a POST /v1/live/sessions body: the
 // config is strict, so every property openai-go's params do not define is
 // refused by its path.
-func decodeLiveCreate(body []byte) (liveSettings, string, *APIError) {
+func decodeLiveCreate(body []byte) (liveSettings, string, *core.APIError) {
 	var ls liveSettings
 	var top map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&top); err != nil || dec.More() {
-		return ls, "", errInvalidJSON()
+		return ls, "", core.ErrInvalidJSON()
 	}
 	if top == nil {
-		return ls, "", errInvalidJSON()
+		return ls, "", core.ErrInvalidJSON()
 	}
 	if err := checkFields(top, liveCreateFields(), ""); err != nil {
 		return ls, "", err
@@ -84,7 +86,7 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *APIError) {
 		return ls, "", err
 	}
 	if t, ok := transport["type"]; ok && t != "webrtc" {
-		return ls, "", errInvalidValue("transport.type", "Invalid value for 'transport.type': expected 'webrtc'.")
+		return ls, "", core.ErrInvalidValue("transport.type", "Invalid value for 'transport.type': expected 'webrtc'.")
 	}
 	offer, err := str(transport, "sdp", "transport.sdp", true)
 	if err != nil {
@@ -107,7 +109,7 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *APIError) {
 	if v, ok := sess["store"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
-			return ls, "", errInvalidType("session.store", "a boolean", kindOf(v))
+			return ls, "", core.ErrInvalidType("session.store", "a boolean", kindOf(v))
 		}
 		ls.store = b
 	}
@@ -126,16 +128,16 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *APIError) {
 	if in, ok := sess["input"]; ok {
 		list, isList := in.([]any)
 		if !isList {
-			return ls, "", errInvalidType("session.input", "an array", kindOf(in))
+			return ls, "", core.ErrInvalidType("session.input", "an array", kindOf(in))
 		}
 		if len(list) > maxLiveInput {
-			return ls, "", errInvalidValue("session.input", fmt.Sprintf("Invalid 'session.input': at most %d messages.", maxLiveInput))
+			return ls, "", core.ErrInvalidValue("session.input", fmt.Sprintf("Invalid 'session.input': at most %d messages.", maxLiveInput))
 		}
 		ls.input, _ = json.Marshal(list)
 	}
 	if tr, ok := sess["triggers"]; ok {
 		if _, isList := tr.([]any); !isList {
-			return ls, "", errInvalidType("session.triggers", "an array", kindOf(tr))
+			return ls, "", core.ErrInvalidType("session.triggers", "an array", kindOf(tr))
 		}
 		ls.triggers, _ = json.Marshal(tr)
 	}
@@ -144,31 +146,31 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *APIError) {
 
 // delegation reads session.delegation: omitted or null is client
 // delegation with no acknowledgement delay.
-func (ls *liveSettings) delegation(sess map[string]any) *APIError {
+func (ls *liveSettings) delegation(sess map[string]any) *core.APIError {
 	raw, ok := sess["delegation"]
 	if !ok || raw == nil {
 		return nil
 	}
 	d, isObj := raw.(map[string]any)
 	if !isObj {
-		return errInvalidType("session.delegation", "an object", kindOf(raw))
+		return core.ErrInvalidType("session.delegation", "an object", kindOf(raw))
 	}
 	switch t := d["type"]; t {
 	case nil, "client":
 	case "responses", "decisions":
-		return errUnsupportedParam("session.delegation.type",
+		return core.ErrUnsupportedParam("session.delegation.type",
 			"The simulator serves client delegation only: 'responses' and 'decisions' are not simulated.")
 	default:
-		return errInvalidValue("session.delegation.type", "Invalid value for 'session.delegation.type': expected 'client', 'responses' or 'decisions'.")
+		return core.ErrInvalidValue("session.delegation.type", "Invalid value for 'session.delegation.type': expected 'client', 'responses' or 'decisions'.")
 	}
 	if v, ok := d["acknowledgement_delay_ms"]; ok {
 		n, isNum := v.(json.Number)
 		ms, err := n.Int64()
 		if !isNum || err != nil {
-			return errInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", kindOf(v))
+			return core.ErrInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", kindOf(v))
 		}
 		if ms < 0 {
-			return errInvalidValue("session.delegation.acknowledgement_delay_ms", "Invalid 'session.delegation.acknowledgement_delay_ms': must not be negative.")
+			return core.ErrInvalidValue("session.delegation.acknowledgement_delay_ms", "Invalid 'session.delegation.acknowledgement_delay_ms': must not be negative.")
 		}
 		ls.ackDelayMS = ms
 	}
@@ -176,14 +178,14 @@ func (ls *liveSettings) delegation(sess map[string]any) *APIError {
 }
 
 // dataChannel reads session.client.data_channel, the phone's allowlists.
-func (ls *liveSettings) dataChannel(sess map[string]any) *APIError {
+func (ls *liveSettings) dataChannel(sess map[string]any) *core.APIError {
 	client, ok := sess["client"]
 	if !ok {
 		return nil
 	}
 	c, isObj := client.(map[string]any)
 	if !isObj {
-		return errInvalidType("session.client", "an object", kindOf(client))
+		return core.ErrInvalidType("session.client", "an object", kindOf(client))
 	}
 	dc, err := object(c, "data_channel", "session.client.data_channel", true)
 	if err != nil {
@@ -207,19 +209,19 @@ func (ls *liveSettings) dataChannel(sess map[string]any) *APIError {
 
 // allowlist reads "all" (or absence: nil, everything) or a list of known
 // event types.
-func allowlist(v any, param string, known []string, name func(any) (string, bool)) (map[string]bool, *APIError) {
+func allowlist(v any, param string, known []string, name func(any) (string, bool)) (map[string]bool, *core.APIError) {
 	if v == nil || v == "all" {
 		return nil, nil
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, errInvalidType(param, "'all' or an array", kindOf(v))
+		return nil, core.ErrInvalidType(param, "'all' or an array", kindOf(v))
 	}
 	out := make(map[string]bool, len(list))
 	for i, e := range list {
 		n, ok := name(e)
 		if !ok || !slices.Contains(known, n) {
-			return nil, errInvalidValue(fmt.Sprintf("%s[%d]", param, i),
+			return nil, core.ErrInvalidValue(fmt.Sprintf("%s[%d]", param, i),
 				fmt.Sprintf("Invalid value for '%s[%d]': not a Live event type.", param, i))
 		}
 		out[n] = true
@@ -227,35 +229,35 @@ func allowlist(v any, param string, known []string, name func(any) (string, bool
 	return out, nil
 }
 
-func object(m map[string]any, key, param string, required bool) (map[string]any, *APIError) {
+func object(m map[string]any, key, param string, required bool) (map[string]any, *core.APIError) {
 	v, ok := m[key]
 	if !ok || v == nil {
 		if required {
-			return nil, errMissingParam(param)
+			return nil, core.ErrMissingParam(param)
 		}
 		return nil, nil
 	}
 	o, isObj := v.(map[string]any)
 	if !isObj {
-		return nil, errInvalidType(param, "an object", kindOf(v))
+		return nil, core.ErrInvalidType(param, "an object", kindOf(v))
 	}
 	return o, nil
 }
 
-func str(m map[string]any, key, param string, required bool) (string, *APIError) {
+func str(m map[string]any, key, param string, required bool) (string, *core.APIError) {
 	v, ok := m[key]
 	if !ok || v == nil {
 		if required {
-			return "", errMissingParam(param)
+			return "", core.ErrMissingParam(param)
 		}
 		return "", nil
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		return "", errInvalidType(param, "a string", kindOf(v))
+		return "", core.ErrInvalidType(param, "a string", kindOf(v))
 	}
 	if required && s == "" {
-		return "", errMissingParam(param)
+		return "", core.ErrMissingParam(param)
 	}
 	return s, nil
 }

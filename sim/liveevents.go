@@ -2,6 +2,8 @@ package sim
 
 import (
 	"encoding/json"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // Wire shapes of GPT-Live server events, from openai-go v3.96.0's live
@@ -90,7 +92,7 @@ func (e *liveEvent) span(start, end int64) *liveEvent {
 	return e
 }
 
-func liveErrorEvent(e *APIError, clientEventID string) *liveEvent {
+func liveErrorEvent(e *core.APIError, clientEventID string) *liveEvent {
 	ev := newLiveEvent("error")
 	ev.ClientEventID = clientEventID
 	ev.Error = &liveError{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, ClientEventID: clientEventID}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // Endpoint names of the GPT-Live routes in faults and stats.
@@ -23,17 +24,17 @@ const (
 	// FaultExpired, drawn when a session is created, makes it expire
 	// IntervalMS (session clock) after creation: session.closed, reason
 	// expired.
-	FaultExpired FaultKind = "expired"
+	FaultExpired core.FaultKind = "expired"
 	// FaultSidebandCutAtClose, drawn at attach, cuts that sideband without
 	// a close frame when its session closes, just before session.closed:
 	// the backend never reads the final usage.
-	FaultSidebandCutAtClose FaultKind = "sideband_cut_at_close"
+	FaultSidebandCutAtClose core.FaultKind = "sideband_cut_at_close"
 )
 
-func liveFaultKinds() map[string][]FaultKind {
-	return map[string][]FaultKind{
-		EndpointLiveSessions: append(httpFaultKinds(), FaultSDPReject, FaultExpired, FaultContentFilter),
-		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, FaultSidebandDrop, FaultSidebandCutAtClose),
+func liveFaultKinds() map[string][]core.FaultKind {
+	return map[string][]core.FaultKind{
+		EndpointLiveSessions: append(httpFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter),
+		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, core.FaultSidebandDrop, FaultSidebandCutAtClose),
 	}
 }
 
@@ -240,13 +241,13 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if err := checkOffer(offer); err != nil {
-		return liveSDPError(err.(*APIError).Message)
+		return liveSDPError(err.(*core.APIError).Message)
 	}
 	var expireAfter time.Duration
-	if f := s.faults.take(EndpointLiveSessions, set.model, append(httpFaultKinds(), FaultSDPReject, FaultExpired)...); f != nil {
-		s.stats.fault(EndpointLiveSessions, f.Kind)
+	if f := s.faults.Take(EndpointLiveSessions, set.model, append(httpFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
+		s.stats.Fault(EndpointLiveSessions, f.Kind)
 		switch f.Kind {
-		case FaultSDPReject:
+		case core.FaultSDPReject:
 			return liveSDPError("the simulator rejected the offer (sdp_reject fault)")
 		case FaultExpired:
 			expireAfter = time.Duration(f.IntervalMS) * time.Millisecond
@@ -258,11 +259,11 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 	ls := s.newLiveSession(set, expireAfter)
 	answer, err := ls.peer.answer(r.Context(), s.rt.api, offer)
 	if err == nil && !s.live.start(ls) {
-		err = errUnavailable(1) // the simulator is shutting down
+		err = core.ErrUnavailable(1) // the simulator is shutting down
 	}
 	if err != nil {
 		ls.peer.close()
-		var apiErr *APIError
+		var apiErr *core.APIError
 		if errors.As(err, &apiErr) {
 			return apiErr
 		}
@@ -272,14 +273,14 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func liveSDPError(detail string) *APIError {
+func liveSDPError(detail string) *core.APIError {
 	e := errInvalidSDP(detail)
 	e.Param = "transport.sdp"
 	return e
 }
 
-func errLiveNotFound(id string) *APIError {
-	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "session_id", Code: "session_not_found",
+func errLiveNotFound(id string) *core.APIError {
+	return &core.APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "session_id", Code: "session_not_found",
 		Message: fmt.Sprintf("No active Live session found with id '%s'.", id)}
 }
 
@@ -296,14 +297,14 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	if ls == nil {
 		return errLiveNotFound(id)
 	}
-	if f := s.faults.take(EndpointLiveAttach, ls.set.model, FaultSidebandNotFound); f != nil {
-		s.stats.fault(EndpointLiveAttach, f.Kind)
+	if f := s.faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandNotFound); f != nil {
+		s.stats.Fault(EndpointLiveAttach, f.Kind)
 		return errLiveNotFound(id)
 	}
 	dropAfter := -1
-	if f := s.faults.take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), FaultSidebandDrop)...); f != nil {
-		s.stats.fault(EndpointLiveAttach, f.Kind)
-		if f.Kind != FaultSidebandDrop {
+	if f := s.faults.Take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+		s.stats.Fault(EndpointLiveAttach, f.Kind)
+		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.responseFault(r.Context(), f, false)
 			return err
 		}
@@ -317,8 +318,8 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	conn.SetReadLimit(s.maxBody)
 	k := socketSink(conn, true)
 	k.dropAfter = dropAfter
-	if f := s.faults.take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
-		s.stats.fault(EndpointLiveAttach, f.Kind)
+	if f := s.faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
+		s.stats.Fault(EndpointLiveAttach, f.Kind)
 		k.cutAtClose = true
 	}
 	if !ls.join(k) {

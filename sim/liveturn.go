@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // handle acts on one client event and returns a close reason when it ends
@@ -43,7 +45,7 @@ func (ls *liveSession) record(ev *liveClientEvent, from *sink) {
 	ls.stats.update(func(s *LiveStats) { s.Applied = appendCapped(s.Applied, a) })
 }
 
-func (ls *liveSession) apply(ev *liveClientEvent) *APIError {
+func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
 	switch ev.Type {
 	case "session.update":
 		if ev.AckDelayMS != nil {
@@ -103,8 +105,8 @@ func (ls *liveSession) turn() (closeReason string) {
 	end := ls.clock.nowMS()
 	start := max(0, end-int64(float64(ls.cfg.TurnPackets*packetMS)*ls.clock.rate))
 	ls.stats.update(func(s *LiveStats) { s.Turns++ })
-	if f := ls.srv.faults.take(EndpointLiveSessions, ls.set.model, FaultContentFilter); f != nil {
-		ls.srv.stats.fault(EndpointLiveSessions, f.Kind)
+	if f := ls.srv.faults.Take(EndpointLiveSessions, ls.set.model, core.FaultContentFilter); f != nil {
+		ls.srv.stats.Fault(EndpointLiveSessions, f.Kind)
 		ls.hear(said, start, end)
 		return "content"
 	}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // EndpointModels is the endpoint name of GET /v1/models in stats.
@@ -102,7 +104,7 @@ func (l *lifecycle) retired(model string, now time.Time) bool {
 // model asks it, so a retired model fails the same way everywhere.
 func (s *Server) checkModel(model string) error {
 	if s.models != nil && !s.models[model] || s.life.retired(model, s.now()) {
-		return errModelNotFound(model)
+		return core.ErrModelNotFound(model)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // The organization Usage and Costs APIs (DESIGN §14), served from what the
@@ -95,32 +97,32 @@ func parseOrgQuery(q url.Values, maxLimit int, groups ...string) (orgQuery, erro
 	var o orgQuery
 	var err error
 	if o.start, err = strconv.ParseInt(q.Get("start_time"), 10, 64); err != nil || o.start < 0 {
-		return o, errInvalidRequest("start_time", "start_time must be Unix seconds.")
+		return o, core.ErrInvalidRequest("start_time", "start_time must be Unix seconds.")
 	}
 	o.end = math.MaxInt64 / 2
 	if s := q.Get("end_time"); s != "" {
 		if o.end, err = strconv.ParseInt(s, 10, 64); err != nil || o.end <= o.start {
-			return o, errInvalidRequest("end_time", "end_time must be Unix seconds after start_time.")
+			return o, core.ErrInvalidRequest("end_time", "end_time must be Unix seconds after start_time.")
 		}
 	}
 	if p := q.Get("page"); p != "" {
 		if o.start, err = strconv.ParseInt(p, 10, 64); err != nil {
-			return o, errInvalidRequest("page", "page is not a cursor this API gave.")
+			return o, core.ErrInvalidRequest("page", "page is not a cursor this API gave.")
 		}
 	}
 	if w := q.Get("bucket_width"); w != "" && w != "1d" {
-		return o, errInvalidValue("bucket_width", "The simulator serves bucket_width 1d.")
+		return o, core.ErrInvalidValue("bucket_width", "The simulator serves bucket_width 1d.")
 	}
 	o.limit = 7
 	if s := q.Get("limit"); s != "" {
 		if o.limit, err = strconv.Atoi(s); err != nil || o.limit < 1 || o.limit > maxLimit {
-			return o, errInvalidRequest("limit", "limit must be from 1 to "+strconv.Itoa(maxLimit)+".")
+			return o, core.ErrInvalidRequest("limit", "limit must be from 1 to "+strconv.Itoa(maxLimit)+".")
 		}
 	}
 	o.groupBy = append(q["group_by[]"], q["group_by"]...)
 	for _, g := range o.groupBy {
 		if !slices.Contains(groups, g) {
-			return o, errInvalidValue("group_by", "The simulator groups by "+groups[0]+" only.")
+			return o, core.ErrInvalidValue("group_by", "The simulator groups by "+groups[0]+" only.")
 		}
 	}
 	return o, nil

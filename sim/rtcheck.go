@@ -3,21 +3,23 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // checkSession refuses a session object (from client_secrets, a call's
 // session part or session.update) the way the real API does: by parameter,
 // with param naming the field. A property the GA schema does not define is
 // refused (unknown_parameter).
-func checkSession(m map[string]any, param string) *APIError {
+func checkSession(m map[string]any, param string) *core.APIError {
 	typ, ok := m["type"]
 	switch {
 	case !ok:
-		return errMissingParam(param + ".type")
+		return core.ErrMissingParam(param + ".type")
 	case typ == "transcription":
-		return errInvalidValue(param+".type", "Invalid value: 'transcription'. The simulator supports only 'realtime' sessions.")
+		return core.ErrInvalidValue(param+".type", "Invalid value: 'transcription'. The simulator supports only 'realtime' sessions.")
 	case typ != "realtime":
-		return errInvalidValue(param+".type", fmt.Sprintf("Invalid value: %s. Supported values are: 'realtime' and 'transcription'.", quoteJSON(typ)))
+		return core.ErrInvalidValue(param+".type", fmt.Sprintf("Invalid value: %s. Supported values are: 'realtime' and 'transcription'.", quoteJSON(typ)))
 	}
 	if err := checkFields(m, sessionFields(), param); err != nil {
 		return err
@@ -36,7 +38,7 @@ func checkSession(m map[string]any, param string) *APIError {
 	if raw, ok := m["tool_choice"]; ok {
 		b, _ := json.Marshal(raw)
 		if _, err := parseRealtimeToolChoice(b); err != nil {
-			return errInvalidValue(param+".tool_choice", "Invalid value for 'tool_choice': "+err.Error())
+			return core.ErrInvalidValue(param+".tool_choice", "Invalid value for 'tool_choice': "+err.Error())
 		}
 	}
 	if err := checkMaxOutput(m, param); err != nil {
@@ -46,62 +48,62 @@ func checkSession(m map[string]any, param string) *APIError {
 }
 
 // checkResponseParams checks response.create's parameters.
-func checkResponseParams(m map[string]any) *APIError {
+func checkResponseParams(m map[string]any) *core.APIError {
 	if err := checkFields(m, responseFields(), "response"); err != nil {
 		return err
 	}
 	return checkMaxOutput(m, "response")
 }
 
-func checkMaxOutput(m map[string]any, param string) *APIError {
+func checkMaxOutput(m map[string]any, param string) *core.APIError {
 	if v, ok := m["max_output_tokens"]; ok && v != "inf" {
 		n, isNum := v.(float64)
 		if !isNum || n != float64(int(n)) || n < 1 || n > 4096 {
-			return errInvalidValue(param+".max_output_tokens", "Invalid 'max_output_tokens': expected an integer between 1 and 4096, or 'inf'.")
+			return core.ErrInvalidValue(param+".max_output_tokens", "Invalid 'max_output_tokens': expected an integer between 1 and 4096, or 'inf'.")
 		}
 	}
 	return nil
 }
 
-func checkModalities(m map[string]any, param string) *APIError {
+func checkModalities(m map[string]any, param string) *core.APIError {
 	raw, ok := m["output_modalities"]
 	if !ok {
 		return nil
 	}
 	list, isList := raw.([]any)
 	if !isList {
-		return errInvalidType(param+".output_modalities", "an array", kindOf(raw))
+		return core.ErrInvalidType(param+".output_modalities", "an array", kindOf(raw))
 	}
 	if len(list) != 1 || (list[0] != "audio" && list[0] != "text") {
-		return errInvalidValue(param+".output_modalities", "Invalid 'output_modalities': expected exactly one of 'audio' or 'text'.")
+		return core.ErrInvalidValue(param+".output_modalities", "Invalid 'output_modalities': expected exactly one of 'audio' or 'text'.")
 	}
 	return nil
 }
 
-func checkSessionTools(m map[string]any, param string) *APIError {
+func checkSessionTools(m map[string]any, param string) *core.APIError {
 	raw, ok := m["tools"]
 	if !ok {
 		return nil
 	}
 	list, isList := raw.([]any)
 	if !isList {
-		return errInvalidType(param+".tools", "an array", kindOf(raw))
+		return core.ErrInvalidType(param+".tools", "an array", kindOf(raw))
 	}
 	for i, t := range list {
 		p := fmt.Sprintf("%s.tools[%d]", param, i)
 		tool, isObj := t.(map[string]any)
 		if !isObj {
-			return errInvalidType(p, "an object", kindOf(t))
+			return core.ErrInvalidType(p, "an object", kindOf(t))
 		}
 		if tool["type"] != "function" {
-			return errInvalidValue(p+".type", fmt.Sprintf("Invalid value: %s. The simulator supports only 'function' tools.", quoteJSON(tool["type"])))
+			return core.ErrInvalidValue(p+".type", fmt.Sprintf("Invalid value: %s. The simulator supports only 'function' tools.", quoteJSON(tool["type"])))
 		}
 		name, _ := tool["name"].(string)
 		if name == "" {
-			return errMissingParam(p + ".name")
+			return core.ErrMissingParam(p + ".name")
 		}
 		if !toolNamePattern.MatchString(name) {
-			return errInvalidValue(p+".name", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+			return core.ErrInvalidValue(p+".name", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
 		}
 		if err := wantType[map[string]any](tool, "parameters", p); err != nil {
 			return err
@@ -110,7 +112,7 @@ func checkSessionTools(m map[string]any, param string) *APIError {
 	return nil
 }
 
-func checkAudio(m map[string]any, param string) *APIError {
+func checkAudio(m map[string]any, param string) *core.APIError {
 	if err := wantType[map[string]any](m, "audio", param); err != nil {
 		return err
 	}
@@ -134,14 +136,14 @@ func checkAudio(m map[string]any, param string) *APIError {
 	}
 	if td, ok := in["turn_detection"].(map[string]any); ok {
 		if t := td["type"]; t != "server_vad" && t != "semantic_vad" {
-			return errInvalidValue(param+".audio.input.turn_detection.type", fmt.Sprintf("Invalid value: %s. Supported values are: 'server_vad' and 'semantic_vad'.", quoteJSON(t)))
+			return core.ErrInvalidValue(param+".audio.input.turn_detection.type", fmt.Sprintf("Invalid value: %s. Supported values are: 'server_vad' and 'semantic_vad'.", quoteJSON(t)))
 		}
 	}
 	return nil
 }
 
 // wantType checks that m[key], when present, has Go type T once decoded.
-func wantType[T any](m map[string]any, key, param string) *APIError {
+func wantType[T any](m map[string]any, key, param string) *core.APIError {
 	v, ok := m[key]
 	if !ok {
 		return nil
@@ -154,7 +156,7 @@ func wantType[T any](m map[string]any, key, param string) *APIError {
 	if _, isMap := any(zero).(map[string]any); isMap {
 		want = "an object"
 	}
-	return errInvalidType(param+"."+key, want, kindOf(v))
+	return core.ErrInvalidType(param+"."+key, want, kindOf(v))
 }
 
 // kindOf names the JSON type of a decoded value for error messages.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // clientEvent is a Realtime client event, decoded and checked. Only the
@@ -52,12 +54,12 @@ type wireClientEvent struct {
 // decodeClientEvent parses one client event. On refusal it returns the
 // error to send back as an `error` event, and whatever event_id it could
 // read, so the client can match the error to its event.
-func decodeClientEvent(data []byte) (*clientEvent, *APIError) {
+func decodeClientEvent(data []byte) (*clientEvent, *core.APIError) {
 	var w wireClientEvent
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&w); err != nil {
 		ev := &clientEvent{}
-		if apiErr, ok := jsonError(err, "").(*APIError); ok && apiErr.Code == "invalid_type" {
+		if apiErr, ok := core.JSONError(err, "").(*core.APIError); ok && apiErr.Code == "invalid_type" {
 			var id struct {
 				EventID string `json:"event_id"`
 			}
@@ -73,10 +75,10 @@ func decodeClientEvent(data []byte) (*clientEvent, *APIError) {
 	ev := &clientEvent{EventID: w.EventID, PreviousItemID: w.PreviousItemID, ItemID: w.ItemID,
 		ContentIndex: w.ContentIndex, AudioEndMS: w.AudioEndMS}
 	if w.Type == nil {
-		return ev, &APIError{Status: 400, Type: "invalid_request_error", Code: "invalid_event", Message: "The 'type' field is missing."}
+		return ev, &core.APIError{Status: 400, Type: "invalid_request_error", Code: "invalid_event", Message: "The 'type' field is missing."}
 	}
 	ev.Type = *w.Type
-	var err *APIError
+	var err *core.APIError
 	switch ev.Type {
 	case "session.update":
 		ev.Session, err = decodeObject(w.Session, "session", true)
@@ -90,7 +92,7 @@ func decodeClientEvent(data []byte) (*clientEvent, *APIError) {
 	case "conversation.item.truncate":
 		err = needItemID(ev)
 		if err == nil && (ev.ContentIndex < 0 || ev.AudioEndMS < 0) {
-			err = errInvalidValue("audio_end_ms", "Invalid 'audio_end_ms': must not be negative.")
+			err = core.ErrInvalidValue("audio_end_ms", "Invalid 'audio_end_ms': must not be negative.")
 		}
 	case "input_audio_buffer.append":
 		err = decodeAudio(w.Audio, ev)
@@ -100,47 +102,47 @@ func decodeClientEvent(data []byte) (*clientEvent, *APIError) {
 		}
 	case "input_audio_buffer.commit", "input_audio_buffer.clear", "response.cancel", "output_audio_buffer.clear":
 	default:
-		err = errInvalidValue("type", fmt.Sprintf("Invalid value: '%s'. Supported values are: '%s'.",
+		err = core.ErrInvalidValue("type", fmt.Sprintf("Invalid value: '%s'. Supported values are: '%s'.",
 			ev.Type, strings.Join(clientEventTypes(), "', '")))
 	}
 	return ev, err
 }
 
-func errInvalidEventJSON(err error) *APIError {
-	return &APIError{Status: 400, Type: "invalid_request_error", Code: "invalid_json",
+func errInvalidEventJSON(err error) *core.APIError {
+	return &core.APIError{Status: 400, Type: "invalid_request_error", Code: "invalid_json",
 		Message: "Invalid JSON: the event could not be parsed (" + err.Error() + ")."}
 }
 
 // decodeObject decodes an object-valued field; absent is an error only when
 // required.
-func decodeObject(raw json.RawMessage, param string, required bool) (map[string]any, *APIError) {
+func decodeObject(raw json.RawMessage, param string, required bool) (map[string]any, *core.APIError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		if required {
-			return nil, errMissingParam(param)
+			return nil, core.ErrMissingParam(param)
 		}
 		return nil, nil
 	}
 	var m map[string]any
 	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
-		return nil, errInvalidType(param, "an object", jsonKind(raw))
+		return nil, core.ErrInvalidType(param, "an object", core.JSONKind(raw))
 	}
 	return m, nil
 }
 
-func needItemID(ev *clientEvent) *APIError {
+func needItemID(ev *clientEvent) *core.APIError {
 	if ev.ItemID == "" {
-		return errMissingParam("item_id")
+		return core.ErrMissingParam("item_id")
 	}
 	return nil
 }
 
-func decodeAudio(audio *string, ev *clientEvent) *APIError {
+func decodeAudio(audio *string, ev *clientEvent) *core.APIError {
 	if audio == nil {
-		return errMissingParam("audio")
+		return core.ErrMissingParam("audio")
 	}
 	n, err := base64.StdEncoding.DecodeString(*audio)
 	if err != nil {
-		return errInvalidValue("audio", "Invalid 'audio': expected base64-encoded audio bytes.")
+		return core.ErrInvalidValue("audio", "Invalid 'audio': expected base64-encoded audio bytes.")
 	}
 	ev.AudioBytes = len(n)
 	return nil
@@ -164,16 +166,16 @@ type wireItem struct {
 
 // decodeItem checks a conversation.item.create item and renders it as the
 // server will echo it.
-func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
+func decodeItem(raw json.RawMessage) (*rtItem, string, *core.APIError) {
 	if _, err := decodeObject(raw, "item", true); err != nil {
 		return nil, "", err
 	}
 	var w wireItem
 	if err := json.Unmarshal(raw, &w); err != nil {
-		if e, ok := jsonError(err, "item").(*APIError); ok {
+		if e, ok := core.JSONError(err, "item").(*core.APIError); ok {
 			return nil, "", e
 		}
-		return nil, "", errInvalidType("item", "an object", jsonKind(raw))
+		return nil, "", core.ErrInvalidType("item", "an object", core.JSONKind(raw))
 	}
 	it := &rtItem{ID: w.ID, Object: "realtime.item", Type: w.Type, Status: "completed"}
 	if it.ID == "" {
@@ -185,13 +187,13 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 		parts, ok := map[string][]string{"user": {"input_text", "input_audio", "input_image"},
 			"system": {"input_text"}, "assistant": {"output_text", "output_audio"}}[w.Role]
 		if !ok {
-			return nil, "", errInvalidValue("item.role", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'user', 'system' and 'assistant'.", w.Role))
+			return nil, "", core.ErrInvalidValue("item.role", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'user', 'system' and 'assistant'.", w.Role))
 		}
 		it.Role = w.Role
 		it.Content = []rtContent{}
 		for i, c := range w.Content {
 			if !contains(parts, c.Type) {
-				return nil, "", errInvalidValue(fmt.Sprintf("item.content[%d].type", i),
+				return nil, "", core.ErrInvalidValue(fmt.Sprintf("item.content[%d].type", i),
 					fmt.Sprintf("Invalid value: '%s'. Supported values are: '%s'.", c.Type, strings.Join(parts, "', '")))
 			}
 			part := rtContent{Type: c.Type}
@@ -207,21 +209,21 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 		}
 	case "function_call_output":
 		if w.CallID == "" {
-			return nil, "", errMissingParam("item.call_id")
+			return nil, "", core.ErrMissingParam("item.call_id")
 		}
 		if err := checkCallID(w.CallID); err != nil {
 			return nil, "", err
 		}
 		if w.Output == nil {
-			return nil, "", errMissingParam("item.output")
+			return nil, "", core.ErrMissingParam("item.output")
 		}
 		it.CallID, it.Output = w.CallID, w.Output
 	case "function_call":
 		if w.Name == "" {
-			return nil, "", errMissingParam("item.name")
+			return nil, "", core.ErrMissingParam("item.name")
 		}
 		if w.Arguments == nil {
-			return nil, "", errMissingParam("item.arguments")
+			return nil, "", core.ErrMissingParam("item.arguments")
 		}
 		it.CallID, it.Name, it.Arguments = w.CallID, w.Name, w.Arguments
 		if it.CallID == "" {
@@ -230,9 +232,9 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 			return nil, "", err
 		}
 	case "":
-		return nil, "", errMissingParam("item.type")
+		return nil, "", core.ErrMissingParam("item.type")
 	default:
-		return nil, "", errInvalidValue("item.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'message', 'function_call' and 'function_call_output'.", w.Type))
+		return nil, "", core.ErrInvalidValue("item.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'message', 'function_call' and 'function_call_output'.", w.Type))
 	}
 	return it, text.String(), nil
 }
@@ -240,9 +242,9 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *APIError) {
 // callIDPattern is what the API accepts as a function call id.
 var callIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
-func checkCallID(id string) *APIError {
+func checkCallID(id string) *core.APIError {
 	if callIDPattern.MatchString(id) {
 		return nil
 	}
-	return errInvalidValue("item.call_id", "Invalid 'item.call_id': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.")
+	return core.ErrInvalidValue("item.call_id", "Invalid 'item.call_id': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.")
 }

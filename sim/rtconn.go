@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // rtSession is one Realtime session: a WebRTC call's, or a WebSocket's. One
@@ -271,7 +273,7 @@ func (ss *rtSession) handle(in inEvent) {
 	}
 }
 
-func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
+func (ss *rtSession) apply(ev *clientEvent, from *sink) *core.APIError {
 	switch ev.Type {
 	case "session.update":
 		if err := ss.checkVoice(ev.Session); err != nil {
@@ -307,7 +309,7 @@ func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 		ss.addAudio(ev.AudioBytes / 48) // PCM16 mono at 24 kHz
 	case "input_audio_buffer.commit":
 		if ss.bufferedMS < 100 {
-			return &APIError{Type: "invalid_request_error", Code: "input_audio_buffer_commit_empty",
+			return &core.APIError{Type: "invalid_request_error", Code: "input_audio_buffer_commit_empty",
 				Message: "Error committing input audio buffer: buffer too small. Expected at least 100ms of audio."}
 		}
 		ss.commit()
@@ -324,7 +326,7 @@ func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 		return ss.responseCreate(ev.Response)
 	case "response.cancel":
 		if ss.active == nil {
-			return &APIError{Type: "invalid_request_error", Code: "response_cancel_not_active",
+			return &core.APIError{Type: "invalid_request_error", Code: "response_cancel_not_active",
 				Message: "Cancellation failed: no active response found."}
 		}
 		ss.cancelResponse("client_cancelled")
@@ -332,11 +334,11 @@ func (ss *rtSession) apply(ev *clientEvent, from *sink) *APIError {
 	return nil
 }
 
-func errSessionExpired(limit time.Duration) *APIError {
+func errSessionExpired(limit time.Duration) *core.APIError {
 	d := limit.String()
 	if limit%time.Minute == 0 {
 		d = fmt.Sprintf("%d minutes", int(limit/time.Minute))
 	}
-	return &APIError{Type: "invalid_request_error", Code: "session_expired",
+	return &core.APIError{Type: "invalid_request_error", Code: "session_expired",
 		Message: "Your session hit the maximum duration of " + d + "."}
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/voxgate/voxgate/sim/core"
+)
 
 // Wire shapes of Realtime server events. One flat struct covers every event:
 // each constructor sets exactly the fields its event type requires (pointers
@@ -175,7 +179,7 @@ func optional(s string) *string {
 	return &s
 }
 
-func errorEvent(e *APIError, clientEventID string) *rtEvent {
+func errorEvent(e *core.APIError, clientEventID string) *rtEvent {
 	ev := newEvent("error")
 	ev.Error = &rtError{Type: e.Type, Code: optional(e.Code), Message: e.Message, Param: optional(e.Param),
 		EventID: optional(clientEventID)}

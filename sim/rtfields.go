@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // The GA Realtime API refuses any property its schemas do not define, so a
@@ -101,7 +103,7 @@ func clientSecretFields() fieldSet {
 // checkFields refuses the first property of v that set does not define,
 // naming its path from param, as the API's unknown_parameter error does.
 // Keys are visited in sorted order, so the error is deterministic.
-func checkFields(v any, set fieldSet, param string) *APIError {
+func checkFields(v any, set fieldSet, param string) *core.APIError {
 	switch v := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(v))
@@ -136,8 +138,8 @@ func checkFields(v any, set fieldSet, param string) *APIError {
 	return nil
 }
 
-func errUnknownParam(param string) *APIError {
-	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Code: "unknown_parameter",
+func errUnknownParam(param string) *core.APIError {
+	return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Code: "unknown_parameter",
 		Message: fmt.Sprintf("Unknown parameter: '%s'.", param)}
 }
 
@@ -157,7 +159,7 @@ func wantsBeta(r *http.Request) bool {
 	return false
 }
 
-func errBetaShape() *APIError {
-	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "beta_api_shape_disabled",
+func errBetaShape() *core.APIError {
+	return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "beta_api_shape_disabled",
 		Message: "The beta Realtime API shape is not supported for this model. Remove the 'OpenAI-Beta: realtime=v1' header to use the GA interface."}
 }

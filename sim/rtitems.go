@@ -1,12 +1,16 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/voxgate/voxgate/sim/core"
+)
 
 // Conversation items: what clients create, retrieve, delete and truncate,
 // kept in order in rtSession.items.
 
-func errNoItem(id string) *APIError {
-	return &APIError{Type: "invalid_request_error", Code: "item_not_found", Param: "item_id",
+func errNoItem(id string) *core.APIError {
+	return &core.APIError{Type: "invalid_request_error", Code: "item_not_found", Param: "item_id",
 		Message: "Item with item_id not found: " + id}
 }
 
@@ -19,10 +23,10 @@ func (ss *rtSession) find(id string) int {
 	return -1
 }
 
-func (ss *rtSession) createItem(ev *clientEvent, from *sink) *APIError {
+func (ss *rtSession) createItem(ev *clientEvent, from *sink) *core.APIError {
 	it := *ev.Item
 	if ss.find(it.ID) >= 0 {
-		return errInvalidValue("item.id", "Item with id '"+it.ID+"' already exists.")
+		return core.ErrInvalidValue("item.id", "Item with id '"+it.ID+"' already exists.")
 	}
 	ci := convItem{item: it, textBytes: len(ev.ItemText)}
 	switch it.Type {
@@ -34,7 +38,7 @@ func (ss *rtSession) createItem(ev *clientEvent, from *sink) *APIError {
 		ci.textBytes = len(it.Name) + len(*it.Arguments)
 	case "function_call_output":
 		if !ss.hasCall(it.CallID) {
-			return &APIError{Type: "invalid_request_error", Code: "invalid_tool_call_id", Param: "item.call_id",
+			return &core.APIError{Type: "invalid_request_error", Code: "invalid_tool_call_id", Param: "item.call_id",
 				Message: fmt.Sprintf("Tool call ID '%s' not found in conversation.", it.CallID)}
 		}
 		ci.textBytes = len(*it.Output)
@@ -86,14 +90,14 @@ func (ss *rtSession) idBefore(at int) *string {
 	return ptr(ss.items[at-1].item.ID)
 }
 
-func (ss *rtSession) truncate(ev *clientEvent) *APIError {
+func (ss *rtSession) truncate(ev *clientEvent) *core.APIError {
 	i := ss.find(ev.ItemID)
 	if i < 0 {
 		return errNoItem(ev.ItemID)
 	}
 	ci := &ss.items[i]
 	if ci.item.Role != "assistant" || ci.audioTok == 0 {
-		return errInvalidValue("item_id", "Only assistant messages with audio can be truncated.")
+		return core.ErrInvalidValue("item_id", "Only assistant messages with audio can be truncated.")
 	}
 	ci.audioTok = min(ci.audioTok, audioOutTokens(ev.AudioEndMS))
 	out := newEvent("conversation.item.truncated")

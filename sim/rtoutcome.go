@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/voxgate/voxgate/sim/core"
+
 // How a response ends besides completed and cancelled: incomplete when it
 // hits max_output_tokens or the content filter (a fault) cuts it, failed
 // (a fault) with status_details.error. Both are decided when the response
@@ -9,7 +11,7 @@ package sim
 const (
 	// FaultResponseFailed makes a response fail before any output:
 	// status failed with status_details.error.
-	FaultResponseFailed FaultKind = "response_failed"
+	FaultResponseFailed core.FaultKind = "response_failed"
 )
 
 // outputLimit is the response's max_output_tokens: response.create's, else
@@ -27,13 +29,13 @@ func outputLimit(session sessionConfig, params map[string]any) int {
 
 // shape decides the response's outcome and cuts its reply to match.
 func (ss *rtSession) shape(a *activeResponse, limit int) {
-	if f := ss.srv.faults.take(ss.endpoint, ss.view.model, FaultContentFilter, FaultResponseFailed); f != nil {
-		ss.srv.stats.fault(ss.endpoint, f.Kind)
+	if f := ss.srv.faults.Take(ss.endpoint, ss.view.model, core.FaultContentFilter, FaultResponseFailed); f != nil {
+		ss.srv.stats.Fault(ss.endpoint, f.Kind)
 		switch f.Kind {
 		case FaultResponseFailed:
 			a.rep, a.audioMS, a.failed = reply{}, 0, true
 			return
-		case FaultContentFilter:
+		case core.FaultContentFilter:
 			a.rep.text = truncateUTF8(a.rep.text, len(a.rep.text)/2)
 			a.audioMS = a.audioMS / 2 / packetMS * packetMS
 			a.rep.calls, a.cut = nil, "content_filter"

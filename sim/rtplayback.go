@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
+)
 
 // Playback of a spoken reply over WebRTC. The API generates audio faster
 // than real time and buffers it on its side of the call, so the buffer
@@ -75,12 +79,12 @@ func (ss *rtSession) cutPlayback() {
 
 // clearOutput serves output_audio_buffer.clear (WebRTC only): the audio
 // stops; a response still generating goes on (response.cancel stops it).
-func (ss *rtSession) clearOutput() *APIError {
+func (ss *rtSession) clearOutput() *core.APIError {
 	if ss.call == nil {
-		return errInvalidValue("type", "output_audio_buffer.clear is only supported for WebRTC connections.")
+		return core.ErrInvalidValue("type", "output_audio_buffer.clear is only supported for WebRTC connections.")
 	}
 	if ss.playing == nil {
-		return &APIError{Type: "invalid_request_error", Code: "output_audio_buffer_empty", Message: "There is no output audio to clear."}
+		return &core.APIError{Type: "invalid_request_error", Code: "output_audio_buffer_empty", Message: "There is no output audio to clear."}
 	}
 	ss.cutPlayback()
 	return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // A response plays the script's reply: the message (transcript deltas and,
@@ -42,14 +44,14 @@ func (a *activeResponse) stopTimer() {
 	}
 }
 
-func (ss *rtSession) responseCreate(params map[string]any) *APIError {
+func (ss *rtSession) responseCreate(params map[string]any) *core.APIError {
 	if ss.active != nil {
 		ss.stats.update(func(s *CallStats) { s.RefusedResponseCreates++ })
-		return &APIError{Type: "invalid_request_error", Code: "conversation_already_has_active_response",
+		return &core.APIError{Type: "invalid_request_error", Code: "conversation_already_has_active_response",
 			Message: fmt.Sprintf("Conversation already has an active response in progress: %s. Wait until the response is finished before creating a new one.", ss.active.resp.ID)}
 	}
-	if f := ss.srv.faults.take(ss.endpoint, ss.view.model, FaultNoResponse); f != nil {
-		ss.srv.stats.fault(ss.endpoint, f.Kind)
+	if f := ss.srv.faults.Take(ss.endpoint, ss.view.model, core.FaultNoResponse); f != nil {
+		ss.srv.stats.Fault(ss.endpoint, f.Kind)
 		return nil // the fault: response.create is silently ignored
 	}
 	ss.stats.update(func(s *CallStats) { s.ResponseCreates++ })

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // sessionConfig is a Realtime session object kept as decoded JSON, so every
@@ -186,7 +188,7 @@ func parseRealtimeToolChoice(raw json.RawMessage) (toolChoice, error) {
 
 // checkVoice refuses a session.update that changes the voice once the
 // model has spoken: the API fixes it at the first audio.
-func (ss *rtSession) checkVoice(update map[string]any) *APIError {
+func (ss *rtSession) checkVoice(update map[string]any) *core.APIError {
 	audio, _ := update["audio"].(map[string]any)
 	out, _ := audio["output"].(map[string]any)
 	voice, ok := out["voice"]
@@ -198,6 +200,6 @@ func (ss *rtSession) checkVoice(update map[string]any) *APIError {
 	if quoteJSON(voice) == quoteJSON(haveOut["voice"]) {
 		return nil
 	}
-	return &APIError{Type: "invalid_request_error", Code: "cannot_update_voice", Param: "session.audio.output.voice",
+	return &core.APIError{Type: "invalid_request_error", Code: "cannot_update_voice", Param: "session.audio.output.voice",
 		Message: "Cannot update a conversation's voice if assistant audio is present."}
 }

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/voxgate/voxgate/sim/core"
+
 // Input audio transcription: conversation.item.input_audio_transcription
 // .delta events in Realtime.DeltaBytes pieces, then .completed with usage;
 // or .failed (the transcription_failed fault). Usage takes the duration
@@ -9,7 +11,7 @@ package sim
 // FaultTranscriptionFailed makes an input transcription fail: its item gets
 // conversation.item.input_audio_transcription.failed instead of deltas and
 // completed.
-const FaultTranscriptionFailed FaultKind = "transcription_failed"
+const FaultTranscriptionFailed core.FaultKind = "transcription_failed"
 
 // heldTranscript is a committed item whose transcription has not been sent.
 type heldTranscript struct {
@@ -28,8 +30,8 @@ func (ss *rtSession) flushTranscripts() {
 }
 
 func (ss *rtSession) transcribe(h heldTranscript) {
-	if f := ss.srv.faults.take(ss.endpoint, ss.view.model, FaultTranscriptionFailed); f != nil {
-		ss.srv.stats.fault(ss.endpoint, f.Kind)
+	if f := ss.srv.faults.Take(ss.endpoint, ss.view.model, FaultTranscriptionFailed); f != nil {
+		ss.srv.stats.Fault(ss.endpoint, f.Kind)
 		ev := newEvent("conversation.item.input_audio_transcription.failed")
 		ev.ItemID, ev.ContentIndex = h.itemID, ptr(0)
 		ev.Error = &rtError{Type: "transcription_error", Code: ptr("audio_unintelligible"),

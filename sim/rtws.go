@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // socketWriteTimeout bounds one event write; a socket stalled that long is
@@ -44,14 +45,14 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 			return errCallNotFound(id)
 		}
 		model = c.model
-		if f := s.faults.take(EndpointRealtime, model, FaultSidebandNotFound); f != nil {
-			s.stats.fault(EndpointRealtime, f.Kind)
+		if f := s.faults.Take(EndpointRealtime, model, FaultSidebandNotFound); f != nil {
+			s.stats.Fault(EndpointRealtime, f.Kind)
 			return errCallNotFound(id) // the call exists, but the API does not know it yet
 		}
 	} else {
 		if cfg == nil {
 			if q.Get("model") == "" {
-				return errMissingParam("model")
+				return core.ErrMissingParam("model")
 			}
 			cfg = newSessionConfig(&s.rt.cfg)
 		}
@@ -64,9 +65,9 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	dropAfter := -1
-	if f := s.faults.take(EndpointRealtime, model, append(httpFaultKinds(), FaultSidebandDrop)...); f != nil {
-		s.stats.fault(EndpointRealtime, f.Kind)
-		if f.Kind != FaultSidebandDrop {
+	if f := s.faults.Take(EndpointRealtime, model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+		s.stats.Fault(EndpointRealtime, f.Kind)
+		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.responseFault(r.Context(), f, false)
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // ephemeralPrefix marks client secrets. They authenticate Realtime calls and
@@ -55,9 +57,9 @@ func (st *secretStore) session(value string, now time.Time) (sessionConfig, erro
 	st.mu.Unlock()
 	switch {
 	case !ok:
-		return nil, errBadKey()
+		return nil, core.ErrBadKey()
 	case !now.Before(sec.expires):
-		return nil, &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+		return nil, &core.APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 			Message: "The ephemeral key (client secret) has expired. Mint a new one with POST /v1/realtime/client_secrets."}
 	}
 	return sec.session.clone(), nil
@@ -74,21 +76,21 @@ func (s *Server) authorizeRealtime(key string) (sessionConfig, error) {
 
 // requireAPIKey refuses a client secret where the API wants a standard key
 // (the sideband, hangup), unless Realtime.LaxAuth.
-func (s *Server) requireAPIKey(key, what string) *APIError {
+func (s *Server) requireAPIKey(key, what string) *core.APIError {
 	if s.rt.cfg.LaxAuth || !strings.HasPrefix(key, ephemeralPrefix) {
 		return nil
 	}
-	return &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+	return &core.APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 		Message: "A client secret (ephemeral key) cannot be used for " + what + ". Use a standard API key."}
 }
 
 // requireSecret refuses a standard key where the API wants a client secret
 // (an application/sdp offer), unless Realtime.LaxAuth.
-func (s *Server) requireSecret(key string) *APIError {
+func (s *Server) requireSecret(key string) *core.APIError {
 	if s.rt.cfg.LaxAuth || strings.HasPrefix(key, ephemeralPrefix) {
 		return nil
 	}
-	return &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
+	return &core.APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 		Message: "An application/sdp offer must be authenticated with a client secret (ephemeral key). With a standard API key, send multipart/form-data with 'sdp' and 'session'."}
 }
 
@@ -123,8 +125,8 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkModel(view.model); err != nil {
 		return err
 	}
-	if f := s.faults.take(EndpointRealtimeClientSecrets, view.model); f != nil {
-		s.stats.fault(EndpointRealtimeClientSecrets, f.Kind)
+	if f := s.faults.Take(EndpointRealtimeClientSecrets, view.model); f != nil {
+		s.stats.Fault(EndpointRealtimeClientSecrets, f.Kind)
 		if _, err := s.responseFault(r.Context(), f, false); err != nil {
 			return err
 		}
@@ -143,11 +145,11 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
-		return 0, nil, errInvalidJSON()
+		return 0, nil, core.ErrInvalidJSON()
 	}
 	var req mintRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return 0, nil, jsonError(err, "")
+		return 0, nil, core.JSONError(err, "")
 	}
 	var whole map[string]any
 	if err := json.Unmarshal(body, &whole); err == nil {
@@ -158,16 +160,16 @@ func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	ttl := defaultSecretTTL
 	if ea := req.ExpiresAfter; ea != nil {
 		if ea.Anchor != nil && *ea.Anchor != "created_at" {
-			return 0, nil, errInvalidValue("expires_after.anchor", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'created_at'.", *ea.Anchor))
+			return 0, nil, core.ErrInvalidValue("expires_after.anchor", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'created_at'.", *ea.Anchor))
 		}
 		if sec := ea.Seconds; sec != nil {
 			switch {
 			case *sec != float64(int(*sec)):
-				return 0, nil, errInvalidType("expires_after.seconds", "an integer", "a number")
+				return 0, nil, core.ErrInvalidType("expires_after.seconds", "an integer", "a number")
 			case *sec < minSecretTTL:
-				return 0, nil, errInvalidValue("expires_after.seconds", fmt.Sprintf("Invalid 'expires_after.seconds': integer below minimum value. Expected a value >= %d, but got %d instead.", minSecretTTL, int(*sec)))
+				return 0, nil, core.ErrInvalidValue("expires_after.seconds", fmt.Sprintf("Invalid 'expires_after.seconds': integer below minimum value. Expected a value >= %d, but got %d instead.", minSecretTTL, int(*sec)))
 			case *sec > maxSecretTTL:
-				return 0, nil, errInvalidValue("expires_after.seconds", fmt.Sprintf("Invalid 'expires_after.seconds': integer above maximum value. Expected a value <= %d, but got %d instead.", maxSecretTTL, int(*sec)))
+				return 0, nil, core.ErrInvalidValue("expires_after.seconds", fmt.Sprintf("Invalid 'expires_after.seconds': integer above maximum value. Expected a value <= %d, but got %d instead.", maxSecretTTL, int(*sec)))
 			}
 			ttl = int(*sec)
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // EndpointChatCompletions is the endpoint name of POST /v1/chat/completions
@@ -18,10 +20,10 @@ import (
 const EndpointChatCompletions = "/v1/chat/completions"
 
 // chatFaultKinds are the faults the chat endpoint can serve.
-func chatFaultKinds() []FaultKind {
-	return []FaultKind{FaultRateLimit, FaultQuota, FaultServerError, FaultUnavailable, FaultTimeout,
-		FaultMalformedJSON, FaultCutStream, FaultSlowDrip, FaultStreamError,
-		FaultContextLength, FaultContentFilter, FaultReset, FaultNoDone, FaultSlowStart}
+func chatFaultKinds() []core.FaultKind {
+	return []core.FaultKind{core.FaultRateLimit, core.FaultQuota, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout,
+		core.FaultMalformedJSON, core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError,
+		core.FaultContextLength, core.FaultContentFilter, core.FaultReset, core.FaultNoDone, core.FaultSlowStart}
 }
 
 // Server is an OpenAI-compatible simulator. It is an http.Handler; mount it
@@ -34,11 +36,11 @@ type Server struct {
 	life     lifecycle
 	script   *compiledScript
 	chat     *chatState
-	faults   *injector
+	faults   *core.Injector
 	rt       *realtimeState
 	live     *liveState
 	clock    func() time.Time
-	stats    *statsBook
+	stats    *core.StatsBook
 	org      *orgBook
 	mux      *http.ServeMux
 	log      *slog.Logger
@@ -77,8 +79,8 @@ func New(cfg Config) (*Server, error) {
 		life:    newLifecycle(&cfg),
 		script:  script,
 		chat:    newChatState(cfg.Models, cfg.Chat),
-		faults:  newInjector(kinds, cfg.Seed),
-		stats:   newStatsBook(endpoints),
+		faults:  core.NewInjector(kinds, cfg.Seed),
+		stats:   core.NewStatsBook(endpoints),
 		org:     newOrgBook(),
 		rt:      rt,
 		live:    newLiveState(cfg.Live, rt.cfg.Heard),
@@ -94,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 		s.maxBody = defaultMaxBodyBytes
 	}
 	for i, f := range cfg.Faults {
-		if _, err := s.faults.add(f); err != nil {
+		if _, err := s.faults.Add(f); err != nil {
 			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
 		}
 	}
@@ -130,7 +132,7 @@ func (s *Server) routes() *http.ServeMux {
 	// Everything else answers like the real API does for an unknown route.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", newRequestID())
-		writeAPIError(w, errInvalidURL(r.Method, r.URL.Path))
+		core.WriteAPIError(w, core.ErrInvalidURL(r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -150,20 +152,20 @@ func (s *Server) Close() error {
 }
 
 // Stats returns the per-endpoint counters, as GET /sim/stats does.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() core.Stats { return s.stats.Snapshot() }
 
 // ResetStats zeroes the counters, as DELETE /sim/stats does.
-func (s *Server) ResetStats() { s.stats.reset() }
+func (s *Server) ResetStats() { s.stats.Reset() }
 
 // AddFault installs a fault, as POST /sim/faults does, and returns it with
 // its ID and defaults filled in.
-func (s *Server) AddFault(f Fault) (Fault, error) { return s.faults.add(f) }
+func (s *Server) AddFault(f core.Fault) (core.Fault, error) { return s.faults.Add(f) }
 
 // Faults lists the active faults.
-func (s *Server) Faults() []Fault { return s.faults.list() }
+func (s *Server) Faults() []core.Fault { return s.faults.List() }
 
 // ClearFaults removes every fault, as DELETE /sim/faults does.
-func (s *Server) ClearFaults() { s.faults.clear() }
+func (s *Server) ClearFaults() { s.faults.Clear() }
 
 // handler is an endpoint body. Errors before the response starts are
 // returned (an *APIError is written as is, anything else as a 500);
@@ -174,22 +176,22 @@ type handler func(w http.ResponseWriter, r *http.Request) error
 func (s *Server) endpoint(name string, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		s.stats.begin(name)
-		defer s.stats.end(name)
+		s.stats.Begin(name)
+		defer s.stats.End(name)
 		// The real API names every answer, errors included, so a failure
 		// can be reported by its id.
 		w.Header().Set("X-Request-Id", newRequestID())
 		err := h(w, r)
-		var apiErr *APIError
+		var apiErr *core.APIError
 		switch {
-		case err == nil, errors.Is(err, errServerClosed):
-		case errors.Is(err, errClientGone):
-			s.stats.cancelled(name, start)
+		case err == nil, errors.Is(err, core.ErrServerClosed):
+		case errors.Is(err, core.ErrClientGone):
+			s.stats.Cancelled(name, start)
 		case errors.As(err, &apiErr):
-			writeAPIError(w, apiErr)
+			core.WriteAPIError(w, apiErr)
 		default:
 			s.log.ErrorContext(r.Context(), "sim: request failed", "endpoint", name, "err", err)
-			writeAPIError(w, errServer())
+			core.WriteAPIError(w, core.ErrServer())
 		}
 	})
 }
@@ -200,10 +202,10 @@ func (s *Server) authorize(r *http.Request) error { return s.checkKey(bearer(r))
 // checkKey checks an API key; ephemeral keys are checked by authorizeRealtime.
 func (s *Server) checkKey(key string) error {
 	if key == "" {
-		return errNoKey()
+		return core.ErrNoKey()
 	}
 	if len(s.keys) > 0 && !s.keys[key] || strings.HasPrefix(key, ephemeralPrefix) {
-		return errBadKey()
+		return core.ErrBadKey()
 	}
 	return nil
 }
@@ -227,9 +229,9 @@ func (s *Server) readBodyLimit(w http.ResponseWriter, r *http.Request, limit int
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, errTooLarge(limit)
+		return nil, core.ErrTooLarge(limit)
 	case err != nil:
-		return nil, errClientGone
+		return nil, core.ErrClientGone
 	}
 	return body, nil
 }
@@ -238,7 +240,7 @@ func (s *Server) readBodyLimit(w http.ResponseWriter, r *http.Request, limit int
 func (s *Server) wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		if ctx.Err() != nil {
-			return errClientGone
+			return core.ErrClientGone
 		}
 		return nil
 	}
@@ -248,9 +250,9 @@ func (s *Server) wait(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return errClientGone
+		return core.ErrClientGone
 	case <-s.done:
-		return errServerClosed
+		return core.ErrServerClosed
 	}
 }
 
@@ -258,9 +260,9 @@ func (s *Server) wait(ctx context.Context, d time.Duration) error {
 func (s *Server) hang(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
-		return errClientGone
+		return core.ErrClientGone
 	case <-s.done:
-		return errServerClosed
+		return core.ErrServerClosed
 	}
 }
 

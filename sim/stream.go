@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // step is one stream chunk before rendering, with the tokens it carries
@@ -97,7 +99,7 @@ func pieces(s string, n int) iter.Seq[string] {
 
 // streamCompletion sends c as server-sent events, paced by the latency
 // config, applying a stream fault when one was drawn.
-func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, req *chatRequest, c *completion, f *Fault) error {
+func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, req *chatRequest, c *completion, f *core.Fault) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -109,11 +111,11 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 	ttft := s.ttft(req.Model)
 	if f != nil {
 		switch f.Kind {
-		case FaultCutStream, FaultTimeout, FaultMalformedJSON, FaultStreamError, FaultContentFilter:
+		case core.FaultCutStream, core.FaultTimeout, core.FaultMalformedJSON, core.FaultStreamError, core.FaultContentFilter:
 			strikeAt = f.AfterChunks
-		case FaultSlowDrip:
+		case core.FaultSlowDrip:
 			drip = time.Duration(f.IntervalMS) * time.Millisecond
-		case FaultSlowStart:
+		case core.FaultSlowStart:
 			ttft = time.Duration(f.IntervalMS) * time.Millisecond
 		}
 	}
@@ -144,7 +146,7 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 	if strikeAt >= sent {
 		return s.strike(ctx, sw, req, f, c)
 	}
-	if f != nil && f.Kind == FaultNoDone {
+	if f != nil && f.Kind == core.FaultNoDone {
 		// The body ends in order, the usage sent, but no end marker.
 		return nil
 	}
@@ -152,25 +154,25 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 }
 
 // strike applies a stream fault at the current position.
-func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f *Fault, c *completion) error {
+func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f *core.Fault, c *completion) error {
 	switch f.Kind {
-	case FaultCutStream:
+	case core.FaultCutStream:
 		sw.flush()
 		// Aborting the handler drops the connection without the final
 		// chunk of the HTTP body: the client sees an unexpected EOF, not a
 		// clean end without [DONE].
 		panic(http.ErrAbortHandler)
-	case FaultTimeout:
+	case core.FaultTimeout:
 		sw.flush()
 		return s.hang(ctx)
-	case FaultContentFilter:
+	case core.FaultContentFilter:
 		// The safety system stops the answer where it stands: the finish
 		// reason says so, and the usage and the end follow as usual.
 		return s.filtered(sw, req, c)
-	case FaultStreamError:
+	case core.FaultStreamError:
 		// The status is already 200, so the failure travels as an event in
 		// the error body's shape, and the stream ends without [DONE].
-		body, _ := errServer().MarshalJSON() // cannot fail: strings only
+		body, _ := core.ErrServer().MarshalJSON() // cannot fail: strings only
 		return sw.raw(string(body))
 	default: // FaultMalformedJSON
 		chunk, _ := json.Marshal(chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
@@ -239,10 +241,10 @@ func (sw *sseWriter) raw(data string) error {
 	sw.buf = append(sw.buf, data...)
 	sw.buf = append(sw.buf, "\n\n"...)
 	if _, err := sw.w.Write(sw.buf); err != nil {
-		return errClientGone
+		return core.ErrClientGone
 	}
 	if err := sw.rc.Flush(); err != nil {
-		return errClientGone
+		return core.ErrClientGone
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package sim
+package core
 
 import (
 	"encoding/json"
@@ -9,10 +9,10 @@ import (
 
 // jsonError maps an encoding/json error to the API's error: a type mismatch
 // names the parameter, anything else is unparseable JSON.
-func jsonError(err error, prefix string) error {
+func JSONError(err error, prefix string) error {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) || (te.Field == "" && prefix == "") {
-		return errInvalidJSON()
+		return ErrInvalidJSON()
 	}
 	param := te.Field
 	switch {
@@ -26,7 +26,7 @@ func jsonError(err error, prefix string) error {
 	if strings.HasPrefix(got, "number") {
 		got = "number"
 	}
-	return errInvalidType(param, goKindName(te.Type), article(got))
+	return ErrInvalidType(param, goKindName(te.Type), article(got))
 }
 
 func goKindName(t reflect.Type) string {
@@ -64,7 +64,7 @@ func article(kind string) string {
 }
 
 // jsonKind names the JSON type of a raw value for error messages.
-func jsonKind(raw json.RawMessage) string {
+func JSONKind(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return "nothing"
 	}

@@ -1,4 +1,4 @@
-package sim
+package core
 
 import (
 	"sync"
@@ -29,7 +29,7 @@ type Stats struct {
 
 // statsBook keeps per-endpoint counters. The endpoint set is fixed at New,
 // so the map itself is read-only and only entries are locked.
-type statsBook struct {
+type StatsBook struct {
 	endpoints map[string]*endpointCounters
 }
 
@@ -38,15 +38,15 @@ type endpointCounters struct {
 	s  EndpointStats
 }
 
-func newStatsBook(endpoints []string) *statsBook {
-	b := &statsBook{endpoints: make(map[string]*endpointCounters, len(endpoints))}
+func NewStatsBook(endpoints []string) *StatsBook {
+	b := &StatsBook{endpoints: make(map[string]*endpointCounters, len(endpoints))}
 	for _, ep := range endpoints {
 		b.endpoints[ep] = &endpointCounters{s: EndpointStats{FaultsByKind: map[FaultKind]int64{}}}
 	}
 	return b
 }
 
-func (b *statsBook) update(endpoint string, fn func(*EndpointStats)) {
+func (b *StatsBook) update(endpoint string, fn func(*EndpointStats)) {
 	c := b.endpoints[endpoint]
 	if c == nil {
 		return
@@ -56,19 +56,19 @@ func (b *statsBook) update(endpoint string, fn func(*EndpointStats)) {
 	c.mu.Unlock()
 }
 
-func (b *statsBook) begin(endpoint string) {
+func (b *StatsBook) Begin(endpoint string) {
 	b.update(endpoint, func(s *EndpointStats) { s.Requests++; s.InFlight++ })
 }
 
-func (b *statsBook) end(endpoint string) {
+func (b *StatsBook) End(endpoint string) {
 	b.update(endpoint, func(s *EndpointStats) { s.InFlight-- })
 }
 
-func (b *statsBook) fault(endpoint string, k FaultKind) {
+func (b *StatsBook) Fault(endpoint string, k FaultKind) {
 	b.update(endpoint, func(s *EndpointStats) { s.FaultsServed++; s.FaultsByKind[k]++ })
 }
 
-func (b *statsBook) cancelled(endpoint string, started time.Time) {
+func (b *StatsBook) Cancelled(endpoint string, started time.Time) {
 	now := time.Now()
 	b.update(endpoint, func(s *EndpointStats) {
 		s.CancelledByClient++
@@ -77,7 +77,7 @@ func (b *statsBook) cancelled(endpoint string, started time.Time) {
 	})
 }
 
-func (b *statsBook) snapshot() Stats {
+func (b *StatsBook) Snapshot() Stats {
 	out := Stats{Endpoints: make(map[string]EndpointStats, len(b.endpoints))}
 	for ep, c := range b.endpoints {
 		c.mu.Lock()
@@ -93,7 +93,7 @@ func (b *statsBook) snapshot() Stats {
 }
 
 // reset zeroes the counters but keeps InFlight, which is still true.
-func (b *statsBook) reset() {
+func (b *StatsBook) Reset() {
 	for _, c := range b.endpoints {
 		c.mu.Lock()
 		c.s = EndpointStats{InFlight: c.s.InFlight, FaultsByKind: map[FaultKind]int64{}}

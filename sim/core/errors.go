@@ -1,4 +1,4 @@
-package sim
+package core
 
 import (
 	"encoding/json"
@@ -50,7 +50,7 @@ func (e *APIError) MarshalJSON() ([]byte, error) {
 	return json.Marshal(b)
 }
 
-func writeAPIError(w http.ResponseWriter, e *APIError) {
+func WriteAPIError(w http.ResponseWriter, e *APIError) {
 	body, _ := e.MarshalJSON() // cannot fail: strings and pointers only
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -64,73 +64,73 @@ func writeAPIError(w http.ResponseWriter, e *APIError) {
 // errClientGone and errServerClosed end a handler early. They are not
 // written to the client: it is gone, or the simulator is shutting down.
 var (
-	errClientGone   = errors.New("sim: client went away")
-	errServerClosed = errors.New("sim: server closed")
+	ErrClientGone   = errors.New("sim: client went away")
+	ErrServerClosed = errors.New("sim: server closed")
 )
 
 // The constructors below copy the real API's messages, types and codes so
 // that clients classify them as they would in production.
 
-func errInvalidJSON() *APIError {
+func ErrInvalidJSON() *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error",
 		Message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"}
 }
 
-func errMissingParam(param string) *APIError {
+func ErrMissingParam(param string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
 		Code: "missing_required_parameter", Message: fmt.Sprintf("Missing required parameter: '%s'.", param)}
 }
 
-func errInvalidType(param, want, got string) *APIError {
+func ErrInvalidType(param, want, got string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Code: "invalid_type",
 		Message: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, got)}
 }
 
-func errInvalidValue(param, msg string) *APIError {
+func ErrInvalidValue(param, msg string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
 		Code: "invalid_value", Message: msg}
 }
 
-func errInvalidRequest(param, msg string) *APIError {
+func ErrInvalidRequest(param, msg string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Message: msg}
 }
 
-func errTooLarge(limit int64) *APIError {
+func ErrTooLarge(limit int64) *APIError {
 	return &APIError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
 		Message: fmt.Sprintf("Request body too large: the limit is %d bytes.", limit)}
 }
 
-func errNoKey() *APIError {
+func ErrNoKey() *APIError {
 	return &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error",
 		Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."}
 }
 
-func errBadKey() *APIError {
+func ErrBadKey() *APIError {
 	return &APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
 		Message: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."}
 }
 
-func errModelNotFound(model string) *APIError {
+func ErrModelNotFound(model string) *APIError {
 	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
 		Message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model)}
 }
 
-func errInvalidURL(method, path string) *APIError {
+func ErrInvalidURL(method, path string) *APIError {
 	return &APIError{Status: http.StatusNotFound, Type: "invalid_request_error",
 		Message: fmt.Sprintf("Invalid URL (%s %s)", method, path)}
 }
 
-func errRateLimited(retryAfter int) *APIError {
+func ErrRateLimited(retryAfter int) *APIError {
 	return &APIError{Status: http.StatusTooManyRequests, Type: "requests", Code: "rate_limit_exceeded", RetryAfter: retryAfter,
 		Message: "Rate limit reached for requests (simulated). Please try again later."}
 }
 
-func errQuotaExceeded() *APIError {
+func ErrQuotaExceeded() *APIError {
 	return &APIError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
 		Message: "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."}
 }
 
-func errUnknownParams(names []string) *APIError {
+func ErrUnknownParams(names []string) *APIError {
 	msg := "Unrecognized request argument supplied: " + names[0]
 	if len(names) > 1 {
 		msg = "Unrecognized request arguments supplied: " + strings.Join(names, ", ")
@@ -139,24 +139,24 @@ func errUnknownParams(names []string) *APIError {
 		Code: "unknown_parameter", Message: msg}
 }
 
-func errUnsupportedParam(param, msg string) *APIError {
+func ErrUnsupportedParam(param, msg string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param,
 		Code: "unsupported_parameter", Message: msg}
 }
 
-func errServer() *APIError {
+func ErrServer() *APIError {
 	return &APIError{Status: http.StatusInternalServerError, Type: "server_error",
 		Message: "The server had an error while processing your request. Sorry about that!"}
 }
 
-func errUnavailable(retryAfter int) *APIError {
+func ErrUnavailable(retryAfter int) *APIError {
 	return &APIError{Status: http.StatusServiceUnavailable, Type: "server_error", RetryAfter: retryAfter,
 		Message: "The engine is currently overloaded, please try again later."}
 }
 
 // errContextLength is the real API's refusal of a prompt longer than the
 // model's context window.
-func errContextLength(model string) *APIError {
+func ErrContextLength(model string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
 		Code:    "context_length_exceeded",
 		Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in more tokens. Please reduce the length of the messages.", contextWindowOf(model))}
@@ -164,7 +164,7 @@ func errContextLength(model string) *APIError {
 
 // errContentPolicy is the real API's refusal of a prompt its safety system
 // flagged, before any answer.
-func errContentPolicy() *APIError {
+func ErrContentPolicy() *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "content_policy_violation",
 		Message: "Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system."}
 }
