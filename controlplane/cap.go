@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 )
 
@@ -17,14 +16,15 @@ var noticeText = [...]string{
 }
 
 // nextWake is when the holder must next look at the clock: a notice, the
-// cap, the idle limit, or the end of a drain.
-func (c *call) nextWake() time.Time {
-	next := c.lastActivity.Add(c.s.cfg.IdleTimeout)
-	if c.ending != "" {
+// cap, the idle limit, the end of a drain, or the mode's side work.
+func (c *held) nextWake(d callMode) time.Time {
+	next := d.wake(c.lastActivity.Add(c.s.cfg.IdleTimeout))
+	switch {
+	case c.ending != "":
 		next = c.drainUntil
-	} else if c.notices < len(noticeAt) {
+	case c.notices < len(noticeAt):
 		next = earliest(next, c.noticeTime(c.notices))
-	} else {
+	default:
 		next = earliest(next, c.deadline)
 	}
 	return next
@@ -37,36 +37,30 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// noticeTime is when notice i is due: sideband, relay and live alike.
+// noticeTime is when notice i is due, in every mode.
 func (c *heldSession) noticeTime(i int) time.Time {
 	return c.deadline.Add(-time.Duration((1 - noticeAt[i]) * float64(c.max)))
 }
 
-// tick acts on the clock: notices, then the cap, then idleness. It
-// reports that the session must end now (a drain that ran out).
-func (c *call) tick(ctx context.Context, now time.Time) bool {
+// tick acts on the clock: the mode's side work, notices, then the cap,
+// then idleness. It reports that the session must end now (a drain that
+// ran out without the provider's close).
+func (c *held) tick(ctx context.Context, d callMode, now time.Time) bool {
 	if c.ending != "" {
 		return !now.Before(c.drainUntil)
 	}
+	d.due(ctx, now)
 	for c.notices < len(noticeAt) && !now.Before(c.noticeTime(c.notices)) {
-		c.notify(c.notices)
+		c.s.metrics.notices.Inc()
+		d.notify(ctx, c.notices)
 		c.notices++
 	}
 	switch {
 	case !now.Before(c.deadline):
-		c.hangup(ctx, ReasonQuota)
+		c.hangup(ctx, d, ReasonQuota)
 	case now.Sub(c.lastActivity) >= c.s.cfg.IdleTimeout:
 		c.idleSince = c.lastActivity
-		c.hangup(ctx, ReasonIdle)
+		c.hangup(ctx, d, ReasonIdle)
 	}
 	return false
-}
-
-// notify asks the model to speak notice i. A response already under way
-// refuses it (the provider answers with an error event); the user hears
-// the next one.
-func (c *call) notify(i int) {
-	ev, _ := json.Marshal(map[string]any{"type": "response.create", "response": map[string]any{"instructions": noticeText[i]}})
-	c.s.metrics.notices.Inc()
-	c.send(ev)
 }

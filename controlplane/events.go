@@ -12,9 +12,17 @@ import (
 	"github.com/voxgate/voxgate/tools"
 )
 
-// handle acts on one server event of a held call. Every event counts as
-// activity for the idle timer: a call with nobody on it sends none.
-func (c *call) handle(ctx context.Context, data []byte) {
+// handle acts on one server event of a held call. The provider closes a
+// Realtime call by closing the socket (dropped reads it), never with an
+// event, so closed is always "".
+func (c *call) handle(ctx context.Context, data []byte) (closed string) {
+	c.event(ctx, data)
+	return ""
+}
+
+// event acts on one server event. Every event counts as activity for the
+// idle timer: a call with nobody on it sends none.
+func (c *call) event(ctx context.Context, data []byte) {
 	var head struct {
 		Type string `json:"type"`
 	}

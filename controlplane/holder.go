@@ -13,8 +13,8 @@ import (
 	"github.com/voxgate/voxgate/realtime"
 )
 
-// holder is this replica's hold on one sideband call: the goroutine that
-// runs it (sideband.go) and the way to ask it to end.
+// holder is this replica's hold on one call, in any mode but direct: the
+// goroutine that runs it (hold.go) and the way to ask it to end.
 type holder struct {
 	ends     chan string   // an end from elsewhere: hang up, drain, end with this reason
 	quit     chan struct{} // closed when the call is no longer this replica's: stop, end nothing

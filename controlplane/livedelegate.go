@@ -149,8 +149,8 @@ func (s *Service) liveTools(plan string) []*tools.Tool {
 	return out
 }
 
-// delivered acts on a delegation's output, in the holder goroutine.
-func (c *liveCall) delivered(ctx context.Context, o delegationOut) {
+// deliver acts on a delegation's output, in the holder goroutine.
+func (c *liveCall) deliver(ctx context.Context, o delegationOut) {
 	d := o.d
 	if o.final {
 		c.running--
@@ -206,8 +206,9 @@ func (c *liveCall) expire(ctx context.Context, now time.Time) {
 	}
 }
 
-// nextDelegationWake is the earliest wait or deadline still ahead.
-func (c *liveCall) nextDelegationWake(next time.Time) time.Time {
+// wake is the earliest of next and the delegations' waits and deadlines
+// still ahead.
+func (c *liveCall) wake(next time.Time) time.Time {
 	for _, d := range c.delegations {
 		switch {
 		case d.done:

@@ -8,21 +8,17 @@ import (
 	"github.com/voxgate/voxgate/realtime"
 )
 
-// liveCall is one held GPT-Live session's state. Only its holder
-// goroutine touches it.
+// liveCall is the driver (hold.go) of a held GPT-Live session: its events
+// are the Live sideband's, and its side work the delegations the voice
+// hands the gateway (livedelegate.go). Only its holder goroutine touches
+// it.
 type liveCall struct {
-	s  *Service
-	id string
-	heldSession
+	*held
 	sb *realtime.LiveSideband
 	// voiceMS is the highest cumulative usage.seconds seen, in ms: the
 	// provider's figure is cumulative, never summed.
-	voiceMS      int64
-	lastActivity time.Time // transcript or delegation activity only
-	notices      int
-	ending       string // the gateway's end reason, once it asked for the close
-	drainUntil   time.Time
-	closed       string // session.closed's reason, once it came
+	voiceMS int64
+	closed  string // session.closed's reason, once it came
 	// How far the input transcript reaches (the transcript itself and how
 	// far it is screened are heldSession's, kept with the usage), and the
 	// delegations claimed here and not yet finished.
@@ -35,137 +31,35 @@ type liveCall struct {
 	instructions string // the session's, with the profile: the backend's context
 }
 
-// liveReader reads one sideband into events until it fails or is
-// stopped.
-type liveReader struct {
-	sb     *realtime.LiveSideband
-	events chan realtime.LiveEvent
-	done   chan struct{}
-	cancel context.CancelFunc
-	err    error
+// newLiveCall is h's live driver. Only transcript and delegation events
+// are activity for the idle limit: usage updates and reflected audio come
+// whether anyone speaks or not.
+func newLiveCall(h *held) *liveCall {
+	return &liveCall{held: h, voiceMS: h.observed.Session.AudioMillis, delegations: map[string]*delegation{},
+		out: make(chan delegationOut, 16), instructions: h.live.Instructions}
 }
 
-func startLiveReader(ctx context.Context, sb *realtime.LiveSideband) *liveReader {
-	ctx, cancel := context.WithCancel(ctx)
-	r := &liveReader{sb: sb, events: make(chan realtime.LiveEvent, 16), done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(r.done)
-		for {
-			ev, err := sb.Next(ctx)
-			if err != nil {
-				r.err = err
-				return
-			}
-			select {
-			case r.events <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return r
+// attach opens the session's sideband. After a drop nothing is replayed:
+// what was said in the gap is lost, and counted.
+func (c *liveCall) attach(ctx context.Context, again bool) (source[realtime.LiveEvent], error) {
+	sb, err := c.s.rt.AttachLiveRetry(ctx, c.callID, c.s.cfg.AttachWithin)
+	if err != nil {
+		return nil, err
+	}
+	if again {
+		c.s.metrics.live.reattaches.Inc()
+	}
+	c.sb = sb
+	return sb, nil
 }
 
-func (r *liveReader) stop() {
-	r.cancel()
-	_ = r.sb.Close()
-	<-r.done
-}
-
-// runLive holds live session id until it closes or ctx ends (the replica
-// closing: the session stays open for another replica to adopt).
-func (s *Service) runLive(ctx context.Context, id string, h *holder, held heldSession) {
-	c := &liveCall{s: s, id: id, heldSession: held, lastActivity: s.clock.Now(), delegations: map[string]*delegation{},
-		out: make(chan delegationOut, 16), instructions: held.live.Instructions}
-	c.voiceMS = held.observed.Session.AudioMillis
-	defer func() {
-		for _, d := range c.delegations {
-			if d.cancel != nil {
-				d.cancel() // the session is over, or another replica holds it
-			}
-		}
-	}()
-	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
-		c.notices++ // adopted: its holder gave the notices already due
-	}
-	var err error
-	if c.sb, err = s.rt.AttachLiveRetry(ctx, c.callID, s.cfg.AttachWithin); err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("live sideband: attach failed; ending the session", "session_id", id, "err", err)
-			c.finish(ctx, ReasonError)
-		}
-		return
-	}
-	if _, err := s.pool.Exec(ctx, `UPDATE voice_sessions SET attached_at = now() WHERE id = $1 AND holder = $2`, id, s.replica); err != nil {
-		s.log.Warn("live sideband: attach not recorded", "session_id", id, "err", err)
-	}
-	rd := startLiveReader(ctx, c.sb)
-	defer func() { rd.stop() }()
-	for {
-		select {
-		case ev := <-rd.events:
-			c.handle(ctx, ev)
-			if c.closed != "" {
-				c.finish(ctx, c.endReason())
-				return
-			}
-		case <-rd.done:
-			c.drain(ctx, rd)
-			if c.closed != "" {
-				c.finish(ctx, c.endReason())
-				return
-			}
-			if ctx.Err() != nil {
-				c.flush(context.WithoutCancel(ctx))
-				return
-			}
-			if c.ending == "" {
-				// Dropped: the session goes on. Attach again; what was said
-				// in the gap is lost (nothing is replayed) and counted.
-				if sb, err := s.rt.AttachLiveRetry(ctx, c.callID, s.cfg.AttachWithin); err == nil {
-					s.metrics.live.reattaches.Inc()
-					c.sb, rd = sb, startLiveReader(ctx, sb)
-					continue
-				}
-				c.ending = ReasonError
-			}
-			c.finish(ctx, c.ending)
-			return
-		case o := <-c.out:
-			c.delivered(ctx, o)
-		case reason := <-h.ends:
-			if c.ending == "" {
-				c.close(ctx, reason)
-			}
-		case <-s.clock.At(c.nextWake()):
-			if c.tick(ctx, s.clock.Now()) {
-				c.drain(ctx, rd)
-				c.finish(ctx, c.endReason())
-				return
-			}
-		case <-ctx.Done():
-			c.flush(context.WithoutCancel(ctx))
-			return
-		case <-h.quit:
-			return
-		}
-	}
-}
-
-func (c *liveCall) drain(ctx context.Context, rd *liveReader) {
-	for {
-		select {
-		case ev := <-rd.events:
-			c.handle(ctx, ev)
-		default:
-			return
-		}
-	}
-}
+// dropped: the provider ends a live session with session.closed (handle),
+// so a sideband that stops without it dropped, and the session goes on.
+func (c *liveCall) dropped(error) (string, bool) { return "", true }
 
 // handle acts on one session event. Types the gateway has no use for,
 // and unknown ones, are ignored.
-func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) {
+func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) (closed string) {
 	switch ev.Type {
 	case "session.input_transcript.delta":
 		e, ok := ev.AsInputTranscriptDeltaEvent()
@@ -207,7 +101,12 @@ func (c *liveCall) handle(ctx context.Context, ev realtime.LiveEvent) {
 		if c.closed == "" {
 			c.closed = "unknown"
 		}
+		if r, ok := liveCloseReasons[c.closed]; ok {
+			return r
+		}
+		return ReasonAppClosed
 	}
+	return ""
 }
 
 // decoded reports ok, logging an event of a known type that did not
@@ -265,80 +164,55 @@ var liveCloseReasons = map[string]string{
 	"connection_lost": ReasonError,
 }
 
-func (c *liveCall) endReason() string {
-	if c.ending != "" {
-		return c.ending
-	}
-	if r, ok := liveCloseReasons[c.closed]; ok {
-		return r
-	}
-	return ReasonAppClosed
-}
-
-// close asks the provider to end the session for reason; its
-// session.closed, with the final usage, is read for at most drainFor.
-func (c *liveCall) close(ctx context.Context, reason string) {
-	c.ending = reason
-	c.s.metrics.hangups.WithLabelValues(reason).Inc()
+// hangup asks the provider to end the session; its session.closed, with
+// the final usage, follows.
+func (c *liveCall) hangup(ctx context.Context) {
 	if err := c.sb.CloseSession(ctx); err != nil {
 		c.s.log.Warn("live sideband: close not sent", "session_id", c.id, "err", err)
 	}
-	c.drainUntil = c.s.clock.Now().Add(drainFor)
 }
 
-// finish ends the session with the usage observed.
-func (c *liveCall) finish(ctx context.Context, reason string) {
-	ctx = context.WithoutCancel(ctx)
+// notify: notices are trusted instructions, session-wide.
+func (c *liveCall) notify(ctx context.Context, i int) {
+	if err := c.sb.Instruct(ctx, "", noticeText[i], ""); err != nil {
+		c.s.log.Warn("live sideband: notice not sent", "session_id", c.id, "err", err)
+	}
+}
+
+// beforeEnd closes a session that may be up with nobody holding it (one
+// ended in error before the provider closed it) and screens the voice's
+// last line, which is over now.
+func (c *liveCall) beforeEnd(ctx context.Context, reason string) {
 	if reason == ReasonError && c.closed == "" {
-		c.s.closeLive(ctx, c.callID) // it may be up with nobody holding it
+		c.s.closeLive(ctx, c.callID)
 	}
 	c.screenSpoken(ctx, true)
-	c.flush(ctx)
-	if _, _, err := c.s.end(ctx, c.userID, c.id, EndRequest{Reason: reason, byHolder: true}); err != nil {
-		c.s.log.Warn("live sideband: end failed; the sweeper will close the session", "session_id", c.id, "err", err)
-	}
 }
 
+// flush stops the delegations first, so what their loops used is in the
+// usage saved.
 func (c *liveCall) flush(ctx context.Context) {
 	c.stopLoops(ctx)
 	c.s.noteUsage(c.id, c.usage())
 	c.s.saveUsage(ctx, c.id)
 }
 
-// nextWake: a notice, the cap, the idle limit, or the end of a drain.
-func (c *liveCall) nextWake() time.Time {
-	next := c.nextDelegationWake(c.lastActivity.Add(c.s.cfg.IdleTimeout))
-	switch {
-	case c.ending != "":
-		next = c.drainUntil
-	case c.notices < len(noticeAt):
-		next = earliest(next, c.noticeTime(c.notices))
-	default:
-		next = earliest(next, c.deadline)
-	}
-	return next
-}
+// results are the delegations' progress and ends.
+func (c *liveCall) results() <-chan delegationOut { return c.out }
 
-// tick: notices (trusted instructions, session-wide), then the cap, then
-// idleness. It reports a drain that ran out without session.closed.
-func (c *liveCall) tick(ctx context.Context, now time.Time) bool {
-	if c.ending != "" {
-		return !now.Before(c.drainUntil)
-	}
+// due starts the delegations the transcript now covers (or whose wait ran
+// out) and tells the voice of those past their deadline.
+func (c *liveCall) due(ctx context.Context, now time.Time) {
 	c.startReady(ctx, now)
 	c.expire(ctx, now)
-	for c.notices < len(noticeAt) && !now.Before(c.noticeTime(c.notices)) {
-		c.s.metrics.notices.Inc()
-		if err := c.sb.Instruct(ctx, "", noticeText[c.notices], ""); err != nil {
-			c.s.log.Warn("live sideband: notice not sent", "session_id", c.id, "err", err)
+}
+
+// release cancels the delegations still running: the session is over, or
+// another replica holds it.
+func (c *liveCall) release() {
+	for _, d := range c.delegations {
+		if d.cancel != nil {
+			d.cancel()
 		}
-		c.notices++
 	}
-	switch {
-	case !now.Before(c.deadline):
-		c.close(ctx, ReasonQuota)
-	case now.Sub(c.lastActivity) >= c.s.cfg.IdleTimeout:
-		c.close(ctx, ReasonIdle)
-	}
-	return false
 }
