@@ -20,14 +20,12 @@ import (
 // past it the task is read from what was heard.
 const transcriptWait = 2 * time.Second
 
-// Delegation wording the voice gets from the gateway itself.
+// Delegation wording the voice gets from the gateway itself; the backend
+// model's own is voice.live.backend_instructions.
 const (
 	// delegationApology is said when a delegation's deadline passed, or its
 	// loop failed: plainly, that it could not be done.
 	delegationApology = "Tell the user plainly, in their language, that you could not get that done this time, and offer to try again."
-	backendPrompt     = "You are the backend of a voice assistant for a food and wellness app. The voice model talks with " +
-		"the user and has handed you the user's latest request. Read the conversation, use the tools to do what was asked, " +
-		"and answer in a few short spoken sentences for the voice to say. Never give medical advice."
 )
 
 // errNotVoiceTool refuses a call to a tool the delegation was not given:
@@ -100,8 +98,9 @@ func (c *liveCall) startReady(ctx context.Context, now time.Time) {
 
 // start runs d's task through the agent loop in its own goroutine, with
 // the plan's voice tools of tier none, the session's per-minute window and
-// the executor (source live), the profile in the instructions, and the
-// configured backend model. Its progress and answer come back on c.out.
+// the executor (source live), the configured backend instructions with
+// the session's (and its profile) after them, and the configured backend
+// model. Its progress and answer come back on c.out.
 func (c *liveCall) start(ctx context.Context, d *delegation) {
 	d.started = true
 	task := taskText(c.transcript, d.offsetMS)
@@ -113,8 +112,12 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 	}
 	rctx, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(d.deadline)+time.Second))
 	d.cancel = cancel
+	system := c.instructions
+	if backend := c.s.cfg.Live.BackendInstructions; backend != "" {
+		system = backend + "\n\n" + system
+	}
 	req := llm.Request{Model: c.s.backendModel, Tools: c.s.liveToolSpecs(c.plan), SafetyIdentifier: c.s.safetyID.For(c.userID),
-		Messages: []llm.Message{{Role: llm.RoleSystem, Content: backendPrompt + "\n\n" + c.instructions},
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system},
 			{Role: llm.RoleUser, Content: task}}}
 	h := &delegationHost{s: c.s, p: auth.Principal{UserID: c.userID, Plan: c.plan}, sessionID: c.id, d: d, out: c.out}
 	c.running++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/tools"
@@ -139,5 +141,52 @@ func TestLiveDelegationRefusals(t *testing.T) {
 	}
 	if n := metricValue(t, reg, "voxgate_voice_tool_calls_total", "refused"); n != 1 {
 		t.Fatalf("%v tool calls refused; want the window's one", n)
+	}
+}
+
+// systemPrompts wraps the backend and keeps the system message of every
+// model call a delegation makes.
+type systemPrompts struct {
+	llm.Provider
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *systemPrompts) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	p.mu.Lock()
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleSystem {
+			p.seen = append(p.seen, m.Content)
+		}
+	}
+	p.mu.Unlock()
+	return p.Provider.Stream(ctx, req)
+}
+
+// The backend model's instructions are voice.live.backend_instructions,
+// the session's own (voice.instructions with the profile) after them:
+// nothing of the demo's domain is left in the gateway.
+func TestLiveBackendInstructionsFromConfig(t *testing.T) {
+	t.Parallel()
+	prompts := &systemPrompts{}
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: oneTurn(liveScript(), simtest.ZeroLatency()),
+		wrapBackend: func(p llm.Provider) llm.Provider { prompts.Provider = p; return prompts },
+		configFn: func(c *config.Voice) {
+			c.Instructions = "Speak like a ship's captain."
+			c.Live.BackendInstructions = "You run errands for a bike shop."
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, _, liveID := askLive(t, ctx, f)
+	waitAppended(t, ctx, f, liveID, "session.commentary.append")
+	prompts.mu.Lock()
+	defer prompts.mu.Unlock()
+	if len(prompts.seen) == 0 {
+		t.Fatal("no model call")
+	}
+	for _, got := range prompts.seen {
+		if !strings.HasPrefix(got, "You run errands for a bike shop.\n\nSpeak like a ship's captain.") || strings.Contains(got, "wellness") {
+			t.Fatalf("system message %q; want the configured backend instructions, then the session's", got)
+		}
 	}
 }

@@ -56,13 +56,18 @@ type Voice struct {
 }
 
 // LiveVoice is the voice.live section: the GPT-Live model, how long the
-// voice waits before saying "one moment" about a delegation, and how long
-// the gateway gives a delegation before it tells the voice it could not be
-// done.
+// voice waits before saying "one moment" about a delegation, how long the
+// gateway gives a delegation before it tells the voice it could not be
+// done, and the instructions of the backend model that runs it.
 type LiveVoice struct {
 	Model                string        `yaml:"model"`
 	AcknowledgementDelay time.Duration `yaml:"acknowledgement_delay"`
 	DelegationDeadline   time.Duration `yaml:"delegation_deadline"`
+	// BackendInstructions open a delegation's system message, the
+	// session's instructions (voice.instructions with the profile) after
+	// them: as chat.instructions are chat's and voice.instructions the
+	// voice model's, they are the app's, not the gateway's.
+	BackendInstructions string `yaml:"backend_instructions"`
 }
 
 // VoiceRelay is voice.relay: the network every relayed session of a
@@ -105,7 +110,10 @@ func DefaultVoice() Voice {
 		TranscriptionModel: "gpt-live-transcribe",
 		SecretTTL:          60 * time.Second, ToolCallsPerMinute: 60, SweepInterval: 15 * time.Second,
 		IdleTimeout: 45 * time.Second, VADIdleTimeout: 15 * time.Second,
-		Live:     LiveVoice{Model: "gpt-live-1.1", AcknowledgementDelay: 400 * time.Millisecond, DelegationDeadline: 20 * time.Second},
+		Live: LiveVoice{Model: "gpt-live-1.1", AcknowledgementDelay: 400 * time.Millisecond, DelegationDeadline: 20 * time.Second,
+			BackendInstructions: "You are the backend of a voice assistant for a food and wellness app. The voice model talks with " +
+				"the user and has handed you the user's latest request. Read the conversation, use the tools to do what was asked, " +
+				"and answer in a few short spoken sentences for the voice to say. Never give medical advice."},
 		Provider: "openai", AttachWithin: 5 * time.Second, LeaseTTL: 3 * time.Second, LeaseRenew: time.Second,
 	}
 }

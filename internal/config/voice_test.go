@@ -80,11 +80,31 @@ func TestVoiceLiveDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := cfg.Voice.Live
-	if l.DelegationDeadline != 5*time.Second || l.Model != "gpt-live-1.1" || l.AcknowledgementDelay != 400*time.Millisecond {
+	if l.DelegationDeadline != 5*time.Second || l.Model != "gpt-live-1.1" || l.AcknowledgementDelay != 400*time.Millisecond ||
+		!strings.HasPrefix(l.BackendInstructions, "You are the backend of a voice assistant") {
 		t.Fatalf("voice.live %+v: want the deadline given and the other defaults kept", l)
 	}
 	if _, err := Parse([]byte("voice:\n  live:\n    modle: x\n")); err == nil {
 		t.Fatal("an unknown voice.live key was accepted")
+	}
+}
+
+// voice.live.backend_instructions is the app's, like chat.instructions and
+// voice.instructions: taken as written, "" included.
+func TestVoiceLiveBackendInstructions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"given", "voice:\n  live:\n    backend_instructions: You run errands for a bike shop.\n", "You run errands for a bike shop."},
+		{"given empty", "voice:\n  live:\n    backend_instructions: \"\"\n", ""},
+		{"left out", "", DefaultVoice().Live.BackendInstructions},
+	} {
+		cfg, err := Parse([]byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := cfg.Voice.Live.BackendInstructions; got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 
