@@ -49,7 +49,7 @@ func anthropicFaultKinds() []core.FaultKind {
 // anthropicMessages serves POST /v1/messages, answering every refusal in
 // Anthropic's error shape.
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Request-Id", "req_"+randomID())
+	w.Header().Set("Request-Id", "req_"+core.RandomID())
 	err := s.serveMessages(w, r)
 	var ae *anthError
 	var oe *core.APIError
@@ -60,7 +60,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error
 	case errors.As(err, &oe):
 		ae = asAnthError(oe)
 	default:
-		s.log.ErrorContext(r.Context(), "sim: request failed", "endpoint", EndpointAnthropicMessages, "err", err)
+		s.env.Log.ErrorContext(r.Context(), "sim: request failed", "endpoint", EndpointAnthropicMessages, "err", err)
 		ae = anthServerError()
 	}
 	writeAnthError(w, ae)
@@ -75,7 +75,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case key == "":
 		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "x-api-key header is required"}
-	case len(s.keys) > 0 && !s.keys[key]:
+	case len(s.env.Keys) > 0 && !s.env.Keys[key]:
 		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "invalid x-api-key"}
 	}
 	switch v := r.Header.Get("Anthropic-Version"); {
@@ -84,7 +84,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	case !slices.Contains(anthVersions, v):
 		return anthInvalid("anthropic-version: invalid version " + strconv.Quote(v))
 	}
-	body, err := s.readBody(w, r)
+	body, err := s.env.ReadBody(w, r)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.models != nil && !s.models[req.Model] || s.life.retired(req.Model, s.now()) {
+	if s.models != nil && !s.models[req.Model] || s.life.retired(req.Model, s.env.Now()) {
 		return &anthError{Status: http.StatusNotFound, Type: "not_found_error", Message: "model: " + req.Model}
 	}
 	if req.forcesToolUse() && refusesForcedToolUse(req.Model) {
@@ -101,9 +101,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	chat := req.chat()
 	prompt := promptTokens{bytes: promptBytes(chat)}
-	f := s.faults.Take(EndpointAnthropicMessages, req.Model)
+	f := s.env.Faults.Take(EndpointAnthropicMessages, req.Model)
 	if f != nil {
-		s.stats.Fault(EndpointAnthropicMessages, f.Kind)
+		s.env.Stats.Fault(EndpointAnthropicMessages, f.Kind)
 		if handled, err := s.anthResponseFault(ctx, f, req.Stream, tokensFor(prompt.bytes)); handled {
 			return err
 		}
@@ -112,7 +112,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	// breakpoint (cache_control, top-level or on a block) reads or writes
 	// the cache.
 	if req.cacheMarks > 0 {
-		prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.now(), key, req.Model, chat, prompt.bytes)
+		prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.env.Now(), key, req.Model, chat, prompt.bytes)
 	}
 	c := newCompletion(chat, s.script.plan(chat), req.Model, prompt)
 	a := newAnthAnswer(c, prompt)
@@ -143,7 +143,7 @@ func (s *Server) anthResponseFault(ctx context.Context, f *core.Fault, stream bo
 		panic(http.ErrAbortHandler)
 	case core.FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
-			return true, s.hang(ctx)
+			return true, s.env.Hang(ctx)
 		}
 	case core.FaultStreamError:
 		// A request that does not stream has no 200 to fail inside.
@@ -163,7 +163,7 @@ func (s *Server) writeMessage(ctx context.Context, w http.ResponseWriter, a *ant
 	}
 	body := a.message(kind == core.FaultContentFilter)
 	if kind != core.FaultSlowDrip {
-		if err := s.wait(ctx, s.ttft(a.model)+s.tokenDelay(a.output)); err != nil {
+		if err := s.env.Wait(ctx, s.ttft(a.model)+s.env.TokenDelay(a.output)); err != nil {
 			return err
 		}
 	}

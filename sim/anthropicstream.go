@@ -148,7 +148,7 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 		}
 	}
 	sent, output, open := 0, 0, -1
-	for st := range a.steps(s.latency.ChunkTokens * 4) {
+	for st := range a.steps(s.env.Latency.ChunkTokens * 4) {
 		// A refusal set past the answer's end still comes in place of its
 		// message_delta.
 		if sent == strikeAt || (st.name == "message_delta" && f != nil && f.Kind == core.FaultContentFilter) {
@@ -157,14 +157,14 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 		if st.name == "message_stop" && f != nil && f.Kind == core.FaultNoDone {
 			return nil // the body ends in order, without message_stop
 		}
-		delay := s.tokenDelay(st.tokens)
+		delay := s.env.TokenDelay(st.tokens)
 		switch {
 		case drip > 0:
 			delay = drip
 		case sent == 0:
 			delay = s.ttft(a.model)
 		}
-		if err := s.wait(ctx, delay); err != nil {
+		if err := s.env.Wait(ctx, delay); err != nil {
 			return err
 		}
 		if err := anthEvent(sw, st.name, st.data); err != nil {
@@ -187,7 +187,7 @@ func (s *Server) anthStrike(ctx context.Context, sw *sseWriter, f *core.Fault, a
 		panic(http.ErrAbortHandler) // no final chunk: an unexpected EOF
 	case core.FaultTimeout:
 		sw.flush()
-		return s.hang(ctx)
+		return s.env.Hang(ctx)
 	case core.FaultStreamError:
 		// The status is already 200: the failure is an error event, and
 		// the stream ends.

@@ -154,7 +154,7 @@ type anthAnswer struct {
 // newAnthAnswer renders a completion of the script engine; p gives the
 // prompt's cache split.
 func newAnthAnswer(c *completion, p promptTokens) *anthAnswer {
-	a := &anthAnswer{id: "msg_" + randomID(), model: c.model, text: c.text, calls: c.calls,
+	a := &anthAnswer{id: "msg_" + core.RandomID(), model: c.model, text: c.text, calls: c.calls,
 		output: c.usage.CompletionTokens}
 	prompt := c.usage.PromptTokens
 	a.read = min(p.cached, prompt)
@@ -169,7 +169,7 @@ func newAnthAnswer(c *completion, p promptTokens) *anthAnswer {
 		a.stop = "end_turn"
 	}
 	for i := range a.calls {
-		a.calls[i].ID = "toolu_" + randomID()
+		a.calls[i].ID = "toolu_" + core.RandomID()
 	}
 	return a
 }

@@ -53,14 +53,14 @@ const maxCallBytes = 512 << 10
 // application/sdp offer authenticated by a client secret (the session comes
 // from the secret), or multipart sdp + session with an API key.
 func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
-	cfg, err := s.authorizeRealtime(bearer(r))
+	cfg, err := s.authorizeRealtime(core.Bearer(r))
 	if err != nil {
 		return err
 	}
 	if wantsBeta(r) {
 		return errBetaShape()
 	}
-	body, err := s.readBodyLimit(w, r, min(s.maxBody, maxCallBytes))
+	body, err := s.env.ReadBodyLimit(w, r, min(s.env.MaxBody, maxCallBytes))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if isSDP(r.Header.Get("Content-Type")) {
-		if err := s.requireSecret(bearer(r)); err != nil {
+		if err := s.requireSecret(core.Bearer(r)); err != nil {
 			return err
 		}
 	}
@@ -89,10 +89,10 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	if err := checkOffer(offer); err != nil {
 		return err
 	}
-	c := &call{id: callIDPrefix + randomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
+	c := &call{id: callIDPrefix + core.RandomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
 		ended: make(chan struct{})}
-	if f := s.faults.Take(EndpointRealtimeCalls, model, append(httpFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose)...); f != nil {
-		s.stats.Fault(EndpointRealtimeCalls, f.Kind)
+	if f := s.env.Faults.Take(EndpointRealtimeCalls, model, append(httpFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose)...); f != nil {
+		s.env.Stats.Fault(EndpointRealtimeCalls, f.Kind)
 		switch f.Kind {
 		case core.FaultSDPReject:
 			return errInvalidSDP("the simulator rejected the offer (sdp_reject fault)")
@@ -206,13 +206,13 @@ func errCallNotFound(id string) *core.APIError {
 // hangup serves POST /v1/realtime/calls/{call_id}/hangup: the data channel
 // and every sideband socket close, then the peer connection.
 func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.authorizeRealtime(bearer(r)); err != nil {
+	if _, err := s.authorizeRealtime(core.Bearer(r)); err != nil {
 		return err
 	}
 	if wantsBeta(r) {
 		return errBetaShape()
 	}
-	if err := s.requireAPIKey(bearer(r), "hanging up a call"); err != nil {
+	if err := s.requireAPIKey(core.Bearer(r), "hanging up a call"); err != nil {
 		return err
 	}
 	id := r.PathValue("call_id")
@@ -220,8 +220,8 @@ func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
 	if c == nil {
 		return errCallNotFound(id)
 	}
-	if f := s.faults.Take(EndpointRealtimeHangup, c.model); f != nil {
-		s.stats.Fault(EndpointRealtimeHangup, f.Kind)
+	if f := s.env.Faults.Take(EndpointRealtimeHangup, c.model); f != nil {
+		s.env.Stats.Fault(EndpointRealtimeHangup, f.Kind)
 		return core.ErrServer()
 	}
 	c.end("hangup")

@@ -26,10 +26,10 @@ func newChatState(allowed []string, c Chat) *chatState {
 // key, body, model; then any injected fault; then the scripted answer.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
-	body, err := s.readBody(w, r)
+	body, err := s.env.ReadBody(w, r)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !s.chat.models.accepts(req.Model) || s.life.retired(req.Model, s.now()) {
+	if !s.chat.models.accepts(req.Model) || s.life.retired(req.Model, s.env.Now()) {
 		return core.ErrModelNotFound(req.Model)
 	}
 	if req.MaxTokens != nil && s.chat.models.isReasoning(req.Model) {
@@ -47,13 +47,13 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	key := bearer(r)
-	f := s.faults.Take(EndpointChatCompletions, req.Model)
+	key := core.Bearer(r)
+	f := s.env.Faults.Take(EndpointChatCompletions, req.Model)
 	if f != nil {
-		s.stats.Fault(EndpointChatCompletions, f.Kind)
+		s.env.Stats.Fault(EndpointChatCompletions, f.Kind)
 		switch f.Kind {
 		case core.FaultRateLimit:
-			s.chat.rates.exhausted(s.now(), key).set(w.Header())
+			s.chat.rates.exhausted(s.env.Now(), key).set(w.Header())
 		case core.FaultReset:
 			reset(w)
 		case core.FaultContextLength:
@@ -65,12 +65,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	}
 	model := s.chat.models.snapshot(req.Model)
 	prompt := promptTokens{bytes: promptBytes(req)}
-	prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.now(), key, model, req, prompt.bytes)
+	prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.env.Now(), key, model, req, prompt.bytes)
 	prompt.reportWrites = s.chat.models.billsCacheWrites(req.Model)
 	c := newCompletion(req, s.script.plan(req), model, prompt)
 	setCommonHeaders(w, start)
-	s.chat.rates.charge(s.now(), key, c.usage.TotalTokens).set(w.Header())
-	s.org.bill(s.now(), c.model, chatUsage(c.usage))
+	s.chat.rates.charge(s.env.Now(), key, c.usage.TotalTokens).set(w.Header())
+	s.org.bill(s.env.Now(), c.model, chatUsage(c.usage))
 	if req.stream() {
 		return s.streamCompletion(ctx, w, req, c, f)
 	}
@@ -91,7 +91,7 @@ func (s *Server) responseFault(ctx context.Context, f *core.Fault, stream bool) 
 		return true, core.ErrUnavailable(f.RetryAfter)
 	case core.FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
-			return true, s.hang(ctx)
+			return true, s.env.Hang(ctx)
 		}
 	case core.FaultStreamError:
 		// A request that does not stream has no 200 to fail inside: the
@@ -117,7 +117,7 @@ func (s *Server) writeCompletion(ctx context.Context, w http.ResponseWriter, c *
 		ttft = time.Duration(f.IntervalMS) * time.Millisecond
 	}
 	if f == nil || f.Kind != core.FaultSlowDrip {
-		if err := s.wait(ctx, ttft+s.tokenDelay(c.usage.CompletionTokens)); err != nil {
+		if err := s.env.Wait(ctx, ttft+s.env.TokenDelay(c.usage.CompletionTokens)); err != nil {
 			return err
 		}
 	}
@@ -161,7 +161,7 @@ func (s *Server) drip(ctx context.Context, w http.ResponseWriter, body []byte, i
 	rc := http.NewResponseController(w)
 	size := (len(body) + dripPieces - 1) / dripPieces
 	for off := 0; off < len(body); off += size {
-		if err := s.wait(ctx, interval); err != nil {
+		if err := s.env.Wait(ctx, interval); err != nil {
 			return err
 		}
 		end := min(off+size, len(body))

@@ -2,8 +2,9 @@ package sim
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // toolCall is one call the simulated model makes.
@@ -44,7 +45,7 @@ type promptTokens struct {
 // newCompletion renders rep as model's answer to req.
 func newCompletion(req *chatRequest, rep reply, model string, p promptTokens) *completion {
 	c := &completion{
-		id:      "chatcmpl-" + randomID(),
+		id:      "chatcmpl-" + core.RandomID(),
 		created: time.Now().Unix(),
 		model:   model,
 		text:    rep.text,
@@ -59,7 +60,7 @@ func newCompletion(req *chatRequest, rep reply, model string, p promptTokens) *c
 		c.finish = "length"
 	}
 	for i := range c.calls {
-		c.calls[i].ID = "call_" + randomID()
+		c.calls[i].ID = "call_" + core.RandomID()
 	}
 	prompt := tokensFor(p.bytes)
 	out := tokensFor(completionBytes(c.text, c.calls))
@@ -111,23 +112,4 @@ func (c *completion) body() completionBody {
 func (c *completion) marshal() []byte {
 	b, _ := json.Marshal(c.body()) // plain structs of strings and ints cannot fail
 	return b
-}
-
-// newRequestID is an x-request-id value.
-func newRequestID() string { return "req_" + randomID() }
-
-// randomID returns 24 base-36 characters: unique enough for ids, cheaper
-// than crypto/rand, and safe for concurrent use.
-func randomID() string {
-	var buf [24]byte
-	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-	for i := 0; i < len(buf); {
-		r := rand.Uint64()
-		for j := 0; j < 12 && i < len(buf); j++ {
-			buf[i] = alphabet[r%36]
-			r /= 36
-			i++
-		}
-	}
-	return string(buf[:])
 }

@@ -61,26 +61,12 @@ type Config struct {
 	Logger *slog.Logger `yaml:"-" json:"-"`
 }
 
-// Latency describes how fast the simulated model answers.
-type Latency struct {
-	// TTFT is the delay before the first byte of a response (time to first token).
-	TTFT time.Duration `yaml:"ttft" json:"ttft"`
-	// TokensPerSecond paces generated tokens after the first; zero means unpaced.
-	TokensPerSecond float64 `yaml:"tokens_per_second" json:"tokens_per_second"`
-	// ChunkTokens is how many tokens each streamed delta carries; zero means 1.
-	ChunkTokens int `yaml:"chunk_tokens" json:"chunk_tokens"`
-	// ModelTTFT replaces TTFT for the chat models it names (an alias
-	// covers its snapshot): a reasoning model stays silent while it
-	// reasons, for 30 s or more at high effort.
-	ModelTTFT map[string]time.Duration `yaml:"model_ttft" json:"model_ttft,omitempty"`
-}
+// Latency describes how fast the simulated model answers (core.Latency).
+type Latency = core.Latency
 
 // DefaultLatency is used when Config.Latency is nil: quick enough for
 // interactive use, slow enough that streaming is visible.
-func DefaultLatency() Latency {
-	return Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1,
-		ModelTTFT: map[string]time.Duration{"gpt-6.1-terra": 2 * time.Second, "gpt-6.2-sol": 2 * time.Second}}
-}
+func DefaultLatency() Latency { return core.DefaultLatency() }
 
 // defaultMaxBodyBytes matches the order of magnitude of the real API's limit
 // for chat requests without images.
@@ -159,7 +145,7 @@ func (c *Config) validate() error {
 // latency returns the effective latency with defaults applied.
 func (c *Config) latency() Latency {
 	if c.Latency == nil {
-		return DefaultLatency()
+		return core.DefaultLatency()
 	}
 	l := *c.Latency
 	if l.ChunkTokens == 0 {

@@ -36,14 +36,14 @@ func (s *Server) postFaults(w http.ResponseWriter, r *http.Request) {
 	}
 	// Check every fault before installing any, so a bad batch changes nothing.
 	for i := range faults {
-		if faults[i], err = s.faults.Prepare(faults[i]); err != nil {
+		if faults[i], err = s.env.Faults.Prepare(faults[i]); err != nil {
 			core.WriteAPIError(w, core.ErrInvalidRequest("", fmt.Sprintf("Invalid fault [%d]: %v", i, err)))
 			return
 		}
 	}
 	added := make([]core.Fault, 0, len(faults))
 	for _, f := range faults {
-		added = append(added, s.faults.Install(f))
+		added = append(added, s.env.Faults.Install(f))
 	}
 	if trimmed[0] == '[' {
 		writeJSON(w, http.StatusCreated, added)
@@ -53,20 +53,20 @@ func (s *Server) postFaults(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getFaults(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string][]core.Fault{"faults": s.faults.List()})
+	writeJSON(w, http.StatusOK, map[string][]core.Fault{"faults": s.env.Faults.List()})
 }
 
 func (s *Server) deleteFaults(w http.ResponseWriter, _ *http.Request) {
-	s.faults.Clear()
+	s.env.Faults.Clear()
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) getStats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.stats.Snapshot())
+	writeJSON(w, http.StatusOK, s.env.Stats.Snapshot())
 }
 
 func (s *Server) deleteStats(w http.ResponseWriter, _ *http.Request) {
-	s.stats.Reset()
+	s.env.Stats.Reset()
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -38,8 +38,8 @@ func geminiFaultKinds() map[string][]core.FaultKind {
 // gemini routes a call to its method's endpoint, each with its own
 // counters and faults.
 func (s *Server) gemini() http.Handler {
-	generate := s.endpoint(EndpointGeminiGenerate, s.geminiMethod(false))
-	stream := s.endpoint(EndpointGeminiStream, s.geminiMethod(true))
+	generate := s.env.Endpoint(EndpointGeminiGenerate, s.geminiMethod(false))
+	stream := s.env.Endpoint(EndpointGeminiStream, s.geminiMethod(true))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, method, _ := cutLast(r.PathValue("call"), ":")
 		switch method {
@@ -63,7 +63,7 @@ func cutLast(s, sep string) (before, after string, found bool) {
 // geminiMethod adapts serveGemini to Server.endpoint: Gemini's errors are
 // written here in Gemini's shape, so endpoint only sees the errors that
 // mean no one is to be answered.
-func (s *Server) geminiMethod(stream bool) handler {
+func (s *Server) geminiMethod(stream bool) core.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		err := s.serveGemini(w, r, stream)
 		var ge *geminiError
@@ -73,7 +73,7 @@ func (s *Server) geminiMethod(stream bool) handler {
 		case errors.As(err, &ge):
 			writeGeminiError(w, ge)
 		default:
-			s.log.ErrorContext(r.Context(), "sim: gemini request failed", "err", err)
+			s.env.Log.ErrorContext(r.Context(), "sim: gemini request failed", "err", err)
 			writeGeminiError(w, gemInternal())
 		}
 		return nil
@@ -91,10 +91,10 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 	if stream && r.URL.Query().Get("alt") != "sse" {
 		return gemInvalid("The simulator streams only as server-sent events: add alt=sse.")
 	}
-	body, err := s.readBody(w, r)
+	body, err := s.env.ReadBody(w, r)
 	var tooBig *core.APIError
 	if errors.As(err, &tooBig) {
-		return gemTooLarge(s.maxBody)
+		return gemTooLarge(s.env.MaxBody)
 	} else if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 	if stream {
 		method = "streamGenerateContent"
 	}
-	if model == "" || !s.chat.models.accepts(model) || s.life.retired(model, s.now()) {
+	if model == "" || !s.chat.models.accepts(model) || s.life.retired(model, s.env.Now()) {
 		return gemModelNotFound(model, method)
 	}
 	req, err := decodeGeminiRequest(model, body, stream, geminiSigns(model))
@@ -114,15 +114,15 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 		endpoint = EndpointGeminiStream
 	}
 	ctx := r.Context()
-	f := s.faults.Take(endpoint, model)
+	f := s.env.Faults.Take(endpoint, model)
 	if f != nil {
-		s.stats.Fault(endpoint, f.Kind)
+		s.env.Stats.Fault(endpoint, f.Kind)
 		if handled, err := s.geminiFault(ctx, f, req, stream); handled {
 			return err
 		}
 	}
 	prompt := promptTokens{bytes: promptBytes(req)}
-	prompt.cached, _ = s.chat.cache.cachedTokens(s.now(), geminiKeyOf(r), model, req, prompt.bytes)
+	prompt.cached, _ = s.chat.cache.cachedTokens(s.env.Now(), geminiKeyOf(r), model, req, prompt.bytes)
 	g := newGeminiAnswer(req, s.script.plan(req), model, prompt)
 	if stream {
 		return s.streamGemini(ctx, w, g, f)
@@ -148,7 +148,7 @@ func (s *Server) geminiFault(ctx context.Context, f *core.Fault, req *chatReques
 		panic(http.ErrAbortHandler)
 	case core.FaultTimeout:
 		if !stream || f.AfterChunks == 0 {
-			return true, s.hang(ctx)
+			return true, s.env.Hang(ctx)
 		}
 	case core.FaultStreamError:
 		if !stream {
@@ -165,7 +165,7 @@ func (s *Server) geminiKey(r *http.Request) error {
 	switch {
 	case key == "":
 		return gemNoKey()
-	case len(s.keys) > 0 && !s.keys[key]:
+	case len(s.env.Keys) > 0 && !s.env.Keys[key]:
 		return gemBadKey()
 	}
 	return nil

@@ -88,10 +88,10 @@ func newGeminiAnswer(req *chatRequest, rep reply, model string, p promptTokens) 
 		}
 		c.calls = kept
 	}
-	g := &geminiAnswer{c: c, model: model, id: randomID()[:22]}
+	g := &geminiAnswer{c: c, model: model, id: core.RandomID()[:22]}
 	if geminiThinks(model) {
 		g.thoughts = geminiThoughtTokens
-		g.signature = base64.StdEncoding.EncodeToString([]byte(gemSignaturePrefix + randomID()))
+		g.signature = base64.StdEncoding.EncodeToString([]byte(gemSignaturePrefix + core.RandomID()))
 	}
 	return g
 }
@@ -229,7 +229,7 @@ func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *gemi
 	}
 	body, _ := json.Marshal(resp) // plain structs: cannot fail
 	if kind != core.FaultSlowDrip {
-		if err := s.wait(ctx, s.ttft(g.model)+s.tokenDelay(g.c.usage.CompletionTokens)); err != nil {
+		if err := s.env.Wait(ctx, s.ttft(g.model)+s.env.TokenDelay(g.c.usage.CompletionTokens)); err != nil {
 			return err
 		}
 	}
@@ -243,7 +243,7 @@ func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *gem
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
-	steps := g.steps(max(s.latency.ChunkTokens, 1) * 4)
+	steps := g.steps(max(s.env.Latency.ChunkTokens, 1) * 4)
 	strikeAt, drip := -1, time.Duration(0)
 	if f != nil {
 		switch f.Kind {
@@ -260,14 +260,14 @@ func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *gem
 		if sent == strikeAt {
 			return s.strikeGemini(ctx, sw, f, g, candidates)
 		}
-		delay := s.tokenDelay(st.tokens)
+		delay := s.env.TokenDelay(st.tokens)
 		switch {
 		case drip > 0:
 			delay = drip
 		case sent == 0:
 			delay = s.ttft(g.model)
 		}
-		if err := s.wait(ctx, delay); err != nil {
+		if err := s.env.Wait(ctx, delay); err != nil {
 			return err
 		}
 		b, _ := json.Marshal(st.resp) // plain structs: cannot fail
@@ -291,7 +291,7 @@ func (s *Server) strikeGemini(ctx context.Context, sw *sseWriter, f *core.Fault,
 		panic(http.ErrAbortHandler) // no closing chunk: the client sees an unexpected EOF
 	case core.FaultTimeout:
 		sw.flush()
-		return s.hang(ctx)
+		return s.env.Hang(ctx)
 	case core.FaultStreamError:
 		return sw.raw(string(gemInternal().marshal()))
 	case core.FaultContentFilter:

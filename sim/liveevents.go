@@ -83,7 +83,7 @@ type liveDelegConfig struct {
 }
 
 func newLiveEvent(typ string) *liveEvent {
-	return &liveEvent{Type: typ, EventID: "event_" + randomID()[:21]}
+	return &liveEvent{Type: typ, EventID: "event_" + core.RandomID()[:21]}
 }
 
 // span sets the event's place on the session timeline.

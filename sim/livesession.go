@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // liveSession is one GPT-Live WebRTC session. Like a Realtime session, one
@@ -80,7 +81,7 @@ func (s *Server) newLiveSession(set liveSettings, expireAfter time.Duration) *li
 	if expireAfter <= 0 {
 		expireAfter = cfg.MaxSession
 	}
-	ls := &liveSession{srv: s, cfg: cfg, id: "live_" + randomID(), set: set,
+	ls := &liveSession{srv: s, cfg: cfg, id: "live_" + core.RandomID(), set: set,
 		clock: liveClock{start: time.Now(), rate: cfg.ClockRate}, stats: &liveCounters{}, expireAfter: expireAfter,
 		in: make(chan liveIn, 64), attach: make(chan *sink), detach: make(chan liveDetach, 4),
 		kick: make(chan struct{}, 1), connected: make(chan struct{}, 1), gone: make(chan string, 1),
@@ -285,7 +286,7 @@ func (ls *liveSession) finish(reason string) {
 	ls.emit(ev, false)
 	// The organization is billed the session's time once it closes, the
 	// start charge included (LiveStats.BilledSeconds).
-	ls.srv.org.bill(ls.srv.now(), ls.set.model, orgUsage{ms: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
+	ls.srv.org.bill(ls.srv.env.Now(), ls.set.model, orgUsage{ms: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
 	all := append(cut, ls.sidebands...)
 	if ls.phone != nil {
 		all = append(all, ls.phone)
@@ -339,7 +340,7 @@ func (ls *liveSession) resource() *liveResource {
 func (ls *liveSession) emit(ev *liveEvent, sidebandsOnly bool) {
 	b, err := json.Marshal(ev)
 	if err != nil {
-		ls.srv.log.Error("sim: marshal live event", "type", ev.Type, "err", err)
+		ls.srv.env.Log.Error("sim: marshal live event", "type", ev.Type, "err", err)
 		return
 	}
 	ls.stats.update(func(s *LiveStats) { s.EventsOut++ })

@@ -226,10 +226,10 @@ func (s *Server) getLiveSessions(w http.ResponseWriter, _ *http.Request) {
 // JSON config and the phone's SDP offer in; 201 with the session id and the
 // SDP answer of a pion peer out. The POST starts the session.
 func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
-	body, err := s.readBodyLimit(w, r, min(s.maxBody, maxCallBytes))
+	body, err := s.env.ReadBodyLimit(w, r, min(s.env.MaxBody, maxCallBytes))
 	if err != nil {
 		return err
 	}
@@ -244,8 +244,8 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 		return liveSDPError(err.(*core.APIError).Message)
 	}
 	var expireAfter time.Duration
-	if f := s.faults.Take(EndpointLiveSessions, set.model, append(httpFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
-		s.stats.Fault(EndpointLiveSessions, f.Kind)
+	if f := s.env.Faults.Take(EndpointLiveSessions, set.model, append(httpFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
+		s.env.Stats.Fault(EndpointLiveSessions, f.Kind)
 		switch f.Kind {
 		case core.FaultSDPReject:
 			return liveSDPError("the simulator rejected the offer (sdp_reject fault)")
@@ -289,7 +289,7 @@ func errLiveNotFound(id string) *core.APIError {
 // backend's commands. Closing the socket gracefully closes the session too
 // unless the query says graceful_close=false.
 func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
 	id := r.PathValue("session_id")
@@ -297,13 +297,13 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	if ls == nil {
 		return errLiveNotFound(id)
 	}
-	if f := s.faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandNotFound); f != nil {
-		s.stats.Fault(EndpointLiveAttach, f.Kind)
+	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandNotFound); f != nil {
+		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
 		return errLiveNotFound(id)
 	}
 	dropAfter := -1
-	if f := s.faults.Take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
-		s.stats.Fault(EndpointLiveAttach, f.Kind)
+	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.responseFault(r.Context(), f, false)
 			return err
@@ -315,11 +315,11 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return nil // Upgrade has answered the client
 	}
-	conn.SetReadLimit(s.maxBody)
+	conn.SetReadLimit(s.env.MaxBody)
 	k := socketSink(conn, true)
 	k.dropAfter = dropAfter
-	if f := s.faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
-		s.stats.Fault(EndpointLiveAttach, f.Kind)
+	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
+		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
 		k.cutAtClose = true
 	}
 	if !ls.join(k) {

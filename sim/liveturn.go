@@ -105,8 +105,8 @@ func (ls *liveSession) turn() (closeReason string) {
 	end := ls.clock.nowMS()
 	start := max(0, end-int64(float64(ls.cfg.TurnPackets*packetMS)*ls.clock.rate))
 	ls.stats.update(func(s *LiveStats) { s.Turns++ })
-	if f := ls.srv.faults.Take(EndpointLiveSessions, ls.set.model, core.FaultContentFilter); f != nil {
-		ls.srv.stats.Fault(EndpointLiveSessions, f.Kind)
+	if f := ls.srv.env.Faults.Take(EndpointLiveSessions, ls.set.model, core.FaultContentFilter); f != nil {
+		ls.srv.env.Stats.Fault(EndpointLiveSessions, f.Kind)
 		ls.hear(said, start, end)
 		return "content"
 	}
@@ -116,7 +116,7 @@ func (ls *liveSession) turn() (closeReason string) {
 		ls.speak(reply.Text)
 		return ""
 	}
-	id := "item_" + randomID()
+	id := "item_" + core.RandomID()
 	created := newLiveEvent("session.delegation.created")
 	created.OffsetMS = &end
 	created.Delegation = &liveDelegation{ID: id, Type: "delegation", Target: "client"}

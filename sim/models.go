@@ -103,7 +103,7 @@ func (l *lifecycle) retired(model string, now time.Time) bool {
 // Config.Models, or one past its shutdown date. Every endpoint that takes a
 // model asks it, so a retired model fails the same way everywhere.
 func (s *Server) checkModel(model string) error {
-	if s.models != nil && !s.models[model] || s.life.retired(model, s.now()) {
+	if s.models != nil && !s.models[model] || s.life.retired(model, s.env.Now()) {
 		return core.ErrModelNotFound(model)
 	}
 	return nil
@@ -126,7 +126,7 @@ const modelsCreated = 1_700_000_000
 // with its shutdown date or null. A model past its date stays listed with
 // that date, so a client can tell a retired model from an unknown one.
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
 	out := struct {
@@ -165,15 +165,15 @@ func validateShutdownDates(dates map[string]string) error {
 // ttft is the time to first token of a chat model: its own (or its
 // family's) from Latency.ModelTTFT, else Latency.TTFT.
 func (s *Server) ttft(model string) time.Duration {
-	if d, ok := s.latency.ModelTTFT[model]; ok {
+	if d, ok := s.env.Latency.ModelTTFT[model]; ok {
 		return d
 	}
 	if sub := snapshotRE.FindStringSubmatch(model); sub != nil {
-		if d, ok := s.latency.ModelTTFT[sub[1]]; ok {
+		if d, ok := s.env.Latency.ModelTTFT[sub[1]]; ok {
 			return d
 		}
 	}
-	return s.latency.TTFT
+	return s.env.Latency.TTFT
 }
 
 // durationBilled reports a transcription model the API bills by the second

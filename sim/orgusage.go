@@ -212,7 +212,7 @@ func (b *orgBook) buckets(o orgQuery, grouped bool, keep func(orgFigures) bool, 
 }
 
 func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
 	o, err := parseOrgQuery(r.URL.Query(), 31, "model")
@@ -236,7 +236,7 @@ func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) err
 // orgCosts: the line item is the model's name, the figure it is billed
 // under; amounts are dollars.
 func (s *Server) orgCosts(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
 	o, err := parseOrgQuery(r.URL.Query(), 180, "line_item")

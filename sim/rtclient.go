@@ -179,7 +179,7 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *core.APIError) {
 	}
 	it := &rtItem{ID: w.ID, Object: "realtime.item", Type: w.Type, Status: "completed"}
 	if it.ID == "" {
-		it.ID = "item_" + randomID()[:21]
+		it.ID = "item_" + core.RandomID()[:21]
 	}
 	var text strings.Builder
 	switch w.Type {
@@ -227,7 +227,7 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *core.APIError) {
 		}
 		it.CallID, it.Name, it.Arguments = w.CallID, w.Name, w.Arguments
 		if it.CallID == "" {
-			it.CallID = "call_" + randomID()[:16]
+			it.CallID = "call_" + core.RandomID()[:16]
 		} else if err := checkCallID(it.CallID); err != nil {
 			return nil, "", err
 		}

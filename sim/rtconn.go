@@ -61,7 +61,7 @@ func (s *Server) newRTSession(cfg sessionConfig, endpoint string, c *call) *rtSe
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.started(time.Now(), s.rt.cfg.MaxSession)
 	ss := &rtSession{srv: s, rt: &s.rt.cfg, endpoint: endpoint, call: c, stats: newCallCounters(),
-		convID: "conv_" + randomID()[:21], events: make(chan inEvent, 64), attach: make(chan *sink),
+		convID: "conv_" + core.RandomID()[:21], events: make(chan inEvent, 64), attach: make(chan *sink),
 		detach: make(chan *sink, 4), kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
 		exited: make(chan struct{}), peerGone: make(chan struct{}), cfg: cfg, view: cfg.view(), pending: map[string]bool{}}
 	return ss
@@ -229,7 +229,7 @@ func (ss *rtSession) remove(k *sink) {
 func (ss *rtSession) emit(ev *rtEvent) {
 	b, err := json.Marshal(ev)
 	if err != nil {
-		ss.srv.log.Error("sim: marshal realtime event", "type", ev.Type, "err", err)
+		ss.srv.env.Log.Error("sim: marshal realtime event", "type", ev.Type, "err", err)
 		return
 	}
 	ss.stats.update(func(s *CallStats) { s.EventsOut++ })

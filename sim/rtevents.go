@@ -169,7 +169,9 @@ func (p prevItem) MarshalJSON() ([]byte, error) { return json.Marshal(p.id) }
 
 func ptr[T any](v T) *T { return &v }
 
-func newEvent(typ string) *rtEvent { return &rtEvent{EventID: "event_" + randomID()[:21], Type: typ} }
+func newEvent(typ string) *rtEvent {
+	return &rtEvent{EventID: "event_" + core.RandomID()[:21], Type: typ}
+}
 
 // optional returns nil for "", so absent values render as null.
 func optional(s string) *string {

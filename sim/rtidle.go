@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
+)
 
 // Server VAD's idle timeout (turn_detection.idle_timeout_ms, server_vad
 // only): when the user of a connected call has been silent that long since
@@ -44,7 +48,7 @@ func (ss *rtSession) peerLeft() bool {
 // idleTimeout sends timeout_triggered for the silent stretch, commits it
 // as an empty audio item and, with create_response, answers it.
 func (ss *rtSession) idleTimeout() {
-	id := "item_" + randomID()[:21]
+	id := "item_" + core.RandomID()[:21]
 	ev := newEvent("input_audio_buffer.timeout_triggered")
 	ev.AudioStartMS, ev.AudioEndMS, ev.ItemID = ptr(ss.audioPosMS), ptr(ss.audioPosMS+ss.view.idleMS), id
 	ss.emit(ev)

@@ -29,8 +29,8 @@ func outputLimit(session sessionConfig, params map[string]any) int {
 
 // shape decides the response's outcome and cuts its reply to match.
 func (ss *rtSession) shape(a *activeResponse, limit int) {
-	if f := ss.srv.faults.Take(ss.endpoint, ss.view.model, core.FaultContentFilter, FaultResponseFailed); f != nil {
-		ss.srv.stats.Fault(ss.endpoint, f.Kind)
+	if f := ss.srv.env.Faults.Take(ss.endpoint, ss.view.model, core.FaultContentFilter, FaultResponseFailed); f != nil {
+		ss.srv.env.Stats.Fault(ss.endpoint, f.Kind)
 		switch f.Kind {
 		case FaultResponseFailed:
 			a.rep, a.audioMS, a.failed = reply{}, 0, true

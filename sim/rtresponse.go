@@ -50,8 +50,8 @@ func (ss *rtSession) responseCreate(params map[string]any) *core.APIError {
 		return &core.APIError{Type: "invalid_request_error", Code: "conversation_already_has_active_response",
 			Message: fmt.Sprintf("Conversation already has an active response in progress: %s. Wait until the response is finished before creating a new one.", ss.active.resp.ID)}
 	}
-	if f := ss.srv.faults.Take(ss.endpoint, ss.view.model, core.FaultNoResponse); f != nil {
-		ss.srv.stats.Fault(ss.endpoint, f.Kind)
+	if f := ss.srv.env.Faults.Take(ss.endpoint, ss.view.model, core.FaultNoResponse); f != nil {
+		ss.srv.env.Stats.Fault(ss.endpoint, f.Kind)
 		return nil // the fault: response.create is silently ignored
 	}
 	ss.stats.update(func(s *CallStats) { s.ResponseCreates++ })
@@ -73,7 +73,7 @@ func (ss *rtSession) startResponse(params map[string]any) {
 	}
 	a := &activeResponse{in: ss.inputCount(), rep: ss.srv.script.plan(ss.chatView()), started: time.Now(),
 		audio: !ss.view.textOnly, genMS: ss.rt.GenerationMS}
-	a.resp = rtResponse{Object: "realtime.response", ID: "resp_" + randomID()[:21], Status: "in_progress",
+	a.resp = rtResponse{Object: "realtime.response", ID: "resp_" + core.RandomID()[:21], Status: "in_progress",
 		Output: []rtItem{}, ConversationID: ss.convID, OutputModalities: mods, MaxOutputTokens: maxOut}
 	a.resp.Audio = &responseAudio{}
 	a.resp.Audio.Output.Format = map[string]any{"type": "audio/pcm", "rate": 24000}
@@ -95,7 +95,7 @@ func (ss *rtSession) startResponse(params map[string]any) {
 }
 
 func (ss *rtSession) startMessage(a *activeResponse) {
-	a.msg = &rtItem{ID: "item_" + randomID()[:21], Object: "realtime.item", Type: "message",
+	a.msg = &rtItem{ID: "item_" + core.RandomID()[:21], Object: "realtime.item", Type: "message",
 		Status: "in_progress", Role: "assistant", Content: []rtContent{}}
 	ss.emitOutputItem("added", a, *a.msg)
 	part, deltaType := rtContent{Type: "text", Text: ptr("")}, "response.output_text.delta"
@@ -199,8 +199,8 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 // same, as the API does, with the arguments written so far and status
 // incomplete: a client must run only completed calls.
 func (ss *rtSession) emitCall(a *activeResponse, c toolCall, status string) {
-	it := rtItem{ID: "item_" + randomID()[:21], Object: "realtime.item", Type: "function_call",
-		Status: "in_progress", CallID: "call_" + randomID()[:16], Name: c.Name, Arguments: ptr("")}
+	it := rtItem{ID: "item_" + core.RandomID()[:21], Object: "realtime.item", Type: "function_call",
+		Status: "in_progress", CallID: "call_" + core.RandomID()[:16], Name: c.Name, Arguments: ptr("")}
 	ss.emitOutputItem("added", a, it)
 	for p := range pieces(c.Arguments, ss.rt.DeltaBytes) {
 		d := newEvent("response.function_call_arguments.delta")
@@ -255,7 +255,7 @@ func (ss *rtSession) done(a *activeResponse) {
 		out.audio = audioOutTokens(a.audioMS)
 	}
 	a.resp.Usage = usage(a.in, ss.prevInput, out)
-	ss.srv.org.bill(ss.srv.now(), ss.view.model, a.resp.Usage.billed())
+	ss.srv.org.bill(ss.srv.env.Now(), ss.view.model, a.resp.Usage.billed())
 	ev := newEvent("response.done")
 	ev.Response = &a.resp
 	ss.emit(ev)

@@ -22,7 +22,7 @@ func newSessionConfig(rt *Realtime) sessionConfig {
 	return sessionConfig{
 		"type":              "realtime",
 		"object":            "realtime.session",
-		"id":                "sess_" + randomID(),
+		"id":                "sess_" + core.RandomID(),
 		"model":             rt.Model,
 		"output_modalities": []any{"audio"},
 		"instructions":      rt.Instructions,
@@ -88,7 +88,7 @@ func (c sessionConfig) clone() sessionConfig {
 
 // started stamps a session that a connection is about to use.
 func (c sessionConfig) started(now time.Time, lifetime time.Duration) {
-	c["id"] = "sess_" + randomID()
+	c["id"] = "sess_" + core.RandomID()
 	c["expires_at"] = now.Add(lifetime).Unix()
 }
 

@@ -30,8 +30,8 @@ func (ss *rtSession) flushTranscripts() {
 }
 
 func (ss *rtSession) transcribe(h heldTranscript) {
-	if f := ss.srv.faults.Take(ss.endpoint, ss.view.model, FaultTranscriptionFailed); f != nil {
-		ss.srv.stats.Fault(ss.endpoint, f.Kind)
+	if f := ss.srv.env.Faults.Take(ss.endpoint, ss.view.model, FaultTranscriptionFailed); f != nil {
+		ss.srv.env.Stats.Fault(ss.endpoint, f.Kind)
 		ev := newEvent("conversation.item.input_audio_transcription.failed")
 		ev.ItemID, ev.ContentIndex = h.itemID, ptr(0)
 		ev.Error = &rtError{Type: "transcription_error", Code: ptr("audio_unintelligible"),
@@ -49,11 +49,11 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
 	if durationBilled(h.model) {
 		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
-		ss.srv.org.bill(ss.srv.now(), h.model, orgUsage{ms: int64(h.ms)})
+		ss.srv.org.bill(ss.srv.env.Now(), h.model, orgUsage{ms: int64(h.ms)})
 	} else {
 		u := transcriptionUsage(audioInTokens(h.ms), heard)
 		tr.Usage = u
-		ss.srv.org.bill(ss.srv.now(), h.model, u.billed())
+		ss.srv.org.bill(ss.srv.env.Now(), h.model, u.billed())
 	}
 	ss.emit(tr)
 }

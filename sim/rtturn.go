@@ -3,6 +3,8 @@ package sim
 import (
 	"strings"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // Input audio: RTP packets (WebRTC) or appended PCM (WebSocket) fill a
@@ -81,7 +83,7 @@ func (ss *rtSession) listen(ms int) int {
 // startTurn sends speech_started; with interrupt_response the user's voice
 // cuts the reply playing and cancels the response generating.
 func (ss *rtSession) startTurn() {
-	ss.turn = &vadTurn{itemID: "item_" + randomID()[:21], startMS: ss.audioPosMS + ss.bufferedMS}
+	ss.turn = &vadTurn{itemID: "item_" + core.RandomID()[:21], startMS: ss.audioPosMS + ss.bufferedMS}
 	started := newEvent("input_audio_buffer.speech_started")
 	started.AudioStartMS, started.ItemID = ptr(ss.turn.startMS), ss.turn.itemID
 	ss.emit(started)
@@ -125,7 +127,7 @@ func (ss *rtSession) dropTurn() {
 // when there is one), and its transcription when the session asks for one.
 func (ss *rtSession) commit() {
 	ms := ss.bufferedMS
-	id := "item_" + randomID()[:21]
+	id := "item_" + core.RandomID()[:21]
 	if ss.turn != nil {
 		id = ss.turn.itemID
 	}

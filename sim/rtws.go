@@ -22,7 +22,7 @@ const insecureKeyProtocol = "openai-insecure-api-key."
 // socket on an existing call, which sees the call's events and may send
 // client events; with ?model=… a session of its own, events only.
 func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
-	key := bearer(r)
+	key := core.Bearer(r)
 	if key == "" {
 		key = protocolKey(r)
 	}
@@ -45,8 +45,8 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 			return errCallNotFound(id)
 		}
 		model = c.model
-		if f := s.faults.Take(EndpointRealtime, model, FaultSidebandNotFound); f != nil {
-			s.stats.Fault(EndpointRealtime, f.Kind)
+		if f := s.env.Faults.Take(EndpointRealtime, model, FaultSidebandNotFound); f != nil {
+			s.env.Stats.Fault(EndpointRealtime, f.Kind)
 			return errCallNotFound(id) // the call exists, but the API does not know it yet
 		}
 	} else {
@@ -65,8 +65,8 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	dropAfter := -1
-	if f := s.faults.Take(EndpointRealtime, model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
-		s.stats.Fault(EndpointRealtime, f.Kind)
+	if f := s.env.Faults.Take(EndpointRealtime, model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+		s.env.Stats.Fault(EndpointRealtime, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.responseFault(r.Context(), f, false)
 			return err
@@ -77,7 +77,7 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return nil // Upgrade has answered the client
 	}
-	conn.SetReadLimit(s.maxBody)
+	conn.SetReadLimit(s.env.MaxBody)
 	k := socketSink(conn, c != nil)
 	k.dropAfter = dropAfter
 

@@ -12,10 +12,6 @@ import (
 	"github.com/voxgate/voxgate/sim/core"
 )
 
-// ephemeralPrefix marks client secrets. They authenticate Realtime calls and
-// sockets only, never the key-management or chat endpoints.
-const ephemeralPrefix = "ek_"
-
 // TTL bounds of a client secret, in seconds (the API's).
 const (
 	minSecretTTL     = 10
@@ -68,16 +64,16 @@ func (st *secretStore) session(value string, now time.Time) (sessionConfig, erro
 // authorizeRealtime accepts an API key (returning a nil session) or a live
 // client secret (returning a copy of its session config).
 func (s *Server) authorizeRealtime(key string) (sessionConfig, error) {
-	if strings.HasPrefix(key, ephemeralPrefix) {
-		return s.rt.secrets.session(key, s.now())
+	if strings.HasPrefix(key, core.EphemeralPrefix) {
+		return s.rt.secrets.session(key, s.env.Now())
 	}
-	return nil, s.checkKey(key)
+	return nil, s.env.CheckKey(key)
 }
 
 // requireAPIKey refuses a client secret where the API wants a standard key
 // (the sideband, hangup), unless Realtime.LaxAuth.
 func (s *Server) requireAPIKey(key, what string) *core.APIError {
-	if s.rt.cfg.LaxAuth || !strings.HasPrefix(key, ephemeralPrefix) {
+	if s.rt.cfg.LaxAuth || !strings.HasPrefix(key, core.EphemeralPrefix) {
 		return nil
 	}
 	return &core.APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
@@ -87,7 +83,7 @@ func (s *Server) requireAPIKey(key, what string) *core.APIError {
 // requireSecret refuses a standard key where the API wants a client secret
 // (an application/sdp offer), unless Realtime.LaxAuth.
 func (s *Server) requireSecret(key string) *core.APIError {
-	if s.rt.cfg.LaxAuth || strings.HasPrefix(key, ephemeralPrefix) {
+	if s.rt.cfg.LaxAuth || strings.HasPrefix(key, core.EphemeralPrefix) {
 		return nil
 	}
 	return &core.APIError{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key",
@@ -107,13 +103,13 @@ type mintRequest struct {
 // faults (a mint failure is a 429 or 500 here), then an ek_ secret carrying
 // the session config.
 func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
+	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
 	if wantsBeta(r) {
 		return errBetaShape()
 	}
-	body, err := s.readBody(w, r)
+	body, err := s.env.ReadBody(w, r)
 	if err != nil {
 		return err
 	}
@@ -125,14 +121,14 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkModel(view.model); err != nil {
 		return err
 	}
-	if f := s.faults.Take(EndpointRealtimeClientSecrets, view.model); f != nil {
-		s.stats.Fault(EndpointRealtimeClientSecrets, f.Kind)
+	if f := s.env.Faults.Take(EndpointRealtimeClientSecrets, view.model); f != nil {
+		s.env.Stats.Fault(EndpointRealtimeClientSecrets, f.Kind)
 		if _, err := s.responseFault(r.Context(), f, false); err != nil {
 			return err
 		}
 	}
-	now := s.now()
-	value := ephemeralPrefix + randomID() + randomID()[:8]
+	now := s.env.Now()
+	value := core.EphemeralPrefix + core.RandomID() + core.RandomID()[:8]
 	expires := now.Add(time.Duration(ttl) * time.Second)
 	s.rt.secrets.put(value, mintedSecret{session: cfg.clone(), expires: expires}, now)
 	writeJSON(w, http.StatusOK, struct {
@@ -184,11 +180,4 @@ func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	}
 	cfg.apply(update, &s.rt.cfg)
 	return ttl, cfg, nil
-}
-
-func (s *Server) now() time.Time {
-	if s.clock != nil {
-		return s.clock()
-	}
-	return time.Now()
 }

@@ -119,20 +119,20 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 			ttft = time.Duration(f.IntervalMS) * time.Millisecond
 		}
 	}
-	pieceBytes := s.latency.ChunkTokens * 4
+	pieceBytes := s.env.Latency.ChunkTokens * 4
 	sent := 0
 	for st := range c.steps(req.includeUsage(), pieceBytes) {
 		if sent == strikeAt {
 			return s.strike(ctx, sw, req, f, c)
 		}
-		delay := s.tokenDelay(st.tokens)
+		delay := s.env.TokenDelay(st.tokens)
 		switch {
 		case drip > 0:
 			delay = drip
 		case sent == 0:
 			delay = ttft
 		}
-		if err := s.wait(ctx, delay); err != nil {
+		if err := s.env.Wait(ctx, delay); err != nil {
 			return err
 		}
 		if req.obfuscate() {
@@ -164,7 +164,7 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f 
 		panic(http.ErrAbortHandler)
 	case core.FaultTimeout:
 		sw.flush()
-		return s.hang(ctx)
+		return s.env.Hang(ctx)
 	case core.FaultContentFilter:
 		// The safety system stops the answer where it stands: the finish
 		// reason says so, and the usage and the end follow as usual.
