@@ -17,14 +17,19 @@ const (
 )
 
 // email is an address, or one written to dodge a filter ("ana [at]
-// example [dot] com").
+// example [dot] com", "ana [arroba] ejemplo [punto] mx").
 var email = regexp.MustCompile(`(?i)[a-z0-9._%+\-]{1,64}@[a-z0-9\-]{1,63}(\.[a-z0-9\-]{1,63})*\.[a-z]{2,24}\b` +
-	`|(?i)\b[a-z0-9._%+\-]{1,64}\s*[\[(]\s*at\s*[\])]\s*[a-z0-9\-]{1,63}\s*[\[(]\s*dot\s*[\])]\s*[a-z]{2,24}\b`)
+	`|(?i)\b[a-z0-9._%+\-]{1,64}\s*[\[(]\s*(at|arroba)\s*[\])]\s*[a-z0-9\-]{1,63}\s*[\[(]\s*(dot|punto)\s*[\])]\s*[a-z]{2,24}\b`)
 
 // phoneRegions are tried, in order, for a number written without its
 // country code: the regions the seeds' apps serve. A number with "+" or
 // "00" names its own.
-var phoneRegions = []string{"US", "GB", "DE", "FR", "ES", "IT", "NL", "IE", "BR", "IN", "AU", "CA"}
+var phoneRegions = []string{"US", "GB", "DE", "FR", "ES", "MX", "IT", "NL", "IE", "BR", "IN", "AU", "CA"}
+
+// mxLegacy are the prefixes Mexicans still write before a number that
+// Mexico's 2019 plan dropped: 044 and 045 (a mobile, dialled from a fixed
+// line), 01 (long distance), and 1 after +52 (a mobile from abroad).
+var mxLegacy = regexp.MustCompile(`^(?:\+52[ .-]?1|04[45]|01)[ .-]?(\(?\d{2,3}\)?[ .-]?\d{3,4}[ .-]?\d{4})$`)
 
 // notPhone are shapes that are never phone numbers, however many digits
 // they have: dates, and decimals.
@@ -32,12 +37,15 @@ var notPhone = regexp.MustCompile(`^(\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\
 
 // idWords before a number make it an identifier, not a phone number.
 var idWords = regexp.MustCompile(`(?i)\b(order|orders|id|ref|reference|code|invoice|ticket|tracking|barcode|sku|upc|ean|gtin|batch|lot|serial|` +
-	`account|booking|confirmation|member|membership|receipt|transaction|item|product|recipe|isbn|version|zip|postcode|postal code)` +
-	`\s*(no\.?|number|num\.?|#|:|is)?\s*(#|:)?\s*$|#\s*$`)
+	`account|booking|confirmation|member|membership|receipt|transaction|item|product|recipe|isbn|version|zip|postcode|postal code|` +
+	`pedido|orden|folio|factura|referencia|c[oó]digo|lote|cuenta|reserva|reservaci[oó]n|confirmaci[oó]n|socio|recibo|` +
+	`transacci[oó]n|art[ií]culo|producto|receta|versi[oó]n|c[oó]digo postal|gu[ií]a|rastreo|seguimiento|tarjeta)` +
+	`\s*(no\.?|number|num\.?|n\.?\s?[º°o]\.?|n[úu]mero|#|:|is|es)?\s*(#|:)?\s*$|#\s*$`)
 
 // unitWords after a number make it a quantity.
 var unitWords = regexp.MustCompile(`(?i)^\s*(kcal|cal|calories|kj|g|grams?|kg|mg|mcg|ml|l|litres?|liters?|oz|lbs?|steps|min|mins|minutes|` +
-	`hours?|h|sec|seconds|km|m|miles?|%|x|servings?|pieces?|bpm|iu)\b`)
+	`hours?|h|sec|seconds|km|m|miles?|%|x|servings?|pieces?|bpm|iu|` +
+	`calor[ií]as|gramos?|kilos?|litros?|pasos|minutos|horas?|segundos|porciones|raciones|piezas?|tazas?|cucharadas?|cucharaditas?)\b`)
 
 // phoneCandidates are the runs of text that could be phone numbers: digits
 // with single separators (space, hyphen, dot, parentheses), an optional
@@ -117,6 +125,10 @@ func scanPhone(s string, i int) (end, digits int, ok bool) {
 	if end < len(s) && end == j && wordByte(s[end]) && s[end] != '.' && s[end] != ',' {
 		return end, digits, false
 	}
+	// A hyphen and a letter after it make it a code ("12345678-Z", a DNI).
+	if end+1 < len(s) && s[end] == '-' && (s[end+1]|0x20 >= 'a' && s[end+1]|0x20 <= 'z') {
+		return end, digits, false
+	}
 	return end, digits, !shortGroup && digits > 0
 }
 
@@ -127,6 +139,12 @@ func phoneHit(s string, m [2]int) bool {
 	cand := s[m[0]:m[1]]
 	if notPhone.MatchString(cand) || idWords.MatchString(s[max(0, m[0]-40):m[0]]) || unitWords.MatchString(s[m[1]:]) {
 		return false
+	}
+	if m := mxLegacy.FindStringSubmatch(cand); m != nil {
+		// Read as Mexican first; "0161 496 0753" is also a British number.
+		if n, err := phonenumbers.Parse(m[1], "MX"); err == nil && phonenumbers.IsValidNumberForRegion(n, "MX") {
+			return true
+		}
 	}
 	if rest, ok := strings.CutPrefix(cand, "00"); ok {
 		cand = "+" + rest
@@ -223,5 +241,5 @@ func piiHits(text, norm string, name names) []string {
 	if name.in(norm) {
 		ids = append(ids, RuleName)
 	}
-	return ids
+	return idHits(text, ids)
 }
