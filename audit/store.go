@@ -70,25 +70,75 @@ RETURNING 1`
 // and the first stands. Success with a required filter missing is refused
 // before it reaches the database, which refuses it too.
 func (l *Log) Finish(ctx context.Context, r Row) error {
+	f, args, err := l.prepareFinish(r)
+	if err != nil {
+		return err
+	}
+	f.scan(l.db.QueryRow(ctx, finishSQL, args...))
+	return f.Err(ctx)
+}
+
+// Finishing is a row's move to its final status queued on a batch by
+// QueueFinish.
+type Finishing struct {
+	l     *Log
+	r     Row
+	final bool // the row was final already, or is not this unit's
+	err   error
+}
+
+// QueueFinish queues Finish's statement on b, so that a unit's audit row,
+// its records and its settlement reach PostgreSQL in one round trip and
+// commit together. Once b is sent, Err says what Finish would have.
+func (l *Log) QueueFinish(b *pgx.Batch, r Row) (*Finishing, error) {
+	f, args, err := l.prepareFinish(r)
+	if err != nil {
+		return nil, err
+	}
+	b.Queue(finishSQL, args...).QueryRow(func(row pgx.Row) error {
+		f.scan(row)
+		return nil
+	})
+	return f, nil
+}
+
+func (l *Log) prepareFinish(r Row) (*Finishing, []any, error) {
 	if r.Status == Pending {
-		return apierr.Wrap(apierr.Internal, "", errors.New("audit: Finish needs a final status"))
+		return nil, nil, apierr.Wrap(apierr.Internal, "", errors.New("audit: Finish needs a final status"))
 	}
 	if err := r.check(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	trace, err := json.Marshal(nonNil(r.FailoverTrace))
 	if err != nil {
-		return apierr.Wrap(apierr.Internal, "", err)
+		return nil, nil, apierr.Wrap(apierr.Internal, "", err)
 	}
-	var one int
-	err = l.db.QueryRow(ctx, finishSQL, r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route,
+	return &Finishing{l: l, r: r}, []any{r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route,
 		r.Provider, r.Model, r.Status, r.ErrorCode, trace, nonNil(r.FiltersRan), nonNil(r.RuleIDs),
-		r.InputHash, r.OutputHash, max(r.DurationMS, 0)).Scan(&one)
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return database.Error("audit: finish a row", err)
+		r.InputHash, r.OutputHash, max(r.DurationMS, 0)}, nil
+}
+
+func (f *Finishing) scan(row pgx.Row) {
+	var one int
+	err := row.Scan(&one)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		f.final = true
+	case err != nil:
+		f.err = database.Error("audit: finish a row", err)
 	}
+}
+
+// Err is nil once the row moved (or a replay found it as moved already),
+// else why not. A row that was final already is read with the log's
+// database to tell a replay from a second, different end.
+func (f *Finishing) Err(ctx context.Context) error {
+	if f.err != nil || !f.final {
+		return f.err
+	}
+	r := f.r
 	var have Status
-	if err := l.db.QueryRow(ctx, `SELECT status FROM ai_audit_log WHERE turn_id = $1 AND user_id = $2 AND kind = $3`,
+	if err := f.l.db.QueryRow(ctx, `SELECT status FROM ai_audit_log WHERE turn_id = $1 AND user_id = $2 AND kind = $3`,
 		r.ID, r.UserID, r.Kind).Scan(&have); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) { // the id is another user's or kind's
 			return apierr.Wrap(apierr.Conflict, "", fmt.Errorf("audit: row %s belongs to another unit", r.ID))

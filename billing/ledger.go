@@ -197,51 +197,6 @@ type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-const insertSQL = `INSERT INTO usage_records
-	(user_id, session_id, turn_id, kind, provider, model,
-	 text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
-	 transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
-	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in,
-	 backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,
-	$26, $27, $28, $29, $30, $31)
-ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
-RETURNING id, created_at, mode`
-
-// Write prices r and inserts it with q. A record for the same session (and
-// turn) already written is not written again: Write returns the stored one,
-// so a retried end never bills twice. An unpriced record is stored with a
-// nil cost and counted, never as $0.
-func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error) {
-	if err := checkRecord(r); err != nil {
-		return Record{}, err
-	}
-	var err error
-	if r.CostMicros, err = l.price(ctx, r); err != nil {
-		return Record{}, err
-	}
-	r.PriceVersion = l.prices.Version
-	u, t, b := r.Usage, r.Transcription, r.Backend
-	err = q.QueryRow(ctx, insertSQL, r.UserID, r.SessionID, r.TurnID, r.Kind, r.Provider, r.Model,
-		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
-		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
-		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn,
-		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis).Scan(&r.ID, &r.CreatedAt, &r.Mode)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
-	}
-	if err != nil {
-		return Record{}, database.Error("billing: write record", err)
-	}
-	l.unfolded.Store(true)
-	l.records.WithLabelValues(r.Kind).Inc()
-	if r.CostMicros == nil {
-		l.unpriced.WithLabelValues(r.Kind).Inc()
-	}
-	r.fillView()
-	return r, nil
-}
-
 // lines are the record's models and their usage: its own, its input
 // transcription's, and a live session's backend's. One record, one
 // rounding over all of them (DESIGN §10).

@@ -111,22 +111,66 @@ func (t *Ticket) Settle(ctx context.Context, u Usage) (Daily, error) {
 // the same way, for as long as the settlement is remembered (a day), and
 // honours ctx.
 func (s *Service) SettleTicket(ctx context.Context, userID string, ticketID int64, u Usage) (Daily, error) {
-	if err := checkAmounts("usage", u.Tokens, u.CostMicros, u.Calls); err != nil {
+	st, args, err := s.prepareSettle(userID, ticketID, u)
+	if err != nil {
 		return Daily{}, err
 	}
-	var d Daily
-	var replayed, released bool
-	err := s.pool.QueryRow(ctx, settleSQL,
-		userID, ticketID, s.clockArg(), u.Calls, u.Tokens, u.CostMicros,
-	).Scan(&replayed, &released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
-		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)
+	st.scan(s.pool.QueryRow(ctx, settleSQL, args...))
+	return st.Daily(ctx)
+}
+
+// Settling is a ticket's settlement queued on a batch by QueueSettle.
+type Settling struct {
+	s                  *Service
+	userID             string
+	ticketID           int64
+	d                  Daily
+	replayed, released bool
+	err                error
+}
+
+// QueueSettle queues SettleTicket's statement on b, so that a unit's
+// settlement, its records and its audit row reach PostgreSQL in one round
+// trip and commit together. Once b is sent, Daily gives what SettleTicket
+// would have.
+func (s *Service) QueueSettle(b *pgx.Batch, userID string, ticketID int64, u Usage) (*Settling, error) {
+	st, args, err := s.prepareSettle(userID, ticketID, u)
 	if err != nil {
-		return Daily{}, dbError("settle", err)
+		return nil, err
 	}
-	if !released && !replayed {
-		s.log.WarnContext(ctx, "quota: settled a ticket whose lease had expired", "user_id", userID, "ticket", ticketID)
+	b.Queue(settleSQL, args...).QueryRow(func(row pgx.Row) error {
+		st.scan(row)
+		return nil
+	})
+	return st, nil
+}
+
+func (s *Service) prepareSettle(userID string, ticketID int64, u Usage) (*Settling, []any, error) {
+	if err := checkAmounts("usage", u.Tokens, u.CostMicros, u.Calls); err != nil {
+		return nil, nil, err
 	}
-	return d, nil
+	return &Settling{s: s, userID: userID, ticketID: ticketID},
+		[]any{userID, ticketID, s.clockArg(), u.Calls, u.Tokens, u.CostMicros}, nil
+}
+
+func (st *Settling) scan(row pgx.Row) {
+	d := &st.d
+	if err := row.Scan(&st.replayed, &st.released, &d.Requests, &d.Calls, &d.Tokens, &d.CostMicros,
+		&d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost); err != nil {
+		st.err = dbError("settle", err)
+	}
+}
+
+// Daily is the user's day as the settlement left it, once its statement
+// has run and its transaction committed.
+func (st *Settling) Daily(ctx context.Context) (Daily, error) {
+	if st.err != nil {
+		return Daily{}, st.err
+	}
+	if !st.released && !st.replayed {
+		st.s.log.WarnContext(ctx, "quota: settled a ticket whose lease had expired", "user_id", st.userID, "ticket", st.ticketID)
+	}
+	return st.d, nil
 }
 
 // detach is ctx without its cancellation, bounded by limit, or by ctx's

@@ -45,34 +45,28 @@ type endRecord struct {
 func (j *completionEnd) Key() string { return fmt.Sprintf("ticket:%d", j.TicketID) }
 
 func (j *completionEnd) Complete(ctx context.Context) error {
-	var u quota.Usage
-	j.written = j.written[:0]
+	e := unitEnd{UserID: j.UserID, TicketID: j.TicketID, Audit: j.Audit, Usage: j.usage}
 	for _, er := range j.Records {
 		r := er.Record
 		r.Usage = er.Usage
-		rec, err := j.s.ledger.Write(ctx, j.s.pool, r)
-		if err != nil {
-			return err
-		}
-		j.written = append(j.written, rec)
-		u.Tokens += r.Usage.TextIn + r.Usage.TextOut
-		u.Calls++
-		if rec.CostMicros != nil {
-			u.CostMicros += *rec.CostMicros
-		}
+		e.Records = append(e.Records, r)
 	}
-	if j.Audit != nil {
-		if err := j.s.audit.Finish(ctx, *j.Audit); err != nil {
-			if spool.Retryable(err) {
-				return err
-			}
-			// A row the log refuses (a second final status: a bug) must
-			// not keep the lease: the settlement goes on.
-			j.s.log.ErrorContext(ctx, "completions: an audit row was refused", "id", j.Audit.ID, "err", err)
-		}
-	}
-	_, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u)
+	out, err := j.s.endUnit(ctx, e)
+	j.written = out.Records
 	return err
+}
+
+// usage is the settlement's: every record's tokens, calls and cost.
+func (j *completionEnd) usage(costs []*int64) quota.Usage {
+	var u quota.Usage
+	for i, er := range j.Records {
+		u.Tokens += er.Usage.TextIn + er.Usage.TextOut
+		u.Calls++
+		if costs[i] != nil {
+			u.CostMicros += *costs[i]
+		}
+	}
+	return u
 }
 
 // decodeCompletionEnd rebuilds a spooled completionEnd.

@@ -49,43 +49,40 @@ type turnEnd struct {
 func (j *turnEnd) Key() string { return fmt.Sprintf("ticket:%d", j.TicketID) }
 
 func (j *turnEnd) Complete(ctx context.Context) error {
-	cost := j.CostMicros
+	e := unitEnd{UserID: j.UserID, TicketID: j.TicketID, Audit: j.Audit, Usage: j.usage}
 	if j.Record != nil {
 		r := *j.Record
 		r.Usage = j.Usage
-		rec, err := j.s.ledger.Write(ctx, j.s.pool, r)
-		if err != nil {
-			return err
-		}
-		j.rec, cost = rec, rec.CostMicros
+		e.Records = append(e.Records, r)
 	}
 	for _, a := range j.Attempts {
 		r := a.Record
 		r.Usage = a.Usage
-		if _, err := j.s.ledger.Write(ctx, j.s.pool, r); err != nil {
-			return err
-		}
+		e.Records = append(e.Records, r)
 	}
-	if j.Audit != nil {
-		if err := j.s.audit.Finish(ctx, *j.Audit); err != nil {
-			if spool.Retryable(err) {
-				return err
-			}
-			// A row the log refuses (a second final status: a bug) must
-			// not keep the lease: the settlement goes on.
-			j.s.log.ErrorContext(ctx, "chat: a turn's audit row was refused", "turn_id", j.Audit.ID, "err", err)
-		}
-	}
-	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}
-	if cost != nil {
-		u.CostMicros = *cost
-	}
-	d, err := j.s.quota.SettleTicket(ctx, j.UserID, j.TicketID, u)
+	out, err := j.s.endUnit(ctx, e)
 	if err != nil {
 		return err
 	}
-	j.daily = d
+	if j.Record != nil {
+		j.rec = out.Records[0]
+	}
+	j.daily = out.Daily
 	return nil
+}
+
+// usage is the settlement's: the turn's tokens and calls, and its own
+// record's cost (its attempts' are the operator's).
+func (j *turnEnd) usage(costs []*int64) quota.Usage {
+	u := quota.Usage{Tokens: j.Tokens, Calls: j.Calls}
+	cost := j.CostMicros
+	if j.Record != nil {
+		cost = costs[0]
+	}
+	if cost != nil {
+		u.CostMicros = *cost
+	}
+	return u
 }
 
 // decodeTurnEnd rebuilds a spooled turnEnd.

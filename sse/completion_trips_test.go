@@ -1,0 +1,96 @@
+package sse_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/internal/pgtest"
+)
+
+// sent reads the pool's own counts of statements and round trips.
+func sent(t *testing.T, reg *prometheus.Registry) (stmts, trips float64) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "voxgate_db_statements_total":
+			stmts = mf.GetMetric()[0].GetCounter().GetValue()
+		case "voxgate_db_round_trips_total":
+			trips = mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return stmts, trips
+}
+
+// A completion reaches PostgreSQL three times: its admission (the ticket
+// and the reservation), its pending audit row, and its end, where the
+// record, the final audit row and the settlement travel as one batch.
+// The pool has one connection, so after a warm-up every statement is
+// prepared and nothing else shares the counts.
+func TestACompletionEndsInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := newComplFixture(t, func(o *options) { o.poolSize = 1 })
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(database.NewPoolCollector(c.pool))
+	ask1 := func() {
+		t.Helper()
+		if _, err := c.client("u-trips", "").Chat.Completions.New(context.Background(),
+			openai.ChatCompletionNewParams{Model: "chat", Messages: ask("hello")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		ask1()
+	}
+	s0, r0 := sent(t, reg)
+	ask1()
+	s1, r1 := sent(t, reg)
+	if s, r := s1-s0, r1-r0; r != 3 || s != 5 {
+		t.Fatalf("a completion sent %v statements in %v round trips; want 5 in 3", s, r)
+	}
+	if n := len(c.records(t, "u-trips")); n != 4 {
+		t.Fatalf("%d records; want 4", n)
+	}
+}
+
+// An end PostgreSQL refuses as one transaction for a reason a retry
+// cannot cure (here its final audit row breaks a constraint the test
+// adds) is undone whole, then written step by step: the record and the
+// settlement are kept, and only the audit row stays pending.
+func TestARefusedAuditRowCostsNeitherTheRecordNorTheSettlement(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.URL(t)
+	c := newComplFixture(t, func(o *options) { o.dbURL = dbURL })
+	ctx := context.Background()
+	if _, err := c.pool.Exec(ctx, `ALTER TABLE ai_audit_log ADD CONSTRAINT test_refuse_final
+		CHECK (status = 'pending' OR user_id <> 'u-refused')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.client("u-refused", "").Chat.Completions.New(ctx,
+		openai.ChatCompletionNewParams{Model: "chat", Messages: ask("hello")}); err != nil {
+		t.Fatalf("the completion: %v", err)
+	}
+	if n := len(c.records(t, "u-refused")); n != 1 {
+		t.Fatalf("%d records; want 1", n)
+	}
+	var tickets, tokens int64
+	var status string
+	if err := c.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM quota_tickets WHERE user_id = $1),
+		(SELECT day_tokens FROM quota_users WHERE user_id = $1),
+		(SELECT status FROM ai_audit_log WHERE user_id = $1)`, "u-refused").Scan(&tickets, &tokens, &status); err != nil {
+		t.Fatal(err)
+	}
+	if tickets != 0 || tokens == 0 {
+		t.Fatalf("after the end: %d tickets, %d tokens settled; want 0 and the answer's", tickets, tokens)
+	}
+	if status != "pending" {
+		t.Fatalf("audit row %s; want it left pending", status)
+	}
+}
