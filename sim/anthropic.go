@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // EndpointAnthropicMessages is Anthropic's Messages API. The path is the
@@ -92,7 +93,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.models != nil && !s.models[req.Model] || s.life.retired(req.Model, s.env.Now()) {
+	if s.oa.Models != nil && !s.oa.Models[req.Model] || s.oa.Life.Retired(req.Model, s.env.Now()) {
 		return &anthError{Status: http.StatusNotFound, Type: "not_found_error", Message: "model: " + req.Model}
 	}
 	if req.forcesToolUse() && refusesForcedToolUse(req.Model) {
@@ -100,11 +101,11 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	chat := req.chat()
-	prompt := promptTokens{bytes: promptBytes(chat)}
+	prompt := openai.PromptTokens{Bytes: openai.PromptBytes(chat)}
 	f := s.env.Faults.Take(EndpointAnthropicMessages, req.Model)
 	if f != nil {
 		s.env.Stats.Fault(EndpointAnthropicMessages, f.Kind)
-		if handled, err := s.anthResponseFault(ctx, f, req.Stream, tokensFor(prompt.bytes)); handled {
+		if handled, err := s.anthResponseFault(ctx, f, req.Stream, openai.TokensFor(prompt.Bytes)); handled {
 			return err
 		}
 	}
@@ -112,9 +113,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	// breakpoint (cache_control, top-level or on a block) reads or writes
 	// the cache.
 	if req.cacheMarks > 0 {
-		prompt.cached, prompt.written = s.chat.cache.cachedTokens(s.env.Now(), key, req.Model, chat, prompt.bytes)
+		prompt.Cached, prompt.Written = s.oa.Chat.Cache.CachedTokens(s.env.Now(), key, req.Model, chat, prompt.Bytes)
 	}
-	c := newCompletion(chat, s.script.plan(chat), req.Model, prompt)
+	c := openai.NewCompletion(chat, s.oa.Script.Plan(chat), req.Model, prompt)
 	a := newAnthAnswer(c, prompt)
 	setAnthHeaders(w, start)
 	if req.Stream {
@@ -163,9 +164,9 @@ func (s *Server) writeMessage(ctx context.Context, w http.ResponseWriter, a *ant
 	}
 	body := a.message(kind == core.FaultContentFilter)
 	if kind != core.FaultSlowDrip {
-		if err := s.env.Wait(ctx, s.ttft(a.model)+s.env.TokenDelay(a.output)); err != nil {
+		if err := s.env.Wait(ctx, s.oa.TTFT(a.model)+s.env.TokenDelay(a.output)); err != nil {
 			return err
 		}
 	}
-	return s.writeWhole(ctx, w, "application/json", body, f)
+	return s.oa.WriteWhole(ctx, w, "application/json", body, f)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // FuzzDecodeMessagesRequest feeds arbitrary bodies to the Messages
@@ -21,7 +23,7 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	script, err := compileScript(Script{})
+	script, err := openai.CompileScript(openai.Script{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -38,10 +40,10 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 			return
 		}
 		chat := req.chat()
-		p := promptTokens{bytes: promptBytes(chat)}
-		a := newAnthAnswer(newCompletion(chat, script.plan(chat), req.Model, p), p)
-		if a.input+a.read+a.write != tokensFor(p.bytes) {
-			t.Fatalf("usage classes %d+%d+%d, prompt %d", a.input, a.read, a.write, tokensFor(p.bytes))
+		p := openai.PromptTokens{Bytes: openai.PromptBytes(chat)}
+		a := newAnthAnswer(openai.NewCompletion(chat, script.Plan(chat), req.Model, p), p)
+		if a.input+a.read+a.write != openai.TokensFor(p.Bytes) {
+			t.Fatalf("usage classes %d+%d+%d, prompt %d", a.input, a.read, a.write, openai.TokensFor(p.Bytes))
 		}
 		if !json.Valid(a.message(false)) {
 			t.Fatalf("message is not JSON: %s", a.message(false))

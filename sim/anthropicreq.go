@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // messagesRequest is the part of Anthropic's Messages request the simulator
@@ -227,7 +229,7 @@ func toolResultText(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
-	var parts []contentPart
+	var parts []openai.ContentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", fmt.Errorf("Input should be a valid string or a list of content blocks")
 	}
@@ -287,7 +289,7 @@ func (r *messagesRequest) checkTools() error {
 		if t.Type != "" && t.Type != "custom" {
 			return anthInvalid(fmt.Sprintf("%s.type: the simulator supports only custom tools, got '%s'", where, t.Type))
 		}
-		if !toolNamePattern.MatchString(t.Name) {
+		if !openai.ToolNamePattern.MatchString(t.Name) {
 			return anthInvalid(where + ".name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'")
 		}
 		if len(t.InputSchema) == 0 || t.InputSchema[0] != '{' {
@@ -321,46 +323,46 @@ func (r *messagesRequest) checkTools() error {
 // system message, tool_result blocks are tool messages (ahead of the text
 // of their user message), tool_use blocks are tool calls with their input
 // as compact JSON arguments.
-func (r *messagesRequest) chat() *chatRequest {
-	req := &chatRequest{Model: r.Model, MaxTokens: r.MaxTokens, Stream: &r.Stream}
+func (r *messagesRequest) chat() *openai.ChatRequest {
+	req := &openai.ChatRequest{Model: r.Model, MaxTokens: r.MaxTokens, Stream: &r.Stream}
 	if len(r.system) > 0 {
-		req.msgs = append(req.msgs, chatMessage{Role: "system", text: blocksText(r.system)})
+		req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "system", Text: blocksText(r.system)})
 	}
 	for _, m := range r.Messages {
-		out := chatMessage{Role: m.Role}
+		out := openai.ChatMessage{Role: m.Role}
 		for _, b := range m.blocks {
 			switch b.Type {
 			case "tool_result":
-				req.msgs = append(req.msgs, chatMessage{Role: "tool", ToolCallID: b.ToolUseID, text: *b.Text})
+				req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "tool", ToolCallID: b.ToolUseID, Text: *b.Text})
 			case "tool_use":
-				tc := msgToolCall{ID: b.ID, Type: "function"}
-				tc.Function.Name, tc.Function.Arguments = b.Name, compactJSON(b.Input)
+				tc := openai.MsgToolCall{ID: b.ID, Type: "function"}
+				tc.Function.Name, tc.Function.Arguments = b.Name, openai.CompactJSON(b.Input)
 				out.ToolCalls = append(out.ToolCalls, tc)
 			}
 		}
-		out.text = blocksText(m.blocks)
-		if out.text != "" || len(out.ToolCalls) > 0 {
-			req.msgs = append(req.msgs, out)
+		out.Text = blocksText(m.blocks)
+		if out.Text != "" || len(out.ToolCalls) > 0 {
+			req.Msgs = append(req.Msgs, out)
 		}
 	}
 	for _, t := range r.Tools {
-		var ct chatTool
+		var ct openai.ChatTool
 		ct.Type = "function"
 		ct.Function.Name, ct.Function.Description, ct.Function.Parameters = t.Name, t.Description, t.InputSchema
 		req.Tools = append(req.Tools, ct)
 	}
-	req.choice = toolChoice{mode: "auto"}
+	req.Choice = openai.ToolChoice{Mode: "auto"}
 	if len(r.Tools) == 0 {
-		req.choice.mode = "none"
+		req.Choice.Mode = "none"
 	}
 	if c := r.ToolChoice; c != nil {
 		switch c.Type {
 		case "any":
-			req.choice.mode = "required"
+			req.Choice.Mode = "required"
 		case "tool":
-			req.choice = toolChoice{mode: "function", name: c.Name}
+			req.Choice = openai.ToolChoice{Mode: "function", Name: c.Name}
 		case "none":
-			req.choice.mode = "none"
+			req.Choice.Mode = "none"
 		}
 		if c.DisableParallelToolUse {
 			no := false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // anthStep is one server-sent event of a streamed Message before
@@ -90,9 +91,9 @@ func (a *anthAnswer) steps(pieceBytes int) iter.Seq[anthStep] {
 			if !yield(anthStep{name: "content_block_start", data: anthBlockStart{Type: "content_block_start", Index: block, ContentBlock: head}, open: block}) {
 				return false
 			}
-			for piece := range pieces(body, pieceBytes) {
+			for piece := range openai.Pieces(body, pieceBytes) {
 				d := anthBlockDelta{Type: "content_block_delta", Index: block, Delta: delta(piece)}
-				if !yield(anthStep{name: "content_block_delta", data: d, tokens: tokensFor(len(piece)), open: block}) {
+				if !yield(anthStep{name: "content_block_delta", data: d, tokens: openai.TokensFor(len(piece)), open: block}) {
 					return false
 				}
 			}
@@ -135,7 +136,7 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	sw := &openai.SSEWriter{W: w, RC: http.NewResponseController(w)}
 	strikeAt, drip := -1, time.Duration(0)
 	if f != nil {
 		switch f.Kind {
@@ -162,7 +163,7 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 		case drip > 0:
 			delay = drip
 		case sent == 0:
-			delay = s.ttft(a.model)
+			delay = s.oa.TTFT(a.model)
 		}
 		if err := s.env.Wait(ctx, delay); err != nil {
 			return err
@@ -180,13 +181,13 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, a *an
 
 // anthStrike applies a stream fault at the current position; open is the
 // content block left open, output the tokens sent so far.
-func (s *Server) anthStrike(ctx context.Context, sw *sseWriter, f *core.Fault, a *anthAnswer, open, output int) error {
+func (s *Server) anthStrike(ctx context.Context, sw *openai.SSEWriter, f *core.Fault, a *anthAnswer, open, output int) error {
 	switch f.Kind {
 	case core.FaultCutStream:
-		sw.flush()
+		sw.Flush()
 		panic(http.ErrAbortHandler) // no final chunk: an unexpected EOF
 	case core.FaultTimeout:
-		sw.flush()
+		sw.Flush()
 		return s.env.Hang(ctx)
 	case core.FaultStreamError:
 		// The status is already 200: the failure is an error event, and
@@ -208,12 +209,12 @@ func (s *Server) anthStrike(ctx context.Context, sw *sseWriter, f *core.Fault, a
 		return anthEvent(sw, "message_stop", anthTyped{Type: "message_stop"})
 	default: // FaultMalformedJSON
 		d, _ := json.Marshal(anthBlockDelta{Type: "content_block_delta", Index: max(open, 0), Delta: anthTextDelta{Type: "text_delta", Text: "?"}})
-		return anthRaw(sw, "content_block_delta", malformed(d))
+		return anthRaw(sw, "content_block_delta", openai.Malformed(d))
 	}
 }
 
 // anthEvent writes one "event: name" / "data: json" event and flushes it.
-func anthEvent(sw *sseWriter, name string, data any) error {
+func anthEvent(sw *openai.SSEWriter, name string, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -221,16 +222,16 @@ func anthEvent(sw *sseWriter, name string, data any) error {
 	return anthRaw(sw, name, b)
 }
 
-func anthRaw(sw *sseWriter, name string, data []byte) error {
-	sw.buf = append(sw.buf[:0], "event: "...)
-	sw.buf = append(sw.buf, name...)
-	sw.buf = append(sw.buf, "\ndata: "...)
-	sw.buf = append(sw.buf, data...)
-	sw.buf = append(sw.buf, "\n\n"...)
-	if _, err := sw.w.Write(sw.buf); err != nil {
+func anthRaw(sw *openai.SSEWriter, name string, data []byte) error {
+	sw.Buf = append(sw.Buf[:0], "event: "...)
+	sw.Buf = append(sw.Buf, name...)
+	sw.Buf = append(sw.Buf, "\ndata: "...)
+	sw.Buf = append(sw.Buf, data...)
+	sw.Buf = append(sw.Buf, "\n\n"...)
+	if _, err := sw.W.Write(sw.Buf); err != nil {
 		return core.ErrClientGone
 	}
-	if err := sw.rc.Flush(); err != nil {
+	if err := sw.RC.Flush(); err != nil {
 		return core.ErrClientGone
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // anthError is an error in Anthropic's wire shape:
@@ -143,7 +144,7 @@ type anthAnswer struct {
 	id     string
 	model  string
 	text   string
-	calls  []toolCall
+	calls  []openai.ToolCall
 	stop   string
 	input  int // uncached input
 	read   int // cache_read_input_tokens
@@ -153,14 +154,14 @@ type anthAnswer struct {
 
 // newAnthAnswer renders a completion of the script engine; p gives the
 // prompt's cache split.
-func newAnthAnswer(c *completion, p promptTokens) *anthAnswer {
-	a := &anthAnswer{id: "msg_" + core.RandomID(), model: c.model, text: c.text, calls: c.calls,
-		output: c.usage.CompletionTokens}
-	prompt := c.usage.PromptTokens
-	a.read = min(p.cached, prompt)
-	a.write = min(p.written, prompt-a.read)
+func newAnthAnswer(c *openai.Completion, p openai.PromptTokens) *anthAnswer {
+	a := &anthAnswer{id: "msg_" + core.RandomID(), model: c.Model, text: c.Text, calls: c.Calls,
+		output: c.Usage.CompletionTokens}
+	prompt := c.Usage.PromptTokens
+	a.read = min(p.Cached, prompt)
+	a.write = min(p.Written, prompt-a.read)
 	a.input = prompt - a.read - a.write
-	switch c.finish {
+	switch c.Finish {
 	case "tool_calls":
 		a.stop = "tool_use"
 	case "length":
@@ -180,16 +181,16 @@ func (a *anthAnswer) usage(out int) anthUsage {
 		CacheCreation: &anthCacheSplit{Ephemeral5m: a.write}, OutputTokens: out, ServiceTier: "standard"}
 }
 
-// input is a tool call's arguments as the input object the API sends: a
+// toolInput is a tool call's arguments as the input object the API sends: a
 // model cut off by max_tokens, or a script sending malformed arguments on
 // purpose, leaves text that is no object, which a non-streamed Message
 // carries as {}.
-func (tc toolCall) input() json.RawMessage {
+func toolInput(tc openai.ToolCall) json.RawMessage {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(tc.Arguments), &obj) != nil || obj == nil {
 		return json.RawMessage("{}")
 	}
-	return json.RawMessage(compactJSON(json.RawMessage(tc.Arguments)))
+	return json.RawMessage(openai.CompactJSON(json.RawMessage(tc.Arguments)))
 }
 
 // message is the non-streamed Message; refused answers carry no content.
@@ -205,7 +206,7 @@ func (a *anthAnswer) message(refused bool) []byte {
 			m.Content = append(m.Content, anthTextBlock{Type: "text", Text: a.text})
 		}
 		for _, tc := range a.calls {
-			m.Content = append(m.Content, anthToolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: tc.input()})
+			m.Content = append(m.Content, anthToolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc)})
 		}
 	}
 	b, _ := json.Marshal(m) // plain structs: cannot fail

@@ -83,7 +83,7 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 		cfg.apply(update, &s.rt.cfg)
 	}
 	model := cfg.view().model
-	if err := s.checkModel(model); err != nil {
+	if err := s.oa.CheckModel(model); err != nil {
 		return err
 	}
 	if err := checkOffer(offer); err != nil {
@@ -99,7 +99,7 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 		case core.FaultDataChannelClose:
 			c.dropAfter = max(1, f.AfterChunks)
 		default:
-			_, err := s.responseFault(r.Context(), f, false)
+			_, err := s.oa.ResponseFault(r.Context(), f, false)
 			return err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // CallStats are one WebRTC call's counters, for tests: GET /sim/calls or
@@ -88,5 +90,5 @@ func (s *Server) Call(id string) (CallStats, bool) {
 }
 
 func (s *Server) getCalls(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string][]CallStats{"calls": s.Calls()})
+	core.WriteJSON(w, http.StatusOK, map[string][]CallStats{"calls": s.Calls()})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -34,10 +35,10 @@ type Config struct {
 	Latency *Latency `yaml:"latency" json:"latency,omitempty"`
 	// Script decides replies. Rules are tried in order; when none applies the
 	// built-in default behaviour answers.
-	Script Script `yaml:"script" json:"script"`
+	Script openai.Script `yaml:"script" json:"script"`
 	// Chat configures Chat Completions: model snapshots, rate-limit headers,
 	// prompt caching.
-	Chat Chat `yaml:"chat" json:"chat"`
+	Chat openai.Chat `yaml:"chat" json:"chat"`
 	// Realtime configures the Realtime endpoints (voice turns, audio).
 	Realtime Realtime `yaml:"realtime" json:"realtime"`
 	// Live configures GPT-Live (/v1/live/sessions): turns, delegations and
@@ -119,10 +120,10 @@ func (c *Config) validate() error {
 			return fmt.Errorf("keys[%d]: empty key", i)
 		}
 	}
-	if err := validateShutdownDates(c.ShutdownDates); err != nil {
+	if err := openai.ValidateShutdownDates(c.ShutdownDates); err != nil {
 		return err
 	}
-	if err := c.Chat.validate(); err != nil {
+	if err := c.Chat.Validate(); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	if err := c.Realtime.validate(); err != nil {
@@ -136,7 +137,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("faults[%d]: %w", i, err)
 		}
 	}
-	if _, err := compileScript(c.Script); err != nil {
+	if _, err := openai.CompileScript(c.Script); err != nil {
 		return fmt.Errorf("script: %w", err)
 	}
 	return nil

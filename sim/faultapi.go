@@ -46,14 +46,14 @@ func (s *Server) postFaults(w http.ResponseWriter, r *http.Request) {
 		added = append(added, s.env.Faults.Install(f))
 	}
 	if trimmed[0] == '[' {
-		writeJSON(w, http.StatusCreated, added)
+		core.WriteJSON(w, http.StatusCreated, added)
 		return
 	}
-	writeJSON(w, http.StatusCreated, added[0])
+	core.WriteJSON(w, http.StatusCreated, added[0])
 }
 
 func (s *Server) getFaults(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string][]core.Fault{"faults": s.env.Faults.List()})
+	core.WriteJSON(w, http.StatusOK, map[string][]core.Fault{"faults": s.env.Faults.List()})
 }
 
 func (s *Server) deleteFaults(w http.ResponseWriter, _ *http.Request) {
@@ -62,7 +62,7 @@ func (s *Server) deleteFaults(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) getStats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.env.Stats.Snapshot())
+	core.WriteJSON(w, http.StatusOK, s.env.Stats.Snapshot())
 }
 
 func (s *Server) deleteStats(w http.ResponseWriter, _ *http.Request) {
@@ -82,15 +82,4 @@ func decodeStrict(data []byte, v any) error {
 		return fmt.Errorf("unexpected data after the JSON value")
 	}
 	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		core.WriteAPIError(w, core.ErrServer())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }

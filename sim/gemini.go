@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // The Gemini API's generateContent, as google.golang.org/genai calls it
@@ -102,7 +103,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 	if stream {
 		method = "streamGenerateContent"
 	}
-	if model == "" || !s.chat.models.accepts(model) || s.life.retired(model, s.env.Now()) {
+	if model == "" || !s.oa.Chat.Models.Accepts(model) || s.oa.Life.Retired(model, s.env.Now()) {
 		return gemModelNotFound(model, method)
 	}
 	req, err := decodeGeminiRequest(model, body, stream, geminiSigns(model))
@@ -121,9 +122,9 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 			return err
 		}
 	}
-	prompt := promptTokens{bytes: promptBytes(req)}
-	prompt.cached, _ = s.chat.cache.cachedTokens(s.env.Now(), geminiKeyOf(r), model, req, prompt.bytes)
-	g := newGeminiAnswer(req, s.script.plan(req), model, prompt)
+	prompt := openai.PromptTokens{Bytes: openai.PromptBytes(req)}
+	prompt.Cached, _ = s.oa.Chat.Cache.CachedTokens(s.env.Now(), geminiKeyOf(r), model, req, prompt.Bytes)
+	g := newGeminiAnswer(req, s.oa.Script.Plan(req), model, prompt)
 	if stream {
 		return s.streamGemini(ctx, w, g, f)
 	}
@@ -132,7 +133,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 
 // geminiFault serves the faults that replace the whole answer, and reports
 // false for those that shape it.
-func (s *Server) geminiFault(ctx context.Context, f *core.Fault, req *chatRequest, stream bool) (bool, error) {
+func (s *Server) geminiFault(ctx context.Context, f *core.Fault, req *openai.ChatRequest, stream bool) (bool, error) {
 	switch f.Kind {
 	case core.FaultRateLimit:
 		return true, gemRateLimited(f.RetryAfter)
@@ -141,7 +142,7 @@ func (s *Server) geminiFault(ctx context.Context, f *core.Fault, req *chatReques
 	case core.FaultUnavailable:
 		return true, gemUnavailable(f.RetryAfter)
 	case core.FaultContextLength:
-		return true, gemContextLength(tokensFor(promptBytes(req)))
+		return true, gemContextLength(openai.TokensFor(openai.PromptBytes(req)))
 	case core.FaultReset:
 		// No status line, no headers: the connection just closes, as when
 		// a load balancer drops the request.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // FuzzDecodeGeminiRequest feeds arbitrary bodies to the generateContent
@@ -24,7 +26,7 @@ func FuzzDecodeGeminiRequest(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s), true)
 	}
-	script, err := compileScript(Script{})
+	script, err := openai.CompileScript(openai.Script{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func FuzzDecodeGeminiRequest(f *testing.F) {
 			}
 			return
 		}
-		g := newGeminiAnswer(req, script.plan(req), "gemini-3.8-flash", promptTokens{bytes: promptBytes(req)})
+		g := newGeminiAnswer(req, script.Plan(req), "gemini-3.8-flash", openai.PromptTokens{Bytes: openai.PromptBytes(req)})
 		if b, err := json.Marshal(g.whole()); err != nil || !json.Valid(b) {
 			t.Fatalf("whole answer does not render: %v", err)
 		}

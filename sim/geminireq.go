@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // gemRequest is the part of a GenerateContentRequest the simulator acts on.
@@ -87,7 +89,7 @@ const gemSignaturePrefix = "voxgate-sim-thought:"
 // chatRequest the script engine reads, refusing what the API refuses with
 // its INVALID_ARGUMENT messages. strictSignatures applies Gemini 3's rule on
 // thought signatures in the current turn.
-func decodeGeminiRequest(model string, body []byte, stream, strictSignatures bool) (*chatRequest, error) {
+func decodeGeminiRequest(model string, body []byte, stream, strictSignatures bool) (*openai.ChatRequest, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return nil, gemInvalid("Invalid JSON payload received. Unexpected token.")
@@ -109,13 +111,13 @@ func decodeGeminiRequest(model string, body []byte, stream, strictSignatures boo
 	if len(g.Contents) == 0 {
 		return nil, gemInvalid("* GenerateContentRequest.contents: contents is not specified\n")
 	}
-	req := &chatRequest{Model: model, Stream: &stream}
+	req := &openai.ChatRequest{Model: model, Stream: &stream}
 	if g.SystemInstruction != nil {
 		text, err := gemText(g.SystemInstruction.Parts, "system_instruction")
 		if err != nil {
 			return nil, err
 		}
-		req.msgs = append(req.msgs, chatMessage{Role: "system", text: text})
+		req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "system", Text: text})
 	}
 	if err := gemMessages(req, g.Contents); err != nil {
 		return nil, err
@@ -152,8 +154,8 @@ func gemText(parts []gemPart, where string) (string, error) {
 // message. A call without an id is named by its position, and a response
 // without one answers the first open call of its name, as the API pairs
 // them.
-func gemMessages(req *chatRequest, contents []gemContent) error {
-	var open []msgToolCall // calls of the last model content not yet answered
+func gemMessages(req *openai.ChatRequest, contents []gemContent) error {
+	var open []openai.MsgToolCall // calls of the last model content not yet answered
 	for ci, c := range contents {
 		where := fmt.Sprintf("contents[%d]", ci)
 		if c.Role != "" && c.Role != "user" && c.Role != "model" {
@@ -163,7 +165,7 @@ func gemMessages(req *chatRequest, contents []gemContent) error {
 			return gemInvalid(fmt.Sprintf("* GenerateContentRequest.%s.parts: contents.parts must not be empty.\n", where))
 		}
 		var text strings.Builder
-		var calls []msgToolCall
+		var calls []openai.MsgToolCall
 		responses := 0
 		for pi, p := range c.Parts {
 			switch {
@@ -175,11 +177,11 @@ func gemMessages(req *chatRequest, contents []gemContent) error {
 				if len(fc.Args) > 0 && fc.Args[0] != '{' && string(fc.Args) != "null" {
 					return gemInvalid(fmt.Sprintf("Invalid JSON payload received. Unknown name \"args\" at '%s.parts[%d].function_call': Proto field is not repeating, cannot start list.", where, pi))
 				}
-				tc := msgToolCall{ID: fc.ID, Type: "function"}
+				tc := openai.MsgToolCall{ID: fc.ID, Type: "function"}
 				if tc.ID == "" {
 					tc.ID = fmt.Sprintf("gemini_call_%d_%d", ci, pi)
 				}
-				tc.Function.Name, tc.Function.Arguments = fc.Name, compactJSON(fc.Args)
+				tc.Function.Name, tc.Function.Arguments = fc.Name, openai.CompactJSON(fc.Args)
 				if tc.Function.Arguments == "" {
 					tc.Function.Arguments = "{}"
 				}
@@ -189,13 +191,13 @@ func gemMessages(req *chatRequest, contents []gemContent) error {
 				if fr.Name == "" {
 					return gemInvalid(fmt.Sprintf("* GenerateContentRequest.%s.parts[%d].function_response.name: Name cannot be empty.\n", where, pi))
 				}
-				i := slices.IndexFunc(open, func(tc msgToolCall) bool {
+				i := slices.IndexFunc(open, func(tc openai.MsgToolCall) bool {
 					return tc.Function.Name == fr.Name && (fr.ID == "" || tc.ID == fr.ID)
 				})
 				if i < 0 {
 					return gemInvalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
 				}
-				req.msgs = append(req.msgs, chatMessage{Role: "tool", ToolCallID: open[i].ID, text: compactJSON(fr.Response)})
+				req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "tool", ToolCallID: open[i].ID, Text: openai.CompactJSON(fr.Response)})
 				open = slices.Delete(open, i, i+1)
 				responses++
 			case p.Text != nil:
@@ -215,7 +217,7 @@ func gemMessages(req *chatRequest, contents []gemContent) error {
 			if responses > 0 {
 				return gemInvalid("Please use a valid role: user, model.")
 			}
-			req.msgs = append(req.msgs, chatMessage{Role: "assistant", text: text.String(), ToolCalls: calls})
+			req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "assistant", Text: text.String(), ToolCalls: calls})
 			open = slices.Clone(calls) // answering a call must not change the message
 			continue
 		}
@@ -223,7 +225,7 @@ func gemMessages(req *chatRequest, contents []gemContent) error {
 			return gemInvalid("Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
 		}
 		if text.Len() > 0 || responses == 0 {
-			req.msgs = append(req.msgs, chatMessage{Role: "user", text: text.String()})
+			req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "user", Text: text.String()})
 		}
 	}
 	return nil
@@ -282,11 +284,11 @@ func validSignature(b64 string) bool {
 
 // gemTools translates function declarations and the function calling
 // config into the chat request's tools and tool choice.
-func gemTools(req *chatRequest, g *gemRequest) error {
+func gemTools(req *openai.ChatRequest, g *gemRequest) error {
 	for ti, t := range g.Tools {
 		for fi, f := range t.FunctionDeclarations {
 			where := fmt.Sprintf("tools[%d].function_declarations[%d]", ti, fi)
-			if !toolNamePattern.MatchString(f.Name) {
+			if !openai.ToolNamePattern.MatchString(f.Name) {
 				return gemInvalid(fmt.Sprintf("* GenerateContentRequest.%s.name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.\n", where))
 			}
 			params := f.Parameters
@@ -296,15 +298,15 @@ func gemTools(req *chatRequest, g *gemRequest) error {
 				}
 				params = f.ParametersJSONSchema
 			}
-			var ct chatTool
+			var ct openai.ChatTool
 			ct.Type = "function"
 			ct.Function.Name, ct.Function.Description, ct.Function.Parameters = f.Name, f.Description, params
 			req.Tools = append(req.Tools, ct)
 		}
 	}
-	req.choice = toolChoice{mode: "none"}
+	req.Choice = openai.ToolChoice{Mode: "none"}
 	if len(req.Tools) > 0 {
-		req.choice.mode = "auto"
+		req.Choice.Mode = "auto"
 	}
 	if g.ToolConfig == nil || g.ToolConfig.FunctionCallingConfig == nil || len(req.Tools) == 0 {
 		return nil
@@ -313,17 +315,17 @@ func gemTools(req *chatRequest, g *gemRequest) error {
 	switch fc.Mode {
 	case "", "MODE_UNSPECIFIED", "AUTO", "VALIDATED":
 	case "NONE":
-		req.choice.mode = "none"
+		req.Choice.Mode = "none"
 	case "ANY":
-		req.choice.mode = "required"
+		req.Choice.Mode = "required"
 		if len(fc.AllowedFunctionNames) == 1 {
-			req.choice = toolChoice{mode: "function", name: fc.AllowedFunctionNames[0]}
+			req.Choice = openai.ToolChoice{Mode: "function", Name: fc.AllowedFunctionNames[0]}
 		}
 	default:
 		return gemInvalid(fmt.Sprintf("Invalid value at 'tool_config.function_calling_config.mode' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), %q", fc.Mode))
 	}
 	for _, name := range fc.AllowedFunctionNames {
-		if req.tool(name) == nil {
+		if req.Tool(name) == nil {
 			return gemInvalid(fmt.Sprintf("* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: %s is not a declared function\n", name))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // gemResponse is a GenerateContentResponse: the whole answer, or one chunk
@@ -64,7 +65,7 @@ const geminiThoughtTokens = 32
 
 // geminiAnswer is a completion rendered the Gemini way.
 type geminiAnswer struct {
-	c         *completion // text, calls, finish and counts, as Chat Completions has them
+	c         *openai.Completion // text, calls, finish and counts, as Chat Completions has them
 	model     string
 	id        string
 	thoughts  int
@@ -74,19 +75,19 @@ type geminiAnswer struct {
 // newGeminiAnswer renders rep as model's answer. Gemini's args are an
 // object (a protobuf Struct), so a scripted argument text that is not one
 // is sent as {}; a call cut by maxOutputTokens is dropped, not sent broken.
-func newGeminiAnswer(req *chatRequest, rep reply, model string, p promptTokens) *geminiAnswer {
-	for i := range rep.calls {
-		rep.calls[i].Arguments = objectOrEmpty(rep.calls[i].Arguments)
+func newGeminiAnswer(req *openai.ChatRequest, rep openai.Answer, model string, p openai.PromptTokens) *geminiAnswer {
+	for i := range rep.Calls {
+		rep.Calls[i].Arguments = objectOrEmpty(rep.Calls[i].Arguments)
 	}
-	c := newCompletion(req, rep, model, p)
-	if c.finish == "length" {
-		kept := c.calls[:0]
-		for _, tc := range c.calls {
+	c := openai.NewCompletion(req, rep, model, p)
+	if c.Finish == "length" {
+		kept := c.Calls[:0]
+		for _, tc := range c.Calls {
 			if json.Valid([]byte(tc.Arguments)) {
 				kept = append(kept, tc)
 			}
 		}
-		c.calls = kept
+		c.Calls = kept
 	}
 	g := &geminiAnswer{c: c, model: model, id: core.RandomID()[:22]}
 	if geminiThinks(model) {
@@ -101,11 +102,11 @@ func objectOrEmpty(args string) string {
 	if json.Unmarshal([]byte(args), &v) != nil || v == nil {
 		return "{}"
 	}
-	return compactJSON(json.RawMessage(args))
+	return openai.CompactJSON(json.RawMessage(args))
 }
 
 func (g *geminiAnswer) finishReason() string {
-	if g.c.finish == "length" {
+	if g.c.Finish == "length" {
 		return "MAX_TOKENS"
 	}
 	return "STOP" // Gemini ends a turn of function calls with STOP too
@@ -113,7 +114,7 @@ func (g *geminiAnswer) finishReason() string {
 
 // usage reports the prompt, and candidates tokens so far.
 func (g *geminiAnswer) usage(candidates int) *gemUsage {
-	prompt, cached := g.c.usage.PromptTokens, g.c.usage.PromptTokensDetails.CachedTokens
+	prompt, cached := g.c.Usage.PromptTokens, g.c.Usage.PromptTokensDetails.CachedTokens
 	u := &gemUsage{PromptTokenCount: prompt, CandidatesTokenCount: candidates, CachedContentTokenCount: cached,
 		ThoughtsTokenCount: g.thoughts, TotalTokenCount: prompt + candidates + g.thoughts,
 		PromptTokensDetails: []gemModalities{{Modality: "TEXT", TokenCount: prompt}}}
@@ -133,14 +134,14 @@ func (g *geminiAnswer) response(cand *gemCandidate, candidates int) gemResponse 
 
 func (g *geminiAnswer) textPart(text string, last bool) gemPart {
 	p := gemPart{Text: &text}
-	if last && len(g.c.calls) == 0 {
+	if last && len(g.c.Calls) == 0 {
 		p.ThoughtSignature = g.signature
 	}
 	return p
 }
 
 func (g *geminiAnswer) callPart(i int) gemPart {
-	tc := g.c.calls[i]
+	tc := g.c.Calls[i]
 	p := gemPart{FunctionCall: &gemFunctionCall{Name: tc.Name, Args: json.RawMessage(tc.Arguments)}}
 	if i == 0 {
 		p.ThoughtSignature = g.signature
@@ -151,14 +152,14 @@ func (g *geminiAnswer) callPart(i int) gemPart {
 // whole is the non-streaming answer.
 func (g *geminiAnswer) whole() gemResponse {
 	var parts []gemPart
-	if g.c.text != "" {
-		parts = append(parts, g.textPart(g.c.text, true))
+	if g.c.Text != "" {
+		parts = append(parts, g.textPart(g.c.Text, true))
 	}
-	for i := range g.c.calls {
+	for i := range g.c.Calls {
 		parts = append(parts, g.callPart(i))
 	}
 	return g.response(&gemCandidate{Content: &gemContent{Role: "model", Parts: parts}, FinishReason: g.finishReason()},
-		g.c.usage.CompletionTokens)
+		g.c.Usage.CompletionTokens)
 }
 
 // steps are the chunks of a streamed answer: the text in pieces, then each
@@ -173,21 +174,21 @@ func (g *geminiAnswer) steps(pieceBytes int) []gemStep {
 		out = append(out, gemStep{resp: g.response(cand, sent), tokens: tokens})
 	}
 	var textPieces []string
-	for piece := range pieces(g.c.text, pieceBytes) {
+	for piece := range openai.Pieces(g.c.Text, pieceBytes) {
 		textPieces = append(textPieces, piece)
 	}
 	for i, piece := range textPieces {
-		add(g.textPart(piece, i == len(textPieces)-1), tokensFor(len(piece)))
+		add(g.textPart(piece, i == len(textPieces)-1), openai.TokensFor(len(piece)))
 	}
-	for i, tc := range g.c.calls {
-		add(g.callPart(i), tokensFor(len(tc.Name)+len(tc.Arguments)))
+	for i, tc := range g.c.Calls {
+		add(g.callPart(i), openai.TokensFor(len(tc.Name)+len(tc.Arguments)))
 	}
 	if len(out) == 0 {
 		out = append(out, gemStep{resp: g.response(&gemCandidate{Content: &gemContent{Role: "model"}}, 0)})
 	}
 	last := &out[len(out)-1].resp
 	last.Candidates[0].FinishReason = g.finishReason()
-	last.UsageMetadata = g.usage(g.c.usage.CompletionTokens)
+	last.UsageMetadata = g.usage(g.c.Usage.CompletionTokens)
 	return out
 }
 
@@ -224,16 +225,16 @@ func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *gemi
 	if kind == core.FaultContentFilter {
 		resp = g.blockedPrompt()
 		if f.AfterChunks > 0 {
-			resp = g.blockedAnswer(g.c.usage.CompletionTokens)
+			resp = g.blockedAnswer(g.c.Usage.CompletionTokens)
 		}
 	}
 	body, _ := json.Marshal(resp) // plain structs: cannot fail
 	if kind != core.FaultSlowDrip {
-		if err := s.env.Wait(ctx, s.ttft(g.model)+s.env.TokenDelay(g.c.usage.CompletionTokens)); err != nil {
+		if err := s.env.Wait(ctx, s.oa.TTFT(g.model)+s.env.TokenDelay(g.c.Usage.CompletionTokens)); err != nil {
 			return err
 		}
 	}
-	return s.writeWhole(ctx, w, "application/json; charset=UTF-8", body, f)
+	return s.oa.WriteWhole(ctx, w, "application/json; charset=UTF-8", body, f)
 }
 
 // streamGemini sends g as server-sent events, paced by the latency config,
@@ -242,7 +243,7 @@ func (s *Server) writeGemini(ctx context.Context, w http.ResponseWriter, g *gemi
 func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *geminiAnswer, f *core.Fault) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	sw := &openai.SSEWriter{W: w, RC: http.NewResponseController(w)}
 	steps := g.steps(max(s.env.Latency.ChunkTokens, 1) * 4)
 	strikeAt, drip := -1, time.Duration(0)
 	if f != nil {
@@ -265,13 +266,13 @@ func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *gem
 		case drip > 0:
 			delay = drip
 		case sent == 0:
-			delay = s.ttft(g.model)
+			delay = s.oa.TTFT(g.model)
 		}
 		if err := s.env.Wait(ctx, delay); err != nil {
 			return err
 		}
 		b, _ := json.Marshal(st.resp) // plain structs: cannot fail
-		if err := sw.raw(string(b)); err != nil {
+		if err := sw.Raw(string(b)); err != nil {
 			return err
 		}
 		sent++
@@ -284,25 +285,25 @@ func (s *Server) streamGemini(ctx context.Context, w http.ResponseWriter, g *gem
 }
 
 // strikeGemini applies a stream fault at the current position.
-func (s *Server) strikeGemini(ctx context.Context, sw *sseWriter, f *core.Fault, g *geminiAnswer, candidates int) error {
+func (s *Server) strikeGemini(ctx context.Context, sw *openai.SSEWriter, f *core.Fault, g *geminiAnswer, candidates int) error {
 	switch f.Kind {
 	case core.FaultCutStream:
-		sw.flush()
+		sw.Flush()
 		panic(http.ErrAbortHandler) // no closing chunk: the client sees an unexpected EOF
 	case core.FaultTimeout:
-		sw.flush()
+		sw.Flush()
 		return s.env.Hang(ctx)
 	case core.FaultStreamError:
-		return sw.raw(string(gemInternal().marshal()))
+		return sw.Raw(string(gemInternal().marshal()))
 	case core.FaultContentFilter:
 		resp := g.blockedAnswer(candidates)
 		if f.AfterChunks == 0 {
 			resp = g.blockedPrompt()
 		}
 		b, _ := json.Marshal(resp)
-		return sw.raw(string(b))
+		return sw.Raw(string(b))
 	default: // FaultMalformedJSON
 		b, _ := json.Marshal(g.response(&gemCandidate{Content: &gemContent{Role: "model", Parts: []gemPart{g.textPart("?", false)}}}, candidates))
-		return sw.raw(string(malformed(b)))
+		return sw.Raw(string(openai.Malformed(b)))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // liveClientEvent is a Live client event, decoded and checked. Only the
@@ -99,7 +100,7 @@ func (ev *liveClientEvent) decodeAppend(m map[string]any) *core.APIError {
 	if _, ok := m["content"]; !ok {
 		return core.ErrMissingParam("content")
 	}
-	if n := tokensFor(len(content)); n > maxAppendTokens {
+	if n := openai.TokensFor(len(content)); n > maxAppendTokens {
 		return core.ErrInvalidValue("content", fmt.Sprintf("Invalid 'content': at most %d tokens, got %d.", maxAppendTokens, n))
 	}
 	ev.Content = content

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // Live configures the GPT-Live surface (POST /v1/live/sessions and its
@@ -53,8 +55,8 @@ type Live struct {
 type LiveRule struct {
 	Name string `yaml:"name" json:"name,omitempty"`
 	// When matches what the user said: contains, matches and model only.
-	When  When      `yaml:"when" json:"when"`
-	Reply LiveReply `yaml:"reply" json:"reply"`
+	When  openai.When `yaml:"when" json:"when"`
+	Reply LiveReply   `yaml:"reply" json:"reply"`
 }
 
 // LiveReply is what the voice model does with a turn a rule matched.
@@ -83,7 +85,7 @@ func (l *Live) validate() error {
 		if len(r.When.ToolsOffered) > 0 || r.When.ToolResults != nil || r.When.SystemMatches != "" {
 			return fmt.Errorf("rules[%d] %q: when: a live rule matches what the user said (contains, matches, model)", i, r.Name)
 		}
-		if _, err := compileTextMatch(r.When); err != nil {
+		if _, err := openai.CompileTextMatch(r.When); err != nil {
 			return fmt.Errorf("rules[%d] %q: %w", i, r.Name, err)
 		}
 	}
@@ -125,7 +127,7 @@ func (l Live) withDefaults(heard string) Live {
 
 // liveRule is a LiveRule compiled once at New.
 type liveRule struct {
-	text  textMatch
+	text  openai.TextMatch
 	model string
 	reply LiveReply
 }
@@ -133,7 +135,7 @@ type liveRule struct {
 func compileLiveRules(rules []LiveRule) []liveRule {
 	out := make([]liveRule, 0, len(rules))
 	for _, r := range rules {
-		m, _ := compileTextMatch(r.When) // checked by validate
+		m, _ := openai.CompileTextMatch(r.When) // checked by validate
 		out = append(out, liveRule{text: m, model: r.When.Model, reply: r.Reply})
 	}
 	return out
@@ -143,7 +145,7 @@ func compileLiveRules(rules []LiveRule) []liveRule {
 // matches, else a delegation.
 func decide(rules []liveRule, model, said string) LiveReply {
 	for _, r := range rules {
-		if (r.model == "" || r.model == model) && r.text.match(said) {
+		if (r.model == "" || r.model == model) && r.text.Match(said) {
 			return r.reply
 		}
 	}

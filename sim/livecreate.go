@@ -277,5 +277,5 @@ func writeLiveCreated(w http.ResponseWriter, id, answer string) {
 	var b liveCreated
 	b.Session.ID = id
 	b.Transport.Type, b.Transport.SDP = "webrtc", answer
-	writeJSON(w, http.StatusCreated, b)
+	core.WriteJSON(w, http.StatusCreated, b)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // liveSession is one GPT-Live WebRTC session. Like a Realtime session, one
@@ -286,7 +287,7 @@ func (ls *liveSession) finish(reason string) {
 	ls.emit(ev, false)
 	// The organization is billed the session's time once it closes, the
 	// start charge included (LiveStats.BilledSeconds).
-	ls.srv.org.bill(ls.srv.env.Now(), ls.set.model, orgUsage{ms: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
+	ls.srv.oa.Org.Bill(ls.srv.env.Now(), ls.set.model, openai.OrgUsage{MS: max(int64(liveStartCharge*1000), int64(ls.usageMS))})
 	all := append(cut, ls.sidebands...)
 	if ls.phone != nil {
 		all = append(all, ls.phone)

@@ -219,7 +219,7 @@ func (s *Server) LiveSession(id string) (LiveStats, bool) {
 }
 
 func (s *Server) getLiveSessions(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string][]LiveStats{"sessions": s.LiveSessions()})
+	core.WriteJSON(w, http.StatusOK, map[string][]LiveStats{"sessions": s.LiveSessions()})
 }
 
 // createLiveSession serves POST /v1/live/sessions: the server key, a strict
@@ -237,7 +237,7 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 	if apiErr != nil {
 		return apiErr
 	}
-	if err := s.checkModel(set.model); err != nil {
+	if err := s.oa.CheckModel(set.model); err != nil {
 		return err
 	}
 	if err := checkOffer(offer); err != nil {
@@ -252,7 +252,7 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 		case FaultExpired:
 			expireAfter = time.Duration(f.IntervalMS) * time.Millisecond
 		default:
-			_, err := s.responseFault(r.Context(), f, false)
+			_, err := s.oa.ResponseFault(r.Context(), f, false)
 			return err
 		}
 	}
@@ -305,7 +305,7 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
 		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
-			_, err := s.responseFault(r.Context(), f, false)
+			_, err := s.oa.ResponseFault(r.Context(), f, false)
 			return err
 		}
 		dropAfter = max(1, f.AfterChunks)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // handle acts on one client event and returns a close reason when it ends
@@ -76,7 +77,7 @@ func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
 		out := newLiveEvent(liveAppends[ev.Type]).span(now, now)
 		out.ClientEventID = ev.EventID
 		ls.emit(out, false)
-		ls.ctxTokens += tokensFor(len(ev.Content))
+		ls.ctxTokens += openai.TokensFor(len(ev.Content))
 		if ev.Type == "session.commentary.append" {
 			ls.speak(ev.Content)
 		}
@@ -192,7 +193,7 @@ func (ls *liveSession) transcribe(typ, speaker, text string, start, end int64) {
 		ev.Delta = &w
 		ls.emit(ev, false)
 	}
-	ls.ctxTokens += tokensFor(len(text))
+	ls.ctxTokens += openai.TokensFor(len(text))
 	line := LiveLine{Speaker: speaker, Text: text, StartMS: start, EndMS: end}
 	ls.stats.update(func(s *LiveStats) { s.Transcript = appendCapped(s.Transcript, line) })
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // checkSession refuses a session object (from client_secrets, a call's
@@ -102,7 +103,7 @@ func checkSessionTools(m map[string]any, param string) *core.APIError {
 		if name == "" {
 			return core.ErrMissingParam(p + ".name")
 		}
-		if !toolNamePattern.MatchString(name) {
+		if !openai.ToolNamePattern.MatchString(name) {
 			return core.ErrInvalidValue(p+".name", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
 		}
 		if err := wantType[map[string]any](tool, "parameters", p); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // clientEvent is a Realtime client event, decoded and checked. Only the
@@ -192,7 +193,7 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *core.APIError) {
 		it.Role = w.Role
 		it.Content = []rtContent{}
 		for i, c := range w.Content {
-			if !contains(parts, c.Type) {
+			if !openai.Contains(parts, c.Type) {
 				return nil, "", core.ErrInvalidValue(fmt.Sprintf("item.content[%d].type", i),
 					fmt.Sprintf("Invalid value: '%s'. Supported values are: '%s'.", c.Type, strings.Join(parts, "', '")))
 			}

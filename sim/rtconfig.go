@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"time"
+
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // Realtime configures the Realtime API surface: what the simulated voice
@@ -75,7 +77,6 @@ const (
 
 const (
 	defaultHeard        = "Find me a pasta recipe"
-	defaultRealtimeMdl  = "gpt-realtime"
 	defaultInstructions = "You are a helpful, witty, and friendly AI. You should always call a function if you can."
 	// maxSession is how long a Realtime session may last: the API's cap.
 	maxSession = time.Hour
@@ -114,7 +115,7 @@ func (r Realtime) withDefaults() Realtime {
 		r.DeltaBytes = 16
 	}
 	if r.Model == "" {
-		r.Model = defaultRealtimeMdl
+		r.Model = openai.DefaultRealtimeModel
 	}
 	if r.Instructions == "" {
 		r.Instructions = defaultInstructions

@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/voxgate/voxgate/sim/core"
+import (
+	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
+)
 
 // How a response ends besides completed and cancelled: incomplete when it
 // hits max_output_tokens or the content filter (a fault) cuts it, failed
@@ -33,12 +36,12 @@ func (ss *rtSession) shape(a *activeResponse, limit int) {
 		ss.srv.env.Stats.Fault(ss.endpoint, f.Kind)
 		switch f.Kind {
 		case FaultResponseFailed:
-			a.rep, a.audioMS, a.failed = reply{}, 0, true
+			a.rep, a.audioMS, a.failed = openai.Answer{}, 0, true
 			return
 		case core.FaultContentFilter:
-			a.rep.text = truncateUTF8(a.rep.text, len(a.rep.text)/2)
+			a.rep.Text = openai.TruncateUTF8(a.rep.Text, len(a.rep.Text)/2)
 			a.audioMS = a.audioMS / 2 / packetMS * packetMS
-			a.rep.calls, a.cut = nil, "content_filter"
+			a.rep.Calls, a.cut = nil, "content_filter"
 		}
 	}
 	if limit > 0 && outTokens(a.rep, a.audioMS) > limit {
@@ -49,12 +52,12 @@ func (ss *rtSession) shape(a *activeResponse, limit int) {
 
 // outTokens is the output usage of a reply: one text count over the
 // transcript and every call, plus the spoken audio.
-func outTokens(rep reply, audioMS int) int {
-	b := len(rep.text)
-	for _, c := range rep.calls {
+func outTokens(rep openai.Answer, audioMS int) int {
+	b := len(rep.Text)
+	for _, c := range rep.Calls {
 		b += len(c.Name) + len(c.Arguments)
 	}
-	return tokensFor(b) + audioOutTokens(audioMS)
+	return openai.TokensFor(b) + audioOutTokens(audioMS)
 }
 
 // fitOutput cuts a's reply to at most limit output tokens, as a model that
@@ -63,16 +66,16 @@ func outTokens(rep reply, audioMS int) int {
 // are kept while they fit whole, and the first that does not goes out with
 // the arguments that fit (none at all when not even its name does).
 func fitOutput(a *activeResponse, limit int) {
-	calls := a.rep.calls
-	a.rep.calls = nil
-	if a.rep.text == "" {
+	calls := a.rep.Calls
+	a.rep.Calls = nil
+	if a.rep.Text == "" {
 		for _, c := range calls {
-			next := reply{calls: append(a.rep.calls, c)}
+			next := openai.Answer{Calls: append(a.rep.Calls, c)}
 			if outTokens(next, 0) > limit {
-				for len(c.Arguments) > 0 && outTokens(reply{calls: append(a.rep.calls, c)}, 0) > limit {
-					c.Arguments = truncateUTF8(c.Arguments, len(c.Arguments)-1)
+				for len(c.Arguments) > 0 && outTokens(openai.Answer{Calls: append(a.rep.Calls, c)}, 0) > limit {
+					c.Arguments = openai.TruncateUTF8(c.Arguments, len(c.Arguments)-1)
 				}
-				if outTokens(reply{calls: append(a.rep.calls, c)}, 0) <= limit {
+				if outTokens(openai.Answer{Calls: append(a.rep.Calls, c)}, 0) <= limit {
 					a.cutCall = &c
 				}
 				break
@@ -82,18 +85,18 @@ func fitOutput(a *activeResponse, limit int) {
 		return
 	}
 	full := outTokens(a.rep, a.audioMS)
-	text, ms := a.rep.text, a.audioMS
-	text = truncateUTF8(text, len(text)*limit/full)
+	text, ms := a.rep.Text, a.audioMS
+	text = openai.TruncateUTF8(text, len(text)*limit/full)
 	ms = ms * limit / full / packetMS * packetMS
-	for outTokens(reply{text: text}, ms) > limit {
+	for outTokens(openai.Answer{Text: text}, ms) > limit {
 		if ms >= packetMS {
 			ms -= packetMS
 		}
 		if len(text) > 0 {
-			text = truncateUTF8(text, len(text)-1)
+			text = openai.TruncateUTF8(text, len(text)-1)
 		}
 	}
-	a.rep.text, a.audioMS = text, ms
+	a.rep.Text, a.audioMS = text, ms
 }
 
 // finishOutcome sets the final status of a response that was not

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // A response plays the script's reply: the message (transcript deltas and,
@@ -19,7 +20,7 @@ import (
 type activeResponse struct {
 	resp     rtResponse
 	in       tokenCount
-	rep      reply
+	rep      openai.Answer
 	msg      *rtItem // the message being spoken or written
 	outIndex int
 	audio    bool
@@ -30,7 +31,7 @@ type activeResponse struct {
 	cut      string // why the reply was cut short: incomplete's reason
 	// cutCall is the call a model that ran out of output tokens was
 	// writing: it goes out with its arguments cut, status incomplete.
-	cutCall *toolCall
+	cutCall *openai.ToolCall
 	failed  bool
 	// heardMS caps the audio the message keeps in the conversation when
 	// its playback was cut before generation ended; nil when not cut.
@@ -71,7 +72,7 @@ func (ss *rtSession) startResponse(params map[string]any) {
 	if limit > 0 {
 		maxOut = limit
 	}
-	a := &activeResponse{in: ss.inputCount(), rep: ss.srv.script.plan(ss.chatView()), started: time.Now(),
+	a := &activeResponse{in: ss.inputCount(), rep: ss.srv.oa.Script.Plan(ss.chatView()), started: time.Now(),
 		audio: !ss.view.textOnly, genMS: ss.rt.GenerationMS}
 	a.resp = rtResponse{Object: "realtime.response", ID: "resp_" + core.RandomID()[:21], Status: "in_progress",
 		Output: []rtItem{}, ConversationID: ss.convID, OutputModalities: mods, MaxOutputTokens: maxOut}
@@ -84,11 +85,11 @@ func (ss *rtSession) startResponse(params map[string]any) {
 	created.Response = &a.resp
 	ss.emit(created)
 	ss.emit(ss.rateLimits(a))
-	if a.rep.text != "" && a.audio {
+	if a.rep.Text != "" && a.audio {
 		a.audioMS = ss.rt.ReplyAudioMS
 	}
 	ss.shape(a, limit)
-	if a.rep.text != "" {
+	if a.rep.Text != "" {
 		ss.startMessage(a)
 	}
 	a.gen = time.NewTimer(time.Duration(a.genMS) * time.Millisecond)
@@ -103,7 +104,7 @@ func (ss *rtSession) startMessage(a *activeResponse) {
 		part, deltaType = rtContent{Type: "audio", Transcript: ptr("")}, "response.output_audio_transcript.delta"
 	}
 	ss.emit(ss.partEvent("response.content_part.added", a, part))
-	for p := range pieces(a.rep.text, ss.rt.DeltaBytes) {
+	for p := range openai.Pieces(a.rep.Text, ss.rt.DeltaBytes) {
 		d := ss.partEvent(deltaType, a, part)
 		d.Part, d.Delta = nil, ptr(p)
 		ss.emit(d)
@@ -142,7 +143,7 @@ func (ss *rtSession) finishGeneration() {
 		}
 		ss.endMessage(a, status)
 	}
-	for _, c := range a.rep.calls {
+	for _, c := range a.rep.Calls {
 		ss.emitCall(a, c, "completed")
 	}
 	if a.cutCall != nil {
@@ -154,7 +155,7 @@ func (ss *rtSession) finishGeneration() {
 
 // endMessage closes the message content; a cut message is "incomplete".
 func (ss *rtSession) endMessage(a *activeResponse, status string) {
-	text := a.rep.text
+	text := a.rep.Text
 	var part rtContent
 	if a.audio {
 		done := ss.partEvent("response.output_audio_transcript.done", a, rtContent{})
@@ -198,11 +199,11 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 // of a response cut short (cancelled, or out of tokens) is sent all the
 // same, as the API does, with the arguments written so far and status
 // incomplete: a client must run only completed calls.
-func (ss *rtSession) emitCall(a *activeResponse, c toolCall, status string) {
+func (ss *rtSession) emitCall(a *activeResponse, c openai.ToolCall, status string) {
 	it := rtItem{ID: "item_" + core.RandomID()[:21], Object: "realtime.item", Type: "function_call",
 		Status: "in_progress", CallID: "call_" + core.RandomID()[:16], Name: c.Name, Arguments: ptr("")}
 	ss.emitOutputItem("added", a, it)
-	for p := range pieces(c.Arguments, ss.rt.DeltaBytes) {
+	for p := range openai.Pieces(c.Arguments, ss.rt.DeltaBytes) {
 		d := newEvent("response.function_call_arguments.delta")
 		d.ResponseID, d.ItemID, d.OutputIndex, d.CallID, d.Delta = a.resp.ID, it.ID, ptr(a.outIndex), it.CallID, ptr(p)
 		ss.emit(d)
@@ -250,12 +251,12 @@ func (ss *rtSession) done(a *activeResponse) {
 	for _, it := range a.resp.Output {
 		textBytes += len(it.Name) + len(deref(it.Arguments)) + len(itemText(&it))
 	}
-	out.text = tokensFor(textBytes)
+	out.text = openai.TokensFor(textBytes)
 	if a.audio && a.msg != nil {
 		out.audio = audioOutTokens(a.audioMS)
 	}
 	a.resp.Usage = usage(a.in, ss.prevInput, out)
-	ss.srv.org.bill(ss.srv.env.Now(), ss.view.model, a.resp.Usage.billed())
+	ss.srv.oa.Org.Bill(ss.srv.env.Now(), ss.view.model, a.resp.Usage.billed())
 	ev := newEvent("response.done")
 	ev.Response = &a.resp
 	ss.emit(ev)
@@ -277,9 +278,9 @@ func (ss *rtSession) cancelResponse(reason string) {
 		ss.shortenPlayback(a.resp.ID, a.audioMS)
 		ss.endMessage(a, "incomplete")
 	}
-	for _, c := range a.rep.calls {
+	for _, c := range a.rep.Calls {
 		// The calls it was writing, cut where generation stopped.
-		c.Arguments = truncateUTF8(c.Arguments, len(c.Arguments)/2)
+		c.Arguments = openai.TruncateUTF8(c.Arguments, len(c.Arguments)/2)
 		ss.emitCall(a, c, "incomplete")
 	}
 	a.resp.Status = "cancelled"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // sessionConfig is a Realtime session object kept as decoded JSON, so every
@@ -95,8 +96,8 @@ func (c sessionConfig) started(now time.Time, lifetime time.Duration) {
 // sessionView is what the simulator acts on, read out of a sessionConfig.
 type sessionView struct {
 	model, instructions, voice string
-	tools                      []chatTool
-	choice                     toolChoice
+	tools                      []openai.ChatTool
+	choice                     openai.ToolChoice
 	textOnly                   bool
 	transcribe                 bool
 	transcribeModel            string
@@ -107,7 +108,7 @@ type sessionView struct {
 }
 
 func (c sessionConfig) view() sessionView {
-	v := sessionView{choice: toolChoice{mode: "auto"}}
+	v := sessionView{choice: openai.ToolChoice{Mode: "auto"}}
 	v.model, _ = c["model"].(string)
 	v.instructions, _ = c["instructions"].(string)
 	if mods, ok := c["output_modalities"].([]any); ok && len(mods) == 1 && mods[0] == "text" {
@@ -115,12 +116,12 @@ func (c sessionConfig) view() sessionView {
 	}
 	v.tools = sessionTools(c["tools"])
 	if raw, err := json.Marshal(c["tool_choice"]); err == nil {
-		if ch, err := parseRealtimeToolChoice(raw); err == nil && ch.mode != "" {
+		if ch, err := parseRealtimeToolChoice(raw); err == nil && ch.Mode != "" {
 			v.choice = ch
 		}
 	}
 	if len(v.tools) == 0 {
-		v.choice = toolChoice{mode: "none"}
+		v.choice = openai.ToolChoice{Mode: "none"}
 	}
 	audio, _ := c["audio"].(map[string]any)
 	in, _ := audio["input"].(map[string]any)
@@ -147,15 +148,15 @@ func (c sessionConfig) view() sessionView {
 
 // sessionTools converts the session's function tools to the chat shape the
 // script understands; the realtime shape is flat ({type, name, ...}).
-func sessionTools(raw any) []chatTool {
+func sessionTools(raw any) []openai.ChatTool {
 	list, _ := raw.([]any)
-	var out []chatTool
+	var out []openai.ChatTool
 	for _, t := range list {
 		m, _ := t.(map[string]any)
 		if m["type"] != "function" {
 			continue
 		}
-		var ct chatTool
+		var ct openai.ChatTool
 		ct.Type = "function"
 		ct.Function.Name, _ = m["name"].(string)
 		ct.Function.Description, _ = m["description"].(string)
@@ -169,21 +170,21 @@ func sessionTools(raw any) []chatTool {
 
 // parseRealtimeToolChoice reads "auto"/"none"/"required" or the realtime
 // {"type":"function","name":…} form (flat, unlike chat's).
-func parseRealtimeToolChoice(raw json.RawMessage) (toolChoice, error) {
+func parseRealtimeToolChoice(raw json.RawMessage) (openai.ToolChoice, error) {
 	var named struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	}
 	if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &named); err != nil {
-			return toolChoice{}, err
+			return openai.ToolChoice{}, err
 		}
 		if named.Type != "function" || named.Name == "" {
-			return toolChoice{}, fmt.Errorf("want {\"type\":\"function\",\"name\":…}")
+			return openai.ToolChoice{}, fmt.Errorf("want {\"type\":\"function\",\"name\":…}")
 		}
-		return toolChoice{mode: "function", name: named.Name}, nil
+		return openai.ToolChoice{Mode: "function", Name: named.Name}, nil
 	}
-	return parseToolChoice(raw)
+	return openai.ParseToolChoice(raw)
 }
 
 // checkVoice refuses a session.update that changes the voice once the

@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/voxgate/voxgate/sim/core"
+import (
+	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
+)
 
 // Input audio transcription: conversation.item.input_audio_transcription
 // .delta events in Realtime.DeltaBytes pieces, then .completed with usage;
@@ -40,20 +43,20 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 		return
 	}
 	heard := ss.rt.Heard
-	for p := range pieces(heard, ss.rt.DeltaBytes) {
+	for p := range openai.Pieces(heard, ss.rt.DeltaBytes) {
 		d := newEvent("conversation.item.input_audio_transcription.delta")
 		d.ItemID, d.ContentIndex, d.Delta = h.itemID, ptr(0), ptr(p)
 		ss.emit(d)
 	}
 	tr := newEvent("conversation.item.input_audio_transcription.completed")
 	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
-	if durationBilled(h.model) {
+	if openai.DurationBilled(h.model) {
 		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
-		ss.srv.org.bill(ss.srv.env.Now(), h.model, orgUsage{ms: int64(h.ms)})
+		ss.srv.oa.Org.Bill(ss.srv.env.Now(), h.model, openai.OrgUsage{MS: int64(h.ms)})
 	} else {
 		u := transcriptionUsage(audioInTokens(h.ms), heard)
 		tr.Usage = u
-		ss.srv.org.bill(ss.srv.env.Now(), h.model, u.billed())
+		ss.srv.oa.Org.Bill(ss.srv.env.Now(), h.model, u.billed())
 	}
 	ss.emit(tr)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // Input audio: RTP packets (WebRTC) or appended PCM (WebSocket) fill a
@@ -160,10 +161,10 @@ func (ss *rtSession) commitItem(id string, audioTok int, words string) {
 
 // chatView renders the conversation as a chat request, so the shared
 // script (rules and default behaviour) decides voice turns as it does text.
-func (ss *rtSession) chatView() *chatRequest {
-	req := &chatRequest{Model: ss.view.model, Tools: ss.view.tools, choice: ss.view.choice}
+func (ss *rtSession) chatView() *openai.ChatRequest {
+	req := &openai.ChatRequest{Model: ss.view.model, Tools: ss.view.tools, Choice: ss.view.choice}
 	if ss.view.instructions != "" { // the session's system prompt, which system_matches reads
-		req.msgs = append(req.msgs, chatMessage{Role: "system", text: ss.view.instructions})
+		req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "system", Text: ss.view.instructions})
 	}
 	for i := range ss.items {
 		it := &ss.items[i].item
@@ -173,14 +174,14 @@ func (ss *rtSession) chatView() *chatRequest {
 			if it.Role != "user" {
 				text = itemText(it)
 			}
-			req.msgs = append(req.msgs, chatMessage{Role: it.Role, text: text})
+			req.Msgs = append(req.Msgs, openai.ChatMessage{Role: it.Role, Text: text})
 		case "function_call":
-			var tc msgToolCall
+			var tc openai.MsgToolCall
 			tc.ID, tc.Type = it.CallID, "function"
 			tc.Function.Name, tc.Function.Arguments = it.Name, deref(it.Arguments)
-			req.msgs = append(req.msgs, chatMessage{Role: "assistant", ToolCalls: []msgToolCall{tc}})
+			req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "assistant", ToolCalls: []openai.MsgToolCall{tc}})
 		case "function_call_output":
-			req.msgs = append(req.msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, text: deref(it.Output)})
+			req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "tool", ToolCallID: it.CallID, Text: deref(it.Output)})
 		}
 	}
 	return req

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/voxgate/voxgate/sim/openai"
+
 // Realtime token counts are deterministic (DESIGN §14) so billing tests can
 // predict them; docs/sim.md states the same rules.
 //   - audio in: ceil(ms / 100) per input audio item, i.e. RTP packets ÷ 5;
@@ -28,14 +30,14 @@ func (ss *rtSession) inputCount() tokenCount {
 	b := len(ss.view.instructions)
 	for i := range ss.view.tools {
 		f := &ss.view.tools[i].Function
-		b += len(f.Name) + len(f.Description) + compactLen(f.Parameters)
+		b += len(f.Name) + len(f.Description) + openai.CompactLen(f.Parameters)
 	}
 	var c tokenCount
 	for i := range ss.items {
 		b += ss.items[i].textBytes
 		c.audio += ss.items[i].audioTok
 	}
-	c.text = tokensFor(b)
+	c.text = openai.TokensFor(b)
 	return c
 }
 
@@ -57,7 +59,7 @@ func usage(in, cached, out tokenCount) *rtUsage {
 
 // transcriptionUsage is the usage of transcribing one audio item.
 func transcriptionUsage(audioTok int, transcript string) *rtTranscriptU {
-	u := &rtTranscriptU{Type: "tokens", InputTokens: audioTok, OutputTokens: tokensFor(len(transcript))}
+	u := &rtTranscriptU{Type: "tokens", InputTokens: audioTok, OutputTokens: openai.TokensFor(len(transcript))}
 	u.InputTokenDetails.AudioTokens = audioTok
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	return u
@@ -65,16 +67,16 @@ func transcriptionUsage(audioTok int, transcript string) *rtTranscriptU {
 
 // billed is a response's usage as the organization usage counts it (the
 // price list's classes): cached input is part of input.
-func (u *rtUsage) billed() orgUsage {
+func (u *rtUsage) billed() openai.OrgUsage {
 	d := u.InputTokenDetails
-	return orgUsage{textIn: int64(d.TextTokens), textCached: int64(d.CachedTokensDetails.TextTokens),
-		audioIn: int64(d.AudioTokens), audioCached: int64(d.CachedTokensDetails.AudioTokens),
-		imageIn: int64(d.ImageTokens), imageCached: int64(d.CachedTokensDetails.ImageTokens),
-		textOut: int64(u.OutputTokenDetails.TextTokens), audioOut: int64(u.OutputTokenDetails.AudioTokens)}
+	return openai.OrgUsage{TextIn: int64(d.TextTokens), TextCached: int64(d.CachedTokensDetails.TextTokens),
+		AudioIn: int64(d.AudioTokens), AudioCached: int64(d.CachedTokensDetails.AudioTokens),
+		ImageIn: int64(d.ImageTokens), ImageCached: int64(d.CachedTokensDetails.ImageTokens),
+		TextOut: int64(u.OutputTokenDetails.TextTokens), AudioOut: int64(u.OutputTokenDetails.AudioTokens)}
 }
 
 // billed is a transcription's usage: its audio in and text out.
-func (u *rtTranscriptU) billed() orgUsage {
-	return orgUsage{textIn: int64(u.InputTokenDetails.TextTokens), audioIn: int64(u.InputTokenDetails.AudioTokens),
-		textOut: int64(u.OutputTokens)}
+func (u *rtTranscriptU) billed() openai.OrgUsage {
+	return openai.OrgUsage{TextIn: int64(u.InputTokenDetails.TextTokens), AudioIn: int64(u.InputTokenDetails.AudioTokens),
+		TextOut: int64(u.OutputTokens)}
 }

@@ -60,7 +60,7 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 			cfg["model"] = m
 		}
 		model = cfg.view().model
-		if err := s.checkModel(model); err != nil {
+		if err := s.oa.CheckModel(model); err != nil {
 			return err
 		}
 	}
@@ -68,7 +68,7 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 	if f := s.env.Faults.Take(EndpointRealtime, model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
 		s.env.Stats.Fault(EndpointRealtime, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
-			_, err := s.responseFault(r.Context(), f, false)
+			_, err := s.oa.ResponseFault(r.Context(), f, false)
 			return err
 		}
 		dropAfter = max(1, f.AfterChunks)

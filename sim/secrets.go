@@ -118,12 +118,12 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view := cfg.view()
-	if err := s.checkModel(view.model); err != nil {
+	if err := s.oa.CheckModel(view.model); err != nil {
 		return err
 	}
 	if f := s.env.Faults.Take(EndpointRealtimeClientSecrets, view.model); f != nil {
 		s.env.Stats.Fault(EndpointRealtimeClientSecrets, f.Kind)
-		if _, err := s.responseFault(r.Context(), f, false); err != nil {
+		if _, err := s.oa.ResponseFault(r.Context(), f, false); err != nil {
 			return err
 		}
 	}
@@ -131,7 +131,7 @@ func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
 	value := core.EphemeralPrefix + core.RandomID() + core.RandomID()[:8]
 	expires := now.Add(time.Duration(ttl) * time.Second)
 	s.rt.secrets.put(value, mintedSecret{session: cfg.clone(), expires: expires}, now)
-	writeJSON(w, http.StatusOK, struct {
+	core.WriteJSON(w, http.StatusOK, struct {
 		Value     string        `json:"value"`
 		ExpiresAt int64         `json:"expires_at"`
 		Session   sessionConfig `json:"session"`

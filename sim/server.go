@@ -8,31 +8,17 @@ import (
 	"sync"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
-
-// EndpointChatCompletions is the endpoint name of POST /v1/chat/completions
-// in faults and stats.
-const EndpointChatCompletions = "/v1/chat/completions"
-
-// chatFaultKinds are the faults the chat endpoint can serve.
-func chatFaultKinds() []core.FaultKind {
-	return []core.FaultKind{core.FaultRateLimit, core.FaultQuota, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout,
-		core.FaultMalformedJSON, core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError,
-		core.FaultContextLength, core.FaultContentFilter, core.FaultReset, core.FaultNoDone, core.FaultSlowStart}
-}
 
 // Server is an OpenAI-compatible simulator. It is an http.Handler; mount it
 // on an http.Server or httptest.Server. Call Close before shutting that
 // server down so that hanging and streaming requests end.
 type Server struct {
+	oa       *openai.Server
 	env      *core.Env
-	models   map[string]bool
-	life     lifecycle
-	script   *compiledScript
-	chat     *chatState
 	rt       *realtimeState
 	live     *liveState
-	org      *orgBook
 	mux      *http.ServeMux
 	closeOne sync.Once
 }
@@ -42,12 +28,12 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("sim: config: %w", err)
 	}
-	script, err := compileScript(cfg.Script)
+	script, err := openai.CompileScript(cfg.Script)
 	if err != nil {
 		return nil, fmt.Errorf("sim: config: script: %w", err)
 	}
 	kinds := realtimeFaultKinds()
-	kinds[EndpointChatCompletions] = chatFaultKinds()
+	kinds[openai.EndpointChatCompletions] = openai.ChatFaultKinds()
 	maps.Copy(kinds, geminiFaultKinds())
 	kinds[EndpointAnthropicMessages] = anthropicFaultKinds()
 	maps.Copy(kinds, liveFaultKinds())
@@ -55,22 +41,17 @@ func New(cfg Config) (*Server, error) {
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
 	}
-	endpoints = append(endpoints, EndpointModels, EndpointOrgUsageCompletions, EndpointOrgCosts)
+	endpoints = append(endpoints, openai.EndpointModels, openai.EndpointOrgUsageCompletions, openai.EndpointOrgCosts)
 	rt, err := newRealtimeState(cfg.Realtime, cfg.WebRTC)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	s := &Server{
-		env: &core.Env{Latency: cfg.latency(), Keys: set(cfg.Keys), Faults: core.NewInjector(kinds, cfg.Seed),
+		env: &core.Env{Latency: cfg.latency(), Keys: core.NameSet(cfg.Keys), Faults: core.NewInjector(kinds, cfg.Seed),
 			Stats: core.NewStatsBook(endpoints), Clock: cfg.Now, Log: cfg.Logger, MaxBody: cfg.MaxBodyBytes,
 			Done: make(chan struct{})},
-		models: set(cfg.Models),
-		life:   newLifecycle(&cfg),
-		script: script,
-		chat:   newChatState(cfg.Models, cfg.Chat),
-		org:    newOrgBook(),
-		rt:     rt,
-		live:   newLiveState(cfg.Live, rt.cfg.Heard),
+		rt:   rt,
+		live: newLiveState(cfg.Live, rt.cfg.Heard),
 	}
 	if s.env.Log == nil {
 		s.env.Log = slog.New(slog.DiscardHandler)
@@ -78,6 +59,7 @@ func New(cfg Config) (*Server, error) {
 	if s.env.MaxBody == 0 {
 		s.env.MaxBody = defaultMaxBodyBytes
 	}
+	s.oa = openai.New(s.env, script, cfg.Models, cfg.ShutdownDates, cfg.Chat)
 	for i, f := range cfg.Faults {
 		if _, err := s.env.Faults.Add(f); err != nil {
 			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
@@ -90,18 +72,18 @@ func New(cfg Config) (*Server, error) {
 // routes lists the simulator's whole HTTP surface.
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("POST "+EndpointChatCompletions, s.env.Endpoint(EndpointChatCompletions, s.chatCompletions))
+	mux.Handle("POST "+openai.EndpointChatCompletions, s.env.Endpoint(openai.EndpointChatCompletions, s.oa.ChatCompletions))
 	mux.Handle("POST "+EndpointAnthropicMessages, s.env.Endpoint(EndpointAnthropicMessages, s.anthropicMessages))
 	mux.Handle("POST "+EndpointRealtimeClientSecrets, s.env.Endpoint(EndpointRealtimeClientSecrets, s.mintSecret))
 	mux.Handle("POST "+EndpointRealtimeCalls, corsCalls(s.env.Endpoint(EndpointRealtimeCalls, s.createCall)))
 	mux.Handle("OPTIONS "+EndpointRealtimeCalls, corsCalls(nil))
 	mux.Handle("POST "+EndpointRealtimeHangup, s.env.Endpoint(EndpointRealtimeHangup, s.hangup))
 	mux.Handle("GET "+EndpointRealtime, s.env.Endpoint(EndpointRealtime, s.realtimeSocket))
-	mux.Handle("GET "+EndpointModels, s.env.Endpoint(EndpointModels, s.listModels))
+	mux.Handle("GET "+openai.EndpointModels, s.env.Endpoint(openai.EndpointModels, s.oa.ListModels))
 	mux.Handle("POST "+EndpointLiveSessions, s.env.Endpoint(EndpointLiveSessions, s.createLiveSession))
 	mux.Handle("GET "+EndpointLiveAttach, s.env.Endpoint(EndpointLiveAttach, s.attachLive))
-	mux.Handle("GET "+EndpointOrgUsageCompletions, s.env.Endpoint(EndpointOrgUsageCompletions, s.orgUsageCompletions))
-	mux.Handle("GET "+EndpointOrgCosts, s.env.Endpoint(EndpointOrgCosts, s.orgCosts))
+	mux.Handle("GET "+openai.EndpointOrgUsageCompletions, s.env.Endpoint(openai.EndpointOrgUsageCompletions, s.oa.OrgUsageCompletions))
+	mux.Handle("GET "+openai.EndpointOrgCosts, s.env.Endpoint(openai.EndpointOrgCosts, s.oa.OrgCosts))
 	mux.Handle(geminiRoute, s.gemini())
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
 	mux.HandleFunc("GET /sim/live/sessions", s.getLiveSessions)
@@ -149,14 +131,3 @@ func (s *Server) Faults() []core.Fault { return s.env.Faults.List() }
 
 // ClearFaults removes every fault, as DELETE /sim/faults does.
 func (s *Server) ClearFaults() { s.env.Faults.Clear() }
-
-func set(list []string) map[string]bool {
-	if len(list) == 0 {
-		return nil
-	}
-	m := make(map[string]bool, len(list))
-	for _, v := range list {
-		m[v] = true
-	}
-	return m
-}

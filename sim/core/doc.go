@@ -1,4 +1,4 @@
-// Package core is what every surface of the simulator shares (Env): the
+// package core is what every surface of the simulator shares (Env): the
 // keys it accepts, its latency and clock, the fault injector (POST
 // /sim/faults), the per-endpoint counters (GET /sim/stats), and OpenAI's
 // error shape, which the Chat Completions, Realtime and GPT-Live surfaces

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -68,7 +69,7 @@ func (e *Env) CheckKey(key string) error {
 	return nil
 }
 
-// bearer returns the request's Bearer key, or "".
+// Bearer returns the request's Bearer key, or "".
 func Bearer(r *http.Request) string {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
@@ -164,4 +165,30 @@ type Latency struct {
 func DefaultLatency() Latency {
 	return Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1,
 		ModelTTFT: map[string]time.Duration{"gpt-6.1-terra": 2 * time.Second, "gpt-6.2-sol": 2 * time.Second}}
+}
+
+// WriteJSON writes v as a JSON body with status; v is the simulator's own
+// plain data, so a marshalling failure is a 500.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		WriteAPIError(w, ErrServer())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// NameSet is list as a set; an empty list is nil, which callers read as
+// "any".
+func NameSet(list []string) map[string]bool {
+	if len(list) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(list))
+	for _, v := range list {
+		m[v] = true
+	}
+	return m
 }

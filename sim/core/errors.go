@@ -154,7 +154,7 @@ func ErrUnavailable(retryAfter int) *APIError {
 		Message: "The engine is currently overloaded, please try again later."}
 }
 
-// errContextLength is the real API's refusal of a prompt longer than the
+// ErrContextLength is the real API's refusal of a prompt longer than the
 // model's context window.
 func ErrContextLength(model string) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "messages",
@@ -162,7 +162,7 @@ func ErrContextLength(model string) *APIError {
 		Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in more tokens. Please reduce the length of the messages.", contextWindowOf(model))}
 }
 
-// errContentPolicy is the real API's refusal of a prompt its safety system
+// ErrContentPolicy is the real API's refusal of a prompt its safety system
 // flagged, before any answer.
 func ErrContentPolicy() *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "content_policy_violation",

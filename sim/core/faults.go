@@ -127,7 +127,7 @@ func (f *Fault) Validate() error {
 	return nil
 }
 
-// injector holds the active faults. Faults are tried in the order added; the
+// Injector holds the active faults. Faults are tried in the order added; the
 // first that matches and fires is served.
 type Injector struct {
 	// kinds lists the kinds each endpoint supports; fixed at New.
@@ -164,7 +164,7 @@ func (in *Injector) Add(f Fault) (Fault, error) {
 	return in.Install(f), nil
 }
 
-// prepare checks f against the known endpoints and kinds and fills in its
+// Prepare checks f against the known endpoints and kinds and fills in its
 // defaults; it does not install it.
 func (in *Injector) Prepare(f Fault) (Fault, error) {
 	if err := f.Validate(); err != nil {
@@ -223,7 +223,7 @@ func (in *Injector) List() []Fault {
 	return out
 }
 
-// take returns the fault to serve for a request, or nil. Serving consumes
+// Take returns the fault to serve for a request, or nil. Serving consumes
 // one of the fault's Count; an exhausted fault is removed. With kinds, only
 // faults of those kinds are considered: a call draws its HTTP faults when it
 // is created and its no_response faults at each response.create.

@@ -2,10 +2,10 @@ package core
 
 import "math/rand/v2"
 
-// newRequestID is an x-request-id value.
+// NewRequestID is an x-request-id value.
 func NewRequestID() string { return "req_" + RandomID() }
 
-// randomID returns 24 base-36 characters: unique enough for ids, cheaper
+// RandomID returns 24 base-36 characters: unique enough for ids, cheaper
 // than crypto/rand, and safe for concurrent use.
 func RandomID() string {
 	var buf [24]byte

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// jsonError maps an encoding/json error to the API's error: a type mismatch
+// JSONError maps an encoding/json error to the API's error: a type mismatch
 // names the parameter, anything else is unparseable JSON.
 func JSONError(err error, prefix string) error {
 	var te *json.UnmarshalTypeError
@@ -63,7 +63,7 @@ func article(kind string) string {
 	return "a " + kind
 }
 
-// jsonKind names the JSON type of a raw value for error messages.
+// JSONKind names the JSON type of a raw value for error messages.
 func JSONKind(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return "nothing"

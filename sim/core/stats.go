@@ -27,7 +27,7 @@ type Stats struct {
 	Endpoints map[string]EndpointStats `json:"endpoints"`
 }
 
-// statsBook keeps per-endpoint counters. The endpoint set is fixed at New,
+// StatsBook keeps per-endpoint counters. The endpoint set is fixed at New,
 // so the map itself is read-only and only entries are locked.
 type StatsBook struct {
 	endpoints map[string]*endpointCounters
@@ -92,7 +92,7 @@ func (b *StatsBook) Snapshot() Stats {
 	return out
 }
 
-// reset zeroes the counters but keeps InFlight, which is still true.
+// Reset zeroes the counters but keeps InFlight, which is still true.
 func (b *StatsBook) Reset() {
 	for _, c := range b.endpoints {
 		c.mu.Lock()

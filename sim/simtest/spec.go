@@ -1,4 +1,4 @@
-// Package simtest holds test helpers shared by the simulator's tests and by
+// package simtest holds test helpers shared by the simulator's tests and by
 // tests elsewhere that run against it.
 package simtest
 

@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/voxgate/voxgate/sim/core"
 )
 
 // These tests read the spec's schemas directly, for what the validator
@@ -26,26 +26,15 @@ var (
 func specSchemas(t *testing.T) map[string]any {
 	t.Helper()
 	specSchemasOnce.Do(func() {
-		path, err := FindSpec()
+		path, err := core.FindSpec()
 		if err != nil {
 			specSchemasErr = err
 			return
 		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			specSchemasErr = err
-			return
-		}
-		var doc struct {
-			Components struct {
-				Schemas map[string]any `yaml:"schemas"`
-			} `yaml:"components"`
-		}
-		specSchemasErr = yaml.Unmarshal(raw, &doc)
-		specSchemasMap = doc.Components.Schemas
+		specSchemasMap, specSchemasErr = core.ReadSpecSchemas(path)
 	})
-	if errors.Is(specSchemasErr, ErrSpecNotFound) && os.Getenv("CI") == "" {
-		t.Skipf("OpenAI spec not available (set %s): %v", SpecEnv, specSchemasErr)
+	if errors.Is(specSchemasErr, core.ErrSpecNotFound) && os.Getenv("CI") == "" {
+		t.Skipf("OpenAI spec not available (set %s): %v", core.SpecEnv, specSchemasErr)
 	}
 	if specSchemasErr != nil {
 		t.Fatalf("load OpenAI spec: %v", specSchemasErr)
@@ -150,41 +139,6 @@ func TestDefaultModelsInSpec(t *testing.T) {
 	for _, m := range DefaultReasoningModels() {
 		if !known[m] {
 			t.Errorf("reasoning model %s is not in the spec", m)
-		}
-	}
-}
-
-// TestChatConfigYAML checks that an empty alias map or reasoning list in a
-// config file means none, while leaving them out means the defaults, and
-// that bad values are refused.
-func TestChatConfigYAML(t *testing.T) {
-	t.Parallel()
-	cfg, err := parseConfig([]byte("chat: {model_aliases: {}, reasoning_models: [], prompt_cache: {ttl: 1h}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	none := newChatModels(nil, cfg.Chat)
-	if none.snapshot("gpt-4o") != "gpt-4o" || none.isReasoning("o3") || cfg.Chat.PromptCache.TTL.Hours() != 1 {
-		t.Errorf("empty lists: got snapshot %q, o3 reasoning %v, ttl %v; want gpt-4o, false, 1h",
-			none.snapshot("gpt-4o"), none.isReasoning("o3"), cfg.Chat.PromptCache.TTL)
-	}
-	cfg, err = parseConfig([]byte("chat: {}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defaults := newChatModels(nil, cfg.Chat)
-	if defaults.snapshot("gpt-4o") != "gpt-4o-2024-08-06" || !defaults.isReasoning("o3-2025-04-16") {
-		t.Errorf("defaults: got snapshot %q, o3 snapshot reasoning %v", defaults.snapshot("gpt-4o"), defaults.isReasoning("o3-2025-04-16"))
-	}
-	for _, bad := range []string{
-		"chat: {model_aliases: {gpt-4o: ''}}",
-		"chat: {reasoning_models: ['']}",
-		"chat: {rate_limits: {requests_per_minute: -1}}",
-		"chat: {prompt_cache: {max_entries: -1}}",
-		"chat: {rate_limit: {}}",
-	} {
-		if _, err := parseConfig([]byte(bad)); err == nil {
-			t.Errorf("%s: accepted, want an error", bad)
 		}
 	}
 }

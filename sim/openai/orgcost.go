@@ -1,24 +1,24 @@
-package sim
+package openai
 
 import "math/big"
 
-// orgUsage is one billed request as the price list counts it. Each input
+// OrgUsage is one billed request as the price list counts it. Each input
 // count holds its cached part, and text input its part written to the
 // cache, as the API's usage reports them (prompt_tokens "includes"
 // cached_tokens; input_tokens "includes text, audio, and image tokens").
-type orgUsage struct {
-	textIn, textCached, cacheWrite, textOut int64
-	audioIn, audioCached, audioOut          int64
-	imageIn, imageCached                    int64
-	// ms is audio billed by duration: a transcription's seconds, a
+type OrgUsage struct {
+	TextIn, TextCached, cacheWrite, TextOut int64
+	AudioIn, AudioCached, AudioOut          int64
+	ImageIn, ImageCached                    int64
+	// MS is audio billed by duration: a transcription's seconds, a
 	// GPT-Live session's time.
-	ms int64
+	MS int64
 }
 
 // chatUsage is a chat completion's usage as the price list bills it.
-func chatUsage(u usageBody) orgUsage {
-	o := orgUsage{textIn: int64(u.PromptTokens), textCached: int64(u.PromptTokensDetails.CachedTokens),
-		textOut: int64(u.CompletionTokens)}
+func chatUsage(u usageBody) OrgUsage {
+	o := OrgUsage{TextIn: int64(u.PromptTokens), TextCached: int64(u.PromptTokensDetails.CachedTokens),
+		TextOut: int64(u.CompletionTokens)}
 	if w := u.PromptTokensDetails.CacheWriteTokens; w != nil {
 		o.cacheWrite = int64(*w)
 	}
@@ -31,10 +31,10 @@ func chatUsage(u usageBody) orgUsage {
 // minutes billed by duration, summed exactly and rounded half up to the
 // micro-dollar once per request. ok is false when u has tokens in a class
 // r prints no price for: the simulator then bills that request nothing.
-func (r rates) cost(u orgUsage) (micros int64, ok bool) {
-	uncachedText := u.textIn - u.textCached - u.cacheWrite
-	uncachedAudio := u.audioIn - u.audioCached
-	uncachedImage := u.imageIn - u.imageCached
+func (r rates) cost(u OrgUsage) (micros int64, ok bool) {
+	uncachedText := u.TextIn - u.TextCached - u.cacheWrite
+	uncachedAudio := u.AudioIn - u.AudioCached
+	uncachedImage := u.ImageIn - u.ImageCached
 	if uncachedText < 0 || uncachedAudio < 0 || uncachedImage < 0 {
 		return 0, false
 	}
@@ -43,9 +43,9 @@ func (r rates) cost(u orgUsage) (micros int64, ok bool) {
 		n     int64
 		price *big.Rat
 	}{
-		{uncachedText, r.textIn}, {u.textCached, r.textCached}, {u.cacheWrite, r.cacheWrite}, {u.textOut, r.textOut},
-		{uncachedAudio, r.audioIn}, {u.audioCached, r.audioCached}, {u.audioOut, r.audioOut},
-		{uncachedImage, r.imageIn}, {u.imageCached, r.imageCached},
+		{uncachedText, r.textIn}, {u.TextCached, r.textCached}, {u.cacheWrite, r.cacheWrite}, {u.TextOut, r.textOut},
+		{uncachedAudio, r.audioIn}, {u.AudioCached, r.audioCached}, {u.AudioOut, r.audioOut},
+		{uncachedImage, r.imageIn}, {u.ImageCached, r.imageCached},
 	} {
 		if c.n == 0 {
 			continue
@@ -55,13 +55,13 @@ func (r rates) cost(u orgUsage) (micros int64, ok bool) {
 		}
 		sum.Add(sum, new(big.Rat).Mul(new(big.Rat).SetInt64(c.n), c.price))
 	}
-	if u.ms > 0 {
+	if u.MS > 0 {
 		if r.perMinute == nil {
 			return 0, false
 		}
 		// $d a minute for ms milliseconds is d · ms / 60,000 dollars,
 		// a million times that in micro-USD.
-		minutes := new(big.Rat).SetFrac64(u.ms, 60_000)
+		minutes := new(big.Rat).SetFrac64(u.MS, 60_000)
 		minutes.Mul(minutes, r.perMinute)
 		sum.Add(sum, minutes.Mul(minutes, big.NewRat(1_000_000, 1)))
 	}

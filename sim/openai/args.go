@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"encoding/json"
@@ -60,7 +60,7 @@ type argContext struct {
 // buildArguments invents arguments for tool from the user's message: required
 // properties always, optional ones when the message supplies them. The query
 // for "find me a pasta recipe" against search_recipes is "pasta".
-func buildArguments(tool *chatTool, message string) string {
+func buildArguments(tool *ChatTool, message string) string {
 	var root schema
 	if len(tool.Function.Parameters) > 0 {
 		_ = json.Unmarshal(tool.Function.Parameters, &root) // a bad schema yields "{}"
@@ -90,7 +90,7 @@ func (c *argContext) object(s *schema) map[string]any {
 			if p == nil || fillPass(p) != pass {
 				continue
 			}
-			required := contains(s.Required, name)
+			required := Contains(s.Required, name)
 			if v, ok := c.value(name, p, required); ok {
 				out[name] = v
 			}
@@ -171,7 +171,7 @@ func (c *argContext) str(name string, p *schema, required bool) (any, bool) {
 		v = strings.TrimSpace(c.message)
 	}
 	if p.MaxLength != nil && len(v) > *p.MaxLength {
-		v = truncateUTF8(v, *p.MaxLength)
+		v = TruncateUTF8(v, *p.MaxLength)
 	}
 	return v, true
 }
@@ -224,7 +224,7 @@ func (c *argContext) topic() string {
 
 func (c *argContext) mentions(s string) bool {
 	for _, want := range words(s) {
-		if !contains(c.words, want) {
+		if !Contains(c.words, want) {
 			return false
 		}
 	}
@@ -252,8 +252,8 @@ func stopWord(w string) bool {
 	return false
 }
 
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
+// TruncateUTF8 cuts s to at most n bytes without splitting a character.
+func TruncateUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

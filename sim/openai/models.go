@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"encoding/json"
@@ -37,26 +37,24 @@ var currentModels = []string{
 	"gpt-transcribe", "gpt-live-transcribe", "gpt-realtime-whisper",
 }
 
-// lifecycle knows which models exist and when each shuts down.
-type lifecycle struct {
+// Lifecycle knows which models exist and when each shuts down.
+type Lifecycle struct {
 	listed   []string             // GET /v1/models, sorted
 	shutdown map[string]time.Time // by model; a family covers its snapshots
 }
 
-func newLifecycle(cfg *Config) lifecycle {
-	dates := cfg.ShutdownDates
+func newLifecycle(models []string, dates, aliases map[string]string) Lifecycle {
 	if dates == nil {
 		dates = DefaultShutdownDates()
 	}
-	l := lifecycle{shutdown: make(map[string]time.Time, len(dates))}
+	l := Lifecycle{shutdown: make(map[string]time.Time, len(dates))}
 	for m, d := range dates {
 		t, _ := time.Parse(time.DateOnly, d) // validate has checked it
 		l.shutdown[m] = t
 	}
-	names := cfg.Models
+	names := models
 	if len(names) == 0 {
 		names = slices.Clone(currentModels)
-		aliases := cfg.Chat.ModelAliases
 		if aliases == nil {
 			aliases = DefaultModelAliases()
 		}
@@ -66,18 +64,22 @@ func newLifecycle(cfg *Config) lifecycle {
 		for m := range dates {
 			names = append(names, m)
 		}
-		names = append(names, defaultRealtimeMdl)
+		names = append(names, DefaultRealtimeModel)
 	}
 	slices.Sort(names)
 	l.listed = slices.Compact(names)
 	return l
 }
 
+// DefaultRealtimeModel is the model of a Realtime session that names none
+// (the API's default).
+const DefaultRealtimeModel = "gpt-realtime"
+
 // snapshotRE matches a dated snapshot name and captures its family.
 var snapshotRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}$`)
 
 // shutdownOf is model's shutdown date: its own, else its family's.
-func (l *lifecycle) shutdownOf(model string) (time.Time, bool) {
+func (l *Lifecycle) shutdownOf(model string) (time.Time, bool) {
 	if t, ok := l.shutdown[model]; ok {
 		return t, true
 	}
@@ -88,9 +90,9 @@ func (l *lifecycle) shutdownOf(model string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// retired reports whether model has reached its shutdown date by now: from
+// Retired reports whether model has reached its shutdown date by now: from
 // that day on the API answers model_not_found.
-func (l *lifecycle) retired(model string, now time.Time) bool {
+func (l *Lifecycle) Retired(model string, now time.Time) bool {
 	t, ok := l.shutdownOf(model)
 	if !ok {
 		return false
@@ -99,11 +101,11 @@ func (l *lifecycle) retired(model string, now time.Time) bool {
 	return !time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Before(t)
 }
 
-// checkModel refuses a model the simulator does not serve: one outside
+// CheckModel refuses a model the simulator does not serve: one outside
 // Config.Models, or one past its shutdown date. Every endpoint that takes a
 // model asks it, so a retired model fails the same way everywhere.
-func (s *Server) checkModel(model string) error {
-	if s.models != nil && !s.models[model] || s.life.retired(model, s.env.Now()) {
+func (s *Server) CheckModel(model string) error {
+	if s.Models != nil && !s.Models[model] || s.Life.Retired(model, s.env.Now()) {
 		return core.ErrModelNotFound(model)
 	}
 	return nil
@@ -122,20 +124,20 @@ type modelObject struct {
 // instant, so the answer is deterministic.
 const modelsCreated = 1_700_000_000
 
-// listModels serves GET /v1/models: every model the simulator knows, each
+// ListModels serves GET /v1/models: every model the simulator knows, each
 // with its shutdown date or null. A model past its date stays listed with
 // that date, so a client can tell a retired model from an unknown one.
-func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) ListModels(w http.ResponseWriter, r *http.Request) error {
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
 	out := struct {
 		Object string        `json:"object"`
 		Data   []modelObject `json:"data"`
-	}{Object: "list", Data: make([]modelObject, 0, len(s.life.listed))}
-	for _, m := range s.life.listed {
+	}{Object: "list", Data: make([]modelObject, 0, len(s.Life.listed))}
+	for _, m := range s.Life.listed {
 		o := modelObject{ID: m, Object: "model", Created: modelsCreated, OwnedBy: "system"}
-		if t, ok := s.life.shutdownOf(m); ok {
+		if t, ok := s.Life.shutdownOf(m); ok {
 			d := t.Format(time.DateOnly)
 			o.ShutdownDate = &d
 		}
@@ -150,7 +152,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func validateShutdownDates(dates map[string]string) error {
+func ValidateShutdownDates(dates map[string]string) error {
 	for m, d := range dates {
 		if m == "" {
 			return fmt.Errorf("shutdown_dates: empty model name")
@@ -162,9 +164,9 @@ func validateShutdownDates(dates map[string]string) error {
 	return nil
 }
 
-// ttft is the time to first token of a chat model: its own (or its
+// TTFT is the time to first token of a chat model: its own (or its
 // family's) from Latency.ModelTTFT, else Latency.TTFT.
-func (s *Server) ttft(model string) time.Duration {
+func (s *Server) TTFT(model string) time.Duration {
 	if d, ok := s.env.Latency.ModelTTFT[model]; ok {
 		return d
 	}
@@ -176,11 +178,11 @@ func (s *Server) ttft(model string) time.Duration {
 	return s.env.Latency.TTFT
 }
 
-// durationBilled reports a transcription model the API bills by the second
+// DurationBilled reports a transcription model the API bills by the second
 // of audio, whose usage comes as {type: duration, seconds}: whisper-1 and
 // the newer transcription models (their model pages price them per
 // minute).
-func durationBilled(model string) bool {
+func DurationBilled(model string) bool {
 	switch model {
 	case "whisper-1", "gpt-transcribe", "gpt-live-transcribe", "gpt-realtime-whisper":
 		return true

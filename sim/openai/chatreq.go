@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"encoding/json"
@@ -9,15 +9,15 @@ import (
 	"github.com/voxgate/voxgate/sim/core"
 )
 
-// chatRequest is the part of CreateChatCompletionRequest the simulator acts
+// ChatRequest is the part of CreateChatCompletionRequest the simulator acts
 // on. The spec's other parameters are accepted and ignored; names the spec
 // does not list are refused (see chatParams).
-type chatRequest struct {
+type ChatRequest struct {
 	Model               string            `json:"model"`
 	Messages            []json.RawMessage `json:"messages"`
 	Stream              *bool             `json:"stream"`
 	StreamOptions       *streamOptions    `json:"stream_options"`
-	Tools               []chatTool        `json:"tools"`
+	Tools               []ChatTool        `json:"tools"`
 	ToolChoice          json.RawMessage   `json:"tool_choice"`
 	ParallelToolCalls   *bool             `json:"parallel_tool_calls"`
 	MaxTokens           *int              `json:"max_tokens"`
@@ -25,9 +25,9 @@ type chatRequest struct {
 	N                   *int              `json:"n"`
 	ReasoningEffort     *string           `json:"reasoning_effort"`
 
-	// Derived by decodeChatRequest.
-	msgs   []chatMessage
-	choice toolChoice
+	// Derived by decodeChatRequest, never read from the body.
+	Msgs   []ChatMessage `json:"-"`
+	Choice ToolChoice    `json:"-"`
 }
 
 type streamOptions struct {
@@ -35,17 +35,19 @@ type streamOptions struct {
 	IncludeObfuscation *bool `json:"include_obfuscation"`
 }
 
-type chatMessage struct {
+type ChatMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	Name       string          `json:"name"`
-	ToolCalls  []msgToolCall   `json:"tool_calls"`
+	ToolCalls  []MsgToolCall   `json:"tool_calls"`
 	ToolCallID string          `json:"tool_call_id"`
 
-	text string // the text of Content, whether a string or text parts
+	// Text is the text of Content, whether a string or text parts,
+	// never read from the body.
+	Text string `json:"-"`
 }
 
-type msgToolCall struct {
+type MsgToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	Function struct {
@@ -54,7 +56,7 @@ type msgToolCall struct {
 	} `json:"function"`
 }
 
-type chatTool struct {
+type ChatTool struct {
 	Type     string `json:"type"`
 	Function struct {
 		Name        string          `json:"name"`
@@ -68,33 +70,33 @@ type chatTool struct {
 	} `json:"function"`
 }
 
-type contentPart struct {
+type ContentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 }
 
-// toolChoice is the parsed tool_choice: mode is none, auto or required, or
+// ToolChoice is the parsed tool_choice: mode is none, auto or required, or
 // "function" with name set.
-type toolChoice struct {
-	mode string
-	name string
+type ToolChoice struct {
+	Mode string
+	Name string
 }
 
-func (r *chatRequest) stream() bool { return r.Stream != nil && *r.Stream }
+func (r *ChatRequest) stream() bool { return r.Stream != nil && *r.Stream }
 
-func (r *chatRequest) includeUsage() bool {
+func (r *ChatRequest) includeUsage() bool {
 	return r.stream() && r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
 // obfuscate reports whether chunks carry the obfuscation padding: by
 // default, unless stream_options.include_obfuscation is false.
-func (r *chatRequest) obfuscate() bool {
+func (r *ChatRequest) obfuscate() bool {
 	o := r.StreamOptions
 	return o == nil || o.IncludeObfuscation == nil || *o.IncludeObfuscation
 }
 
 // maxCompletion returns the completion token limit, or 0 for none.
-func (r *chatRequest) maxCompletion() int {
+func (r *ChatRequest) maxCompletion() int {
 	if r.MaxCompletionTokens != nil {
 		return *r.MaxCompletionTokens
 	}
@@ -104,17 +106,17 @@ func (r *chatRequest) maxCompletion() int {
 	return 0
 }
 
-func (r *chatRequest) parallelCalls() bool { return r.ParallelToolCalls == nil || *r.ParallelToolCalls }
+func (r *ChatRequest) parallelCalls() bool { return r.ParallelToolCalls == nil || *r.ParallelToolCalls }
 
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var ToolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // decodeChatRequest parses and checks a request body, returning an *APIError
 // shaped like the real API's for anything it would refuse.
-func decodeChatRequest(body []byte) (*chatRequest, error) {
+func decodeChatRequest(body []byte) (*ChatRequest, error) {
 	if err := checkParams(body); err != nil {
 		return nil, err
 	}
-	var req chatRequest
+	var req ChatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, core.JSONError(err, "")
 	}
@@ -128,13 +130,13 @@ func decodeChatRequest(body []byte) (*chatRequest, error) {
 		return nil, &core.APIError{Status: 400, Type: "invalid_request_error", Param: "messages", Code: "empty_array",
 			Message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
 	}
-	req.msgs = make([]chatMessage, len(req.Messages))
+	req.Msgs = make([]ChatMessage, len(req.Messages))
 	for i, raw := range req.Messages {
-		if err := decodeMessage(raw, i, &req.msgs[i]); err != nil {
+		if err := decodeMessage(raw, i, &req.Msgs[i]); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkToolSequence(req.msgs); err != nil {
+	if err := checkToolSequence(req.Msgs); err != nil {
 		return nil, err
 	}
 	if err := checkTools(&req); err != nil {
@@ -154,7 +156,7 @@ func validRole(role string) bool {
 	return false
 }
 
-func decodeMessage(raw json.RawMessage, i int, m *chatMessage) error {
+func decodeMessage(raw json.RawMessage, i int, m *ChatMessage) error {
 	prefix := fmt.Sprintf("messages[%d]", i)
 	if err := json.Unmarshal(raw, m); err != nil {
 		return core.JSONError(err, prefix)
@@ -169,7 +171,7 @@ func decodeMessage(raw json.RawMessage, i int, m *chatMessage) error {
 	if err != nil {
 		return err
 	}
-	m.text = text
+	m.Text = text
 	switch {
 	case m.Role == "assistant" && !present && len(m.ToolCalls) == 0:
 		return core.ErrMissingParam(prefix + ".content")
@@ -202,7 +204,7 @@ func contentText(raw json.RawMessage, param string) (text string, present bool, 
 		}
 		return text, true, nil
 	case '[':
-		var parts []contentPart
+		var parts []ContentPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
 			return "", false, core.JSONError(err, param)
 		}
@@ -224,7 +226,7 @@ func contentText(raw json.RawMessage, param string) (text string, present bool, 
 // checkToolSequence enforces the real API's pairing of assistant tool_calls
 // with tool messages, so a gateway that gets the loop wrong fails here as it
 // would in production.
-func checkToolSequence(msgs []chatMessage) error {
+func checkToolSequence(msgs []ChatMessage) error {
 	pending := map[string]bool{}
 	pendingAt := -1
 	for i, m := range msgs {
@@ -262,7 +264,7 @@ func unansweredCalls(at int, pending map[string]bool) error {
 		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: "+strings.Join(ids, ", "))
 }
 
-func checkTools(req *chatRequest) error {
+func checkTools(req *ChatRequest) error {
 	for i, t := range req.Tools {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
@@ -271,43 +273,43 @@ func checkTools(req *chatRequest) error {
 		if t.Function.Name == "" {
 			return core.ErrMissingParam(p + ".function.name")
 		}
-		if !toolNamePattern.MatchString(t.Function.Name) {
+		if !ToolNamePattern.MatchString(t.Function.Name) {
 			return core.ErrInvalidValue(p+".function.name", fmt.Sprintf("Invalid '%s.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
 		}
 		if ps := t.Function.Parameters; len(ps) > 0 && string(ps) != "null" && ps[0] != '{' {
 			return core.ErrInvalidType(p+".function.parameters", "an object", core.JSONKind(ps))
 		}
 	}
-	choice, err := parseToolChoice(req.ToolChoice)
+	choice, err := ParseToolChoice(req.ToolChoice)
 	if err != nil {
 		return err
 	}
-	if choice.mode == "" {
-		choice.mode = "auto"
+	if choice.Mode == "" {
+		choice.Mode = "auto"
 		if len(req.Tools) == 0 {
-			choice.mode = "none"
+			choice.Mode = "none"
 		}
-	} else if len(req.Tools) == 0 && choice.mode != "none" {
+	} else if len(req.Tools) == 0 && choice.Mode != "none" {
 		return core.ErrInvalidValue("tool_choice", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
 	}
-	if choice.mode == "function" && req.tool(choice.name) == nil {
-		return core.ErrInvalidValue("tool_choice", fmt.Sprintf("Invalid value for 'tool_choice': function '%s' was not found in 'tools'.", choice.name))
+	if choice.Mode == "function" && req.Tool(choice.Name) == nil {
+		return core.ErrInvalidValue("tool_choice", fmt.Sprintf("Invalid value for 'tool_choice': function '%s' was not found in 'tools'.", choice.Name))
 	}
-	req.choice = choice
+	req.Choice = choice
 	return nil
 }
 
-func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
+func ParseToolChoice(raw json.RawMessage) (ToolChoice, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return toolChoice{}, nil
+		return ToolChoice{}, nil
 	}
 	var mode string
 	if json.Unmarshal(raw, &mode) == nil {
 		switch mode {
 		case "none", "auto", "required":
-			return toolChoice{mode: mode}, nil
+			return ToolChoice{Mode: mode}, nil
 		}
-		return toolChoice{}, core.ErrInvalidValue("tool_choice", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode))
+		return ToolChoice{}, core.ErrInvalidValue("tool_choice", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode))
 	}
 	var named struct {
 		Type     string `json:"type"`
@@ -316,18 +318,18 @@ func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(raw, &named); err != nil {
-		return toolChoice{}, core.JSONError(err, "tool_choice")
+		return ToolChoice{}, core.JSONError(err, "tool_choice")
 	}
 	if named.Type != "function" {
-		return toolChoice{}, core.ErrInvalidValue("tool_choice.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function'.", named.Type))
+		return ToolChoice{}, core.ErrInvalidValue("tool_choice.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function'.", named.Type))
 	}
 	if named.Function.Name == "" {
-		return toolChoice{}, core.ErrMissingParam("tool_choice.function.name")
+		return ToolChoice{}, core.ErrMissingParam("tool_choice.function.name")
 	}
-	return toolChoice{mode: "function", name: named.Function.Name}, nil
+	return ToolChoice{Mode: "function", Name: named.Function.Name}, nil
 }
 
-func checkLimits(req *chatRequest) error {
+func checkLimits(req *ChatRequest) error {
 	if req.N != nil && *req.N != 1 {
 		return core.ErrInvalidValue("n", fmt.Sprintf("Invalid value for 'n': %d. The simulator supports only n=1.", *req.N))
 	}
@@ -354,7 +356,7 @@ func checkLimits(req *chatRequest) error {
 var reasoningEfforts = map[string]bool{"none": true, "minimal": true, "low": true, "medium": true,
 	"high": true, "xhigh": true, "max": true}
 
-func (r *chatRequest) tool(name string) *chatTool {
+func (r *ChatRequest) Tool(name string) *ChatTool {
 	for i := range r.Tools {
 		if r.Tools[i].Function.Name == name {
 			return &r.Tools[i]

@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"fmt"
@@ -112,7 +112,7 @@ func DefaultCacheWriteModels() []string {
 	return []string{"gpt-6-luna", "gpt-6.1-terra", "gpt-6.2-sol"}
 }
 
-func (c *Chat) validate() error {
+func (c *Chat) Validate() error {
 	for alias, snap := range c.ModelAliases {
 		if alias == "" || snap == "" {
 			return fmt.Errorf("model_aliases: empty name in %q: %q", alias, snap)
@@ -132,8 +132,8 @@ func (c *Chat) validate() error {
 	return nil
 }
 
-// chatModels resolves model names for Chat Completions.
-type chatModels struct {
+// ChatModels resolves model names for Chat Completions.
+type ChatModels struct {
 	aliases   map[string]string
 	allowed   map[string]bool // nil: any model
 	reasoning map[string]bool
@@ -142,8 +142,8 @@ type chatModels struct {
 	writes    map[string]bool // report cache_write_tokens
 }
 
-func newChatModels(allowed []string, c Chat) chatModels {
-	m := chatModels{aliases: c.ModelAliases}
+func NewChatModels(allowed []string, c Chat) ChatModels {
+	m := ChatModels{aliases: c.ModelAliases}
 	if m.aliases == nil {
 		m.aliases = DefaultModelAliases()
 	}
@@ -161,8 +161,8 @@ func newChatModels(allowed []string, c Chat) chatModels {
 	return m
 }
 
-func (m *chatModels) billsCacheWrites(name string) bool {
-	return m.writes[name] || m.writes[m.snapshot(name)]
+func (m *ChatModels) billsCacheWrites(name string) bool {
+	return m.writes[name] || m.writes[m.Snapshot(name)]
 }
 
 func orDefault(list []string, def func() []string) []string {
@@ -174,9 +174,9 @@ func orDefault(list []string, def func() []string) []string {
 
 // checkEffort applies the models' rules on reasoning_effort, with the real
 // API's 400s.
-func (m *chatModels) checkEffort(req *chatRequest) error {
+func (m *ChatModels) checkEffort(req *ChatRequest) error {
 	none := req.ReasoningEffort != nil && *req.ReasoningEffort == "none"
-	is := func(set map[string]bool) bool { return set[req.Model] || set[m.snapshot(req.Model)] }
+	is := func(set map[string]bool) bool { return set[req.Model] || set[m.Snapshot(req.Model)] }
 	switch {
 	case none && is(m.noneOff):
 		return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "reasoning_effort",
@@ -190,7 +190,7 @@ func (m *chatModels) checkEffort(req *chatRequest) error {
 
 // withSnapshots is the set of names plus the snapshot of each alias among
 // them: listing an alias lists the model, whichever name a request uses.
-func (m *chatModels) withSnapshots(names []string) map[string]bool {
+func (m *ChatModels) withSnapshots(names []string) map[string]bool {
 	out := make(map[string]bool, 2*len(names))
 	for _, n := range names {
 		out[n] = true
@@ -201,19 +201,19 @@ func (m *chatModels) withSnapshots(names []string) map[string]bool {
 	return out
 }
 
-// snapshot is the model that answers a request for name.
-func (m *chatModels) snapshot(name string) string {
+// Snapshot is the model that answers a request for name.
+func (m *ChatModels) Snapshot(name string) string {
 	if snap, ok := m.aliases[name]; ok {
 		return snap
 	}
 	return name
 }
 
-// accepts reports whether name, or the snapshot it resolves to, is allowed.
-func (m *chatModels) accepts(name string) bool {
-	return m.allowed == nil || m.allowed[name] || m.allowed[m.snapshot(name)]
+// Accepts reports whether name, or the snapshot it resolves to, is allowed.
+func (m *ChatModels) Accepts(name string) bool {
+	return m.allowed == nil || m.allowed[name] || m.allowed[m.Snapshot(name)]
 }
 
-func (m *chatModels) isReasoning(name string) bool {
-	return m.reasoning[name] || m.reasoning[m.snapshot(name)]
+func (m *ChatModels) IsReasoning(name string) bool {
+	return m.reasoning[name] || m.reasoning[m.Snapshot(name)]
 }

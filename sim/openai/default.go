@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"encoding/json"
@@ -13,31 +13,31 @@ import (
 // answers in text. It never echoes tool output or user text, which may hold
 // personal data the gateway's output filters would (rightly) flag.
 
-func (cs *compiledScript) defaultReply(req *chatRequest, t *turn) reply {
-	mode := req.choice.mode
+func (cs *CompiledScript) defaultReply(req *ChatRequest, t *turn) Answer {
+	mode := req.Choice.Mode
 	if mode == "none" || len(req.Tools) == 0 {
-		return reply{text: cs.answerText(t)}
+		return Answer{Text: cs.answerText(t)}
 	}
 	if len(t.results) > 0 && mode == "auto" {
-		return reply{text: cs.answerText(t)}
+		return Answer{Text: cs.answerText(t)}
 	}
-	var tool *chatTool
+	var tool *ChatTool
 	if mode == "function" {
-		tool = req.tool(req.choice.name)
+		tool = req.Tool(req.Choice.Name)
 	} else {
 		var score int
 		tool, score = bestTool(req.Tools, t.lastUser)
 		if score == 0 && mode == "auto" {
-			return reply{text: cs.answerText(t)}
+			return Answer{Text: cs.answerText(t)}
 		}
 	}
 	args := buildArguments(tool, t.lastUser)
-	return reply{calls: []toolCall{{Name: tool.Function.Name, Arguments: args}}}
+	return Answer{Calls: []ToolCall{{Name: tool.Function.Name, Arguments: args}}}
 }
 
 // answerText is the text answer: a short wrap-up after tool results, the
 // script's default text otherwise.
-func (cs *compiledScript) answerText(t *turn) string {
+func (cs *CompiledScript) answerText(t *turn) string {
 	if len(t.results) == 0 {
 		return cs.text
 	}
@@ -46,7 +46,7 @@ func (cs *compiledScript) answerText(t *turn) string {
 		names = "the tool"
 	}
 	for _, r := range t.results {
-		if looksLikeError(r.text) {
+		if looksLikeError(r.Text) {
 			return "Sorry, " + names + " didn't work this time. Please try again in a moment."
 		}
 	}
@@ -94,7 +94,7 @@ func synonyms(word string) []string {
 // bestTool scores each tool by the overlap between the message's words (and
 // their synonyms) and the tool's name (weight 3) and description (weight 1).
 // Ties go to the first tool offered.
-func bestTool(tools []chatTool, message string) (*chatTool, int) {
+func bestTool(tools []ChatTool, message string) (*ChatTool, int) {
 	// Markup a gateway wraps the user's text in ("<user_message>") is not
 	// what the user asked for: a model reads the text inside it.
 	message = markupTag.ReplaceAllString(message, " ")
@@ -166,7 +166,7 @@ func words(s string) []string {
 func uniq(ws []string) []string {
 	out := ws[:0:0]
 	for _, w := range ws {
-		if !contains(out, w) {
+		if !Contains(out, w) {
 			out = append(out, w)
 		}
 	}

@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"context"
@@ -23,19 +23,19 @@ type step struct {
 // opening delta with the role, the text in pieces, then each tool call (id,
 // type and name first, arguments in pieces), a closing delta with the
 // finish_reason, and, when asked for, a usage chunk with no choices.
-func (c *completion) steps(includeUsage bool, pieceBytes int) iter.Seq[step] {
+func (c *Completion) steps(includeUsage bool, pieceBytes int) iter.Seq[step] {
 	return func(yield func(step) bool) {
 		var usage json.RawMessage
 		if includeUsage {
 			usage = json.RawMessage("null")
 		}
 		mk := func(delta any, finish *string) chunkBody {
-			return chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+			return chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.Model,
 				ServiceTier: "default", SystemFingerprint: fingerprint, Usage: usage,
 				Choices: []chunkChoice{{Delta: delta, FinishReason: finish}}}
 		}
 		first := firstDelta{Role: "assistant"}
-		callsInFirst := c.text == "" && len(c.calls) > 0
+		callsInFirst := c.Text == "" && len(c.Calls) > 0
 		if callsInFirst {
 			first.ToolCalls = []toolCallDelta{c.callHeader(0)}
 		} else {
@@ -45,30 +45,30 @@ func (c *completion) steps(includeUsage bool, pieceBytes int) iter.Seq[step] {
 		if !yield(step{chunk: mk(first, nil)}) {
 			return
 		}
-		for piece := range pieces(c.text, pieceBytes) {
-			if !yield(step{chunk: mk(contentDelta{Content: piece}, nil), tokens: tokensFor(len(piece))}) {
+		for piece := range Pieces(c.Text, pieceBytes) {
+			if !yield(step{chunk: mk(contentDelta{Content: piece}, nil), tokens: TokensFor(len(piece))}) {
 				return
 			}
 		}
-		for i, tc := range c.calls {
+		for i, tc := range c.Calls {
 			if i > 0 || !callsInFirst {
-				if !yield(step{chunk: mk(toolCallsDelta{ToolCalls: []toolCallDelta{c.callHeader(i)}}, nil), tokens: tokensFor(len(tc.Name))}) {
+				if !yield(step{chunk: mk(toolCallsDelta{ToolCalls: []toolCallDelta{c.callHeader(i)}}, nil), tokens: TokensFor(len(tc.Name))}) {
 					return
 				}
 			}
-			for piece := range pieces(tc.Arguments, pieceBytes) {
+			for piece := range Pieces(tc.Arguments, pieceBytes) {
 				d := toolCallsDelta{ToolCalls: []toolCallDelta{{Index: i, Function: functionDelta{Arguments: piece}}}}
-				if !yield(step{chunk: mk(d, nil), tokens: tokensFor(len(piece))}) {
+				if !yield(step{chunk: mk(d, nil), tokens: TokensFor(len(piece))}) {
 					return
 				}
 			}
 		}
-		finish := c.finish
+		finish := c.Finish
 		if !yield(step{chunk: mk(emptyDelta{}, &finish)}) {
 			return
 		}
 		if includeUsage {
-			u, _ := json.Marshal(c.usage)
+			u, _ := json.Marshal(c.Usage)
 			last := mk(nil, nil)
 			last.Choices, last.Usage = []chunkChoice{}, u
 			yield(step{chunk: last})
@@ -76,13 +76,13 @@ func (c *completion) steps(includeUsage bool, pieceBytes int) iter.Seq[step] {
 	}
 }
 
-func (c *completion) callHeader(i int) toolCallDelta {
-	tc := c.calls[i]
+func (c *Completion) callHeader(i int) toolCallDelta {
+	tc := c.Calls[i]
 	return toolCallDelta{Index: i, ID: tc.ID, Type: "function", Function: functionDelta{Name: tc.Name}}
 }
 
-// pieces splits s into parts of about n bytes without splitting a character.
-func pieces(s string, n int) iter.Seq[string] {
+// Pieces splits s into parts of about n bytes without splitting a character.
+func Pieces(s string, n int) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for len(s) > 0 {
 			end := min(n, len(s))
@@ -99,16 +99,16 @@ func pieces(s string, n int) iter.Seq[string] {
 
 // streamCompletion sends c as server-sent events, paced by the latency
 // config, applying a stream fault when one was drawn.
-func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, req *chatRequest, c *completion, f *core.Fault) error {
+func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, req *ChatRequest, c *Completion, f *core.Fault) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	rc := http.NewResponseController(w)
-	sw := &sseWriter{w: w, rc: rc}
+	sw := &SSEWriter{W: w, RC: rc}
 
 	strikeAt := -1
 	drip := time.Duration(0)
-	ttft := s.ttft(req.Model)
+	ttft := s.TTFT(req.Model)
 	if f != nil {
 		switch f.Kind {
 		case core.FaultCutStream, core.FaultTimeout, core.FaultMalformedJSON, core.FaultStreamError, core.FaultContentFilter:
@@ -154,16 +154,16 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, re
 }
 
 // strike applies a stream fault at the current position.
-func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f *core.Fault, c *completion) error {
+func (s *Server) strike(ctx context.Context, sw *SSEWriter, req *ChatRequest, f *core.Fault, c *Completion) error {
 	switch f.Kind {
 	case core.FaultCutStream:
-		sw.flush()
+		sw.Flush()
 		// Aborting the handler drops the connection without the final
 		// chunk of the HTTP body: the client sees an unexpected EOF, not a
 		// clean end without [DONE].
 		panic(http.ErrAbortHandler)
 	case core.FaultTimeout:
-		sw.flush()
+		sw.Flush()
 		return s.env.Hang(ctx)
 	case core.FaultContentFilter:
 		// The safety system stops the answer where it stands: the finish
@@ -173,11 +173,11 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f 
 		// The status is already 200, so the failure travels as an event in
 		// the error body's shape, and the stream ends without [DONE].
 		body, _ := core.ErrServer().MarshalJSON() // cannot fail: strings only
-		return sw.raw(string(body))
+		return sw.Raw(string(body))
 	default: // FaultMalformedJSON
-		chunk, _ := json.Marshal(chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+		chunk, _ := json.Marshal(chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.Model,
 			Choices: []chunkChoice{{Delta: contentDelta{Content: "?"}}}})
-		if err := sw.raw(string(malformed(chunk))); err != nil {
+		if err := sw.Raw(string(Malformed(chunk))); err != nil {
 			return err
 		}
 		return sw.done()
@@ -186,9 +186,9 @@ func (s *Server) strike(ctx context.Context, sw *sseWriter, req *chatRequest, f 
 
 // filtered ends a stream with finish_reason content_filter, then its usage
 // when asked for, then [DONE].
-func (s *Server) filtered(sw *sseWriter, req *chatRequest, c *completion) error {
+func (s *Server) filtered(sw *SSEWriter, req *ChatRequest, c *Completion) error {
 	finish := "content_filter"
-	stop := chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+	stop := chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.Model,
 		ServiceTier: "default", SystemFingerprint: fingerprint,
 		Choices: []chunkChoice{{Delta: emptyDelta{}, FinishReason: &finish}}}
 	if req.includeUsage() {
@@ -198,7 +198,7 @@ func (s *Server) filtered(sw *sseWriter, req *chatRequest, c *completion) error 
 		return err
 	}
 	if req.includeUsage() {
-		u, _ := json.Marshal(c.usage)
+		u, _ := json.Marshal(c.Usage)
 		last := stop
 		last.Choices, last.Usage = []chunkChoice{}, u
 		if err := sw.event(last); err != nil {
@@ -220,35 +220,35 @@ func obfuscation() string {
 	return string(b)
 }
 
-// sseWriter writes "data: <json>\n\n" events, flushing each so the client
+// SSEWriter writes "data: <json>\n\n" events, flushing each so the client
 // sees it at once.
-type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
+type SSEWriter struct {
+	W   http.ResponseWriter
+	RC  *http.ResponseController
+	Buf []byte
 }
 
-func (sw *sseWriter) event(chunk chunkBody) error {
+func (sw *SSEWriter) event(chunk chunkBody) error {
 	b, err := json.Marshal(chunk)
 	if err != nil {
 		return err
 	}
-	return sw.raw(string(b))
+	return sw.Raw(string(b))
 }
 
-func (sw *sseWriter) raw(data string) error {
-	sw.buf = append(sw.buf[:0], "data: "...)
-	sw.buf = append(sw.buf, data...)
-	sw.buf = append(sw.buf, "\n\n"...)
-	if _, err := sw.w.Write(sw.buf); err != nil {
+func (sw *SSEWriter) Raw(data string) error {
+	sw.Buf = append(sw.Buf[:0], "data: "...)
+	sw.Buf = append(sw.Buf, data...)
+	sw.Buf = append(sw.Buf, "\n\n"...)
+	if _, err := sw.W.Write(sw.Buf); err != nil {
 		return core.ErrClientGone
 	}
-	if err := sw.rc.Flush(); err != nil {
+	if err := sw.RC.Flush(); err != nil {
 		return core.ErrClientGone
 	}
 	return nil
 }
 
-func (sw *sseWriter) done() error { return sw.raw("[DONE]") }
+func (sw *SSEWriter) done() error { return sw.Raw("[DONE]") }
 
-func (sw *sseWriter) flush() { _ = sw.rc.Flush() }
+func (sw *SSEWriter) Flush() { _ = sw.RC.Flush() }

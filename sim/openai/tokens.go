@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"bytes"
@@ -9,12 +9,12 @@ import (
 // tokens = ceil(bytes / 4) over UTF-8 text. docs/sim.md lists exactly which
 // bytes are counted; keep the two in step.
 
-// tokensFor returns ceil(n / 4) for a byte count.
-func tokensFor(n int) int { return (n + 3) / 4 }
+// TokensFor returns ceil(n / 4) for a byte count.
+func TokensFor(n int) int { return (n + 3) / 4 }
 
-// promptBytes counts the request's bytes that make up the prompt: the text
+// PromptBytes counts the request's bytes that make up the prompt: the text
 // of every piece promptPieces yields.
-func promptBytes(req *chatRequest) int {
+func PromptBytes(req *ChatRequest) int {
 	n := 0
 	promptPieces(req, func(_, text string) { n += len(text) })
 	return n
@@ -28,16 +28,16 @@ func promptBytes(req *chatRequest) int {
 // Roles, names, ids and all other fields are not counted; kind names the
 // piece's place (a role, or "tool") without being counted, so the same text
 // in another place is another prompt.
-func promptPieces(req *chatRequest, yield func(kind, text string)) {
+func promptPieces(req *ChatRequest, yield func(kind, text string)) {
 	for i := range req.Tools {
 		f := &req.Tools[i].Function
 		yield("tool", f.Name)
 		yield("tool", f.Description)
-		yield("tool", compactJSON(f.Parameters))
+		yield("tool", CompactJSON(f.Parameters))
 	}
-	for i := range req.msgs {
-		m := &req.msgs[i]
-		yield(m.Role, m.text)
+	for i := range req.Msgs {
+		m := &req.Msgs[i]
+		yield(m.Role, m.Text)
 		for _, tc := range m.ToolCalls {
 			yield("tool_call", tc.Function.Name)
 			yield("tool_call", tc.Function.Arguments)
@@ -45,13 +45,13 @@ func promptPieces(req *chatRequest, yield func(kind, text string)) {
 	}
 }
 
-// compactLen is the length of raw JSON without insignificant whitespace, so
+// CompactLen is the length of raw JSON without insignificant whitespace, so
 // the count does not depend on how the client indents its schemas.
-func compactLen(raw json.RawMessage) int { return len(compactJSON(raw)) }
+func CompactLen(raw json.RawMessage) int { return len(CompactJSON(raw)) }
 
-// compactJSON is raw without insignificant whitespace ("" for none; raw as
+// CompactJSON is raw without insignificant whitespace ("" for none; raw as
 // sent if it does not parse).
-func compactJSON(raw json.RawMessage) string {
+func CompactJSON(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
@@ -64,7 +64,7 @@ func compactJSON(raw json.RawMessage) string {
 
 // completionBytes counts the reply: its text content plus each tool call's
 // function name and arguments.
-func completionBytes(text string, calls []toolCall) int {
+func completionBytes(text string, calls []ToolCall) int {
 	n := len(text)
 	for _, c := range calls {
 		n += len(c.Name) + len(c.Arguments)

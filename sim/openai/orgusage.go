@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"math"
@@ -40,28 +40,28 @@ type orgFigures struct {
 // completions usage does not list it; its dollars are in the costs.
 func (f orgFigures) tokens() bool { return f.input+f.output > 0 }
 
-// orgBook is what the simulator billed, by UTC day and model. Costs are
+// OrgBook is what the simulator billed, by UTC day and model. Costs are
 // priced per request with the simulator's own price list (orgprices.go),
 // as a provider bills.
-type orgBook struct {
+type OrgBook struct {
 	mu     sync.Mutex
 	prices priceList
 	days   map[orgKey]*orgFigures
 }
 
-func newOrgBook() *orgBook {
+func newOrgBook() *OrgBook {
 	p, err := readPrices(openAIPrices())
 	if err != nil {
 		panic(err.Error()) // a typo in the table, which TestPriceListReads catches
 	}
-	return &orgBook{prices: p, days: map[orgKey]*orgFigures{}}
+	return &OrgBook{prices: p, days: map[orgKey]*orgFigures{}}
 }
 
-// bill adds one request's usage of model, billed at now: a chat
+// Bill adds one request's usage of model, billed at now: a chat
 // completion, a Realtime response (response.done's usage), a
 // transcription, or a GPT-Live session's seconds when it closes. Each is
 // priced and rounded on its own, as a request is.
-func (b *orgBook) bill(now time.Time, model string, u orgUsage) {
+func (b *OrgBook) Bill(now time.Time, model string, u OrgUsage) {
 	var cost int64
 	if r, ok := b.prices.of(model); ok {
 		cost, _ = r.cost(u) // a class the list does not price bills nothing; its tokens still count
@@ -75,13 +75,13 @@ func (b *orgBook) bill(now time.Time, model string, u orgUsage) {
 		b.days[k] = f
 	}
 	f.requests++
-	f.input += u.textIn + u.audioIn + u.imageIn
-	f.cached += u.textCached + u.audioCached + u.imageCached
+	f.input += u.TextIn + u.AudioIn + u.ImageIn
+	f.cached += u.TextCached + u.AudioCached + u.ImageCached
 	f.cacheWrite += u.cacheWrite
-	f.output += u.textOut + u.audioOut
-	f.inputAudio += u.audioIn - u.audioCached
-	f.cachedAudio += u.audioCached
-	f.outputAudio += u.audioOut
+	f.output += u.TextOut + u.AudioOut
+	f.inputAudio += u.AudioIn - u.AudioCached
+	f.cachedAudio += u.AudioCached
+	f.outputAudio += u.AudioOut
 	f.costMicros += cost
 }
 
@@ -175,7 +175,7 @@ type orgAmount struct {
 // buckets renders the days of o, each with result(day's figures by model)
 // — by model when grouped, else one total; keep leaves out figures the
 // route does not report.
-func (b *orgBook) buckets(o orgQuery, grouped bool, keep func(orgFigures) bool, result func(model string, f orgFigures) any) orgPage {
+func (b *OrgBook) buckets(o orgQuery, grouped bool, keep func(orgFigures) bool, result func(model string, f orgFigures) any) orgPage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p := orgPage{Object: "page", Data: []orgBucket{}}
@@ -211,7 +211,7 @@ func (b *orgBook) buckets(o orgQuery, grouped bool, keep func(orgFigures) bool, 
 	return p
 }
 
-func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) OrgUsageCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	grouped := len(o.groupBy) > 0
-	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, orgFigures.tokens, func(model string, f orgFigures) any {
+	core.WriteJSON(w, http.StatusOK, s.Org.buckets(o, grouped, orgFigures.tokens, func(model string, f orgFigures) any {
 		res := orgUsageResult{Object: "organization.usage.completions.result", InputTokens: f.input, InputCachedTokens: f.cached,
 			InputCacheWriteToks: f.cacheWrite, InputUncachedTokens: f.input - f.cached - f.cacheWrite,
 			OutputTokens: f.output, InputAudioTokens: f.inputAudio, InputCachedAudio: f.cachedAudio,
@@ -233,9 +233,9 @@ func (s *Server) orgUsageCompletions(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// orgCosts: the line item is the model's name, the figure it is billed
+// OrgCosts: the line item is the model's name, the figure it is billed
 // under; amounts are dollars.
-func (s *Server) orgCosts(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) OrgCosts(w http.ResponseWriter, r *http.Request) error {
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (s *Server) orgCosts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	grouped := len(o.groupBy) > 0
-	writeJSON(w, http.StatusOK, s.org.buckets(o, grouped, func(orgFigures) bool { return true }, func(model string, f orgFigures) any {
+	core.WriteJSON(w, http.StatusOK, s.Org.buckets(o, grouped, func(orgFigures) bool { return true }, func(model string, f orgFigures) any {
 		res := orgCostResult{Object: "organization.costs.result", Amount: orgAmount{Value: float64(f.costMicros) / 1e6, Currency: "usd"}}
 		if grouped {
 			res.LineItem = &model

@@ -1,4 +1,4 @@
-package sim
+package openai
 
 import (
 	"container/list"
@@ -50,13 +50,13 @@ func newPromptCache(c PromptCache) *promptCache {
 	return pc
 }
 
-// cachedTokens reports how many of the prompt's leading tokens were cached
+// CachedTokens reports how many of the prompt's leading tokens were cached
 // by an earlier request of the same key and model, and caches this prompt's
 // blocks; written is how many leading tokens this prompt newly puts in the
 // cache (its cacheable prefix past what was cached). promptBytes is the
 // prompt's counted length, which lets prompts too short to cache skip the
 // hashing.
-func (pc *promptCache) cachedTokens(now time.Time, key, model string, req *chatRequest, promptBytes int) (cached, written int) {
+func (pc *promptCache) CachedTokens(now time.Time, key, model string, req *ChatRequest, promptBytes int) (cached, written int) {
 	if promptBytes < cacheMinBlocks*cacheBlockBytes {
 		return 0, 0
 	}
@@ -79,7 +79,7 @@ func (pc *promptCache) cachedTokens(now time.Time, key, model string, req *chatR
 // blocks returns the hash of the prompt up to the end of each whole block.
 // The kind of each piece is hashed but not counted, so the same bytes under
 // another role, or split differently between messages, do not match.
-func (pc *promptCache) blocks(key, model string, req *chatRequest) []uint64 {
+func (pc *promptCache) blocks(key, model string, req *ChatRequest) []uint64 {
 	var h maphash.Hash
 	h.SetSeed(pc.seed)
 	h.WriteString(key)
