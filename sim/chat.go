@@ -11,14 +11,6 @@ type (
 	PromptCache = openai.PromptCache
 )
 
-// Endpoint names in faults and stats.
-const (
-	EndpointChatCompletions     = openai.EndpointChatCompletions
-	EndpointModels              = openai.EndpointModels
-	EndpointOrgUsageCompletions = openai.EndpointOrgUsageCompletions
-	EndpointOrgCosts            = openai.EndpointOrgCosts
-)
-
 // DefaultShutdownDates are the shutdown dates used when
 // Config.ShutdownDates is nil.
 func DefaultShutdownDates() map[string]string { return openai.DefaultShutdownDates() }

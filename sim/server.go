@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/voxgate/voxgate/sim/anthropic"
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/openai"
 )
@@ -15,6 +16,7 @@ import (
 // on an http.Server or httptest.Server. Call Close before shutting that
 // server down so that hanging and streaming requests end.
 type Server struct {
+	anth     *anthropic.Server
 	oa       *openai.Server
 	env      *core.Env
 	rt       *realtimeState
@@ -35,7 +37,7 @@ func New(cfg Config) (*Server, error) {
 	kinds := realtimeFaultKinds()
 	kinds[openai.EndpointChatCompletions] = openai.ChatFaultKinds()
 	maps.Copy(kinds, geminiFaultKinds())
-	kinds[EndpointAnthropicMessages] = anthropicFaultKinds()
+	kinds[anthropic.EndpointMessages] = anthropic.FaultKinds()
 	maps.Copy(kinds, liveFaultKinds())
 	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
@@ -60,6 +62,7 @@ func New(cfg Config) (*Server, error) {
 		s.env.MaxBody = defaultMaxBodyBytes
 	}
 	s.oa = openai.New(s.env, script, cfg.Models, cfg.ShutdownDates, cfg.Chat)
+	s.anth = anthropic.New(s.env, s.oa)
 	for i, f := range cfg.Faults {
 		if _, err := s.env.Faults.Add(f); err != nil {
 			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
@@ -73,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST "+openai.EndpointChatCompletions, s.env.Endpoint(openai.EndpointChatCompletions, s.oa.ChatCompletions))
-	mux.Handle("POST "+EndpointAnthropicMessages, s.env.Endpoint(EndpointAnthropicMessages, s.anthropicMessages))
+	mux.Handle("POST "+anthropic.EndpointMessages, s.env.Endpoint(anthropic.EndpointMessages, s.anth.Messages))
 	mux.Handle("POST "+EndpointRealtimeClientSecrets, s.env.Endpoint(EndpointRealtimeClientSecrets, s.mintSecret))
 	mux.Handle("POST "+EndpointRealtimeCalls, corsCalls(s.env.Endpoint(EndpointRealtimeCalls, s.createCall)))
 	mux.Handle("OPTIONS "+EndpointRealtimeCalls, corsCalls(nil))

@@ -1,4 +1,4 @@
-package sim
+package anthropic
 
 import (
 	"context"
@@ -13,10 +13,20 @@ import (
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
+// Anthropic serves Anthropic's Messages API over what the simulator
+// shares and the Chat Completions engine it translates into.
+type Server struct {
+	env *core.Env
+	oa  *openai.Server
+}
+
+// NewAnthropic is the Messages surface over env and oa's engine.
+func New(env *core.Env, oa *openai.Server) *Server { return &Server{env: env, oa: oa} }
+
 // EndpointAnthropicMessages is Anthropic's Messages API. The path is the
 // one anthropic-sdk-go appends to its base URL, so ANTHROPIC_BASE_URL is
 // the simulator's root (no /v1).
-const EndpointAnthropicMessages = "/v1/messages"
+const EndpointMessages = "/v1/messages"
 
 // anthVersions are the anthropic-version values the API takes.
 var anthVersions = []string{"2023-06-01", "2023-01-01"}
@@ -41,7 +51,7 @@ func (r *messagesRequest) forcesToolUse() bool {
 const forcedToolUseRefused = "Thinking may not be enabled when tool_choice forces tool use."
 
 // anthropicFaultKinds are the faults /v1/messages can serve (docs/sim.md).
-func anthropicFaultKinds() []core.FaultKind {
+func FaultKinds() []core.FaultKind {
 	return []core.FaultKind{core.FaultRateLimit, core.FaultQuota, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout,
 		core.FaultMalformedJSON, core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError,
 		core.FaultContextLength, core.FaultContentFilter, core.FaultReset, core.FaultNoDone}
@@ -49,7 +59,7 @@ func anthropicFaultKinds() []core.FaultKind {
 
 // anthropicMessages serves POST /v1/messages, answering every refusal in
 // Anthropic's error shape.
-func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) Messages(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Request-Id", "req_"+core.RandomID())
 	err := s.serveMessages(w, r)
 	var ae *anthError
@@ -61,7 +71,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error
 	case errors.As(err, &oe):
 		ae = asAnthError(oe)
 	default:
-		s.env.Log.ErrorContext(r.Context(), "sim: request failed", "endpoint", EndpointAnthropicMessages, "err", err)
+		s.env.Log.ErrorContext(r.Context(), "sim: request failed", "endpoint", EndpointMessages, "err", err)
 		ae = anthServerError()
 	}
 	writeAnthError(w, ae)
@@ -102,9 +112,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	chat := req.chat()
 	prompt := openai.PromptTokens{Bytes: openai.PromptBytes(chat)}
-	f := s.env.Faults.Take(EndpointAnthropicMessages, req.Model)
+	f := s.env.Faults.Take(EndpointMessages, req.Model)
 	if f != nil {
-		s.env.Stats.Fault(EndpointAnthropicMessages, f.Kind)
+		s.env.Stats.Fault(EndpointMessages, f.Kind)
 		if handled, err := s.anthResponseFault(ctx, f, req.Stream, openai.TokensFor(prompt.Bytes)); handled {
 			return err
 		}
