@@ -57,7 +57,7 @@ func FaultKinds() []core.FaultKind {
 		core.FaultContextLength, core.FaultContentFilter, core.FaultReset, core.FaultNoDone}
 }
 
-// anthropicMessages serves POST /v1/messages, answering every refusal in
+// Messages serves POST /v1/messages, answering every refusal in
 // Anthropic's error shape.
 func (s *Server) Messages(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Request-Id", "req_"+core.RandomID())

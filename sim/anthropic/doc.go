@@ -8,8 +8,8 @@
 // Messages") cites it: the order of its checks (x-api-key,
 // anthropic-version, body, model) and the wording of its 400s; the
 // tool-use pairing rule; usage with cache reads and writes reported
-// outside input_tokens; the stream's events in order; models that refuse
-// forced tool use or sampling parameters; the error shape
+// outside input_tokens; the stream's events in order; a model that
+// refuses forced tool use; the error shape
 // {"type":"error","error":{...}} with 529 overloaded_error; and each fault
 // as the API shows it. Everything it sends decodes with the SDK's types.
 package anthropic
