@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/voxgate/voxgate/sim/anthropic"
+	"github.com/voxgate/voxgate/sim/gemini"
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
@@ -13,4 +14,6 @@ const (
 	EndpointOrgUsageCompletions = openai.EndpointOrgUsageCompletions
 	EndpointOrgCosts            = openai.EndpointOrgCosts
 	EndpointAnthropicMessages   = anthropic.EndpointMessages
+	EndpointGeminiGenerate      = gemini.EndpointGenerate
+	EndpointGeminiStream        = gemini.EndpointStream
 )

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voxgate/voxgate/sim/anthropic"
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/gemini"
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
@@ -16,6 +17,7 @@ import (
 // on an http.Server or httptest.Server. Call Close before shutting that
 // server down so that hanging and streaming requests end.
 type Server struct {
+	gem      *gemini.Server
 	anth     *anthropic.Server
 	oa       *openai.Server
 	env      *core.Env
@@ -36,7 +38,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	kinds := realtimeFaultKinds()
 	kinds[openai.EndpointChatCompletions] = openai.ChatFaultKinds()
-	maps.Copy(kinds, geminiFaultKinds())
+	maps.Copy(kinds, gemini.FaultKinds())
 	kinds[anthropic.EndpointMessages] = anthropic.FaultKinds()
 	maps.Copy(kinds, liveFaultKinds())
 	endpoints := make([]string, 0, len(kinds)+1)
@@ -63,6 +65,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.oa = openai.New(s.env, script, cfg.Models, cfg.ShutdownDates, cfg.Chat)
 	s.anth = anthropic.New(s.env, s.oa)
+	s.gem = gemini.New(s.env, s.oa)
 	for i, f := range cfg.Faults {
 		if _, err := s.env.Faults.Add(f); err != nil {
 			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
@@ -87,7 +90,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+EndpointLiveAttach, s.env.Endpoint(EndpointLiveAttach, s.attachLive))
 	mux.Handle("GET "+openai.EndpointOrgUsageCompletions, s.env.Endpoint(openai.EndpointOrgUsageCompletions, s.oa.OrgUsageCompletions))
 	mux.Handle("GET "+openai.EndpointOrgCosts, s.env.Endpoint(openai.EndpointOrgCosts, s.oa.OrgCosts))
-	mux.Handle(geminiRoute, s.gemini())
+	mux.Handle(gemini.Route, s.gem.Handler())
 	mux.HandleFunc("GET /sim/calls", s.getCalls)
 	mux.HandleFunc("GET /sim/live/sessions", s.getLiveSessions)
 

@@ -13,17 +13,17 @@ import (
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
-// Anthropic serves Anthropic's Messages API over what the simulator
+// Server serves Anthropic's Messages API over what the simulator
 // shares and the Chat Completions engine it translates into.
 type Server struct {
 	env *core.Env
 	oa  *openai.Server
 }
 
-// NewAnthropic is the Messages surface over env and oa's engine.
+// New is the Messages surface over env and oa's engine.
 func New(env *core.Env, oa *openai.Server) *Server { return &Server{env: env, oa: oa} }
 
-// EndpointAnthropicMessages is Anthropic's Messages API. The path is the
+// EndpointMessages is Anthropic's Messages API. The path is the
 // one anthropic-sdk-go appends to its base URL, so ANTHROPIC_BASE_URL is
 // the simulator's root (no /v1).
 const EndpointMessages = "/v1/messages"
@@ -50,7 +50,7 @@ func (r *messagesRequest) forcesToolUse() bool {
 // (docs/sim.md).
 const forcedToolUseRefused = "Thinking may not be enabled when tool_choice forces tool use."
 
-// anthropicFaultKinds are the faults /v1/messages can serve (docs/sim.md).
+// FaultKinds are the faults /v1/messages can serve (docs/sim.md).
 func FaultKinds() []core.FaultKind {
 	return []core.FaultKind{core.FaultRateLimit, core.FaultQuota, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout,
 		core.FaultMalformedJSON, core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError,

@@ -14,7 +14,7 @@ type ToolCall struct {
 	Arguments string
 }
 
-// reply is what the script decided, before limits are applied.
+// Answer is what the script decided, before limits are applied.
 type Answer struct {
 	Text  string
 	Calls []ToolCall

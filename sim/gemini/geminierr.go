@@ -1,4 +1,4 @@
-package sim
+package gemini
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package sim
+package gemini
 
 import (
 	"context"
@@ -10,37 +10,47 @@ import (
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
+// Server serves the Gemini API's generateContent over what the simulator
+// shares and the Chat Completions engine it translates into.
+type Server struct {
+	env *core.Env
+	oa  *openai.Server
+}
+
+// New is the generateContent surface over env and oa's engine.
+func New(env *core.Env, oa *openai.Server) *Server { return &Server{env: env, oa: oa} }
+
 // The Gemini API's generateContent, as google.golang.org/genai calls it
 // with the Gemini API backend and HTTPOptions.BaseURL (or
 // GOOGLE_GEMINI_BASE_URL) pointing here: POST {base}/v1beta/models/
 // {model}:generateContent, or :streamGenerateContent?alt=sse, the key in
-// x-goog-api-key. Requests are translated into a chatRequest so the same
+// x-goog-api-key. Requests are translated into a openai.ChatRequest so the same
 // script, token counts, prompt cache and faults drive it (docs/sim.md).
 const (
-	EndpointGeminiGenerate = "/v1beta/models/{model}:generateContent"
-	EndpointGeminiStream   = "/v1beta/models/{model}:streamGenerateContent"
-	// geminiRoute is the pattern both are served under: ServeMux wildcards
+	EndpointGenerate = "/v1beta/models/{model}:generateContent"
+	EndpointStream   = "/v1beta/models/{model}:streamGenerateContent"
+	// Route is the pattern both are served under: ServeMux wildcards
 	// take whole segments, and the method follows the model in one.
-	geminiRoute = "POST /v1beta/models/{call}"
+	Route = "POST /v1beta/models/{call}"
 )
 
-// geminiFaultKinds are the faults each Gemini endpoint can serve. Gemini
+// FaultKinds are the faults each Gemini endpoint can serve. Gemini
 // has no insufficient_quota of its own (an exhausted quota is a 429 like
 // any rate limit), and no_done needs a stream.
-func geminiFaultKinds() map[string][]core.FaultKind {
+func FaultKinds() map[string][]core.FaultKind {
 	common := []core.FaultKind{core.FaultRateLimit, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout, core.FaultMalformedJSON,
 		core.FaultCutStream, core.FaultSlowDrip, core.FaultStreamError, core.FaultContextLength, core.FaultContentFilter, core.FaultReset}
 	return map[string][]core.FaultKind{
-		EndpointGeminiGenerate: common,
-		EndpointGeminiStream:   append(common[:len(common):len(common)], core.FaultNoDone),
+		EndpointGenerate: common,
+		EndpointStream:   append(common[:len(common):len(common)], core.FaultNoDone),
 	}
 }
 
-// gemini routes a call to its method's endpoint, each with its own
+// Handler routes a call to its method's endpoint, each with its own
 // counters and faults.
-func (s *Server) gemini() http.Handler {
-	generate := s.env.Endpoint(EndpointGeminiGenerate, s.geminiMethod(false))
-	stream := s.env.Endpoint(EndpointGeminiStream, s.geminiMethod(true))
+func (s *Server) Handler() http.Handler {
+	generate := s.env.Endpoint(EndpointGenerate, s.geminiMethod(false))
+	stream := s.env.Endpoint(EndpointStream, s.geminiMethod(true))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, method, _ := cutLast(r.PathValue("call"), ":")
 		switch method {
@@ -110,9 +120,9 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 	if err != nil {
 		return err
 	}
-	endpoint := EndpointGeminiGenerate
+	endpoint := EndpointGenerate
 	if stream {
-		endpoint = EndpointGeminiStream
+		endpoint = EndpointStream
 	}
 	ctx := r.Context()
 	f := s.env.Faults.Take(endpoint, model)

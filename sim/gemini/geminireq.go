@@ -1,4 +1,4 @@
-package sim
+package gemini
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 )
 
 // gemRequest is the part of a GenerateContentRequest the simulator acts on.
-// It is translated into a chatRequest, so the same script, token counts and
+// It is translated into a openai.ChatRequest, so the same script, token counts and
 // prompt cache answer Gemini as answer Chat Completions.
 type gemRequest struct {
 	Contents          []gemContent   `json:"contents"`
@@ -86,7 +86,7 @@ var gemSkipSignatures = []string{"skip_thought_signature_validator", "context_en
 const gemSignaturePrefix = "voxgate-sim-thought:"
 
 // decodeGeminiRequest parses a generateContent body for model into the
-// chatRequest the script engine reads, refusing what the API refuses with
+// openai.ChatRequest the script engine reads, refusing what the API refuses with
 // its INVALID_ARGUMENT messages. strictSignatures applies Gemini 3's rule on
 // thought signatures in the current turn.
 func decodeGeminiRequest(model string, body []byte, stream, strictSignatures bool) (*openai.ChatRequest, error) {
