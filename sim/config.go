@@ -12,6 +12,7 @@ import (
 	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/openai"
+	"github.com/voxgate/voxgate/sim/realtime"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -40,7 +41,7 @@ type Config struct {
 	// prompt caching.
 	Chat openai.Chat `yaml:"chat" json:"chat"`
 	// Realtime configures the Realtime endpoints (voice turns, audio).
-	Realtime Realtime `yaml:"realtime" json:"realtime"`
+	Realtime realtime.Config `yaml:"realtime" json:"realtime"`
 	// Live configures GPT-Live (/v1/live/sessions): turns, delegations and
 	// the session clock.
 	Live Live `yaml:"live" json:"live"`
@@ -126,7 +127,7 @@ func (c *Config) validate() error {
 	if err := c.Chat.Validate(); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
-	if err := c.Realtime.validate(); err != nil {
+	if err := c.Realtime.Validate(); err != nil {
 		return fmt.Errorf("realtime: %w", err)
 	}
 	if err := c.Live.validate(); err != nil {

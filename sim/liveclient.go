@@ -8,6 +8,7 @@ import (
 
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/openai"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // liveClientEvent is a Live client event, decoded and checked. Only the
@@ -51,7 +52,7 @@ func decodeLiveClientEvent(data []byte) (*liveClientEvent, *core.APIError) {
 		if err == nil {
 			err = fmt.Errorf("want one JSON object")
 		}
-		return ev, errInvalidEventJSON(err)
+		return ev, realtime.ErrInvalidEventJSON(err)
 	}
 	ev.EventID, _ = m["event_id"].(string)
 	typ, apiErr := str(m, "type", "type", true)
@@ -61,12 +62,12 @@ func decodeLiveClientEvent(data []byte) (*liveClientEvent, *core.APIError) {
 	ev.Type = typ
 	if _, ok := m["event_id"]; ok {
 		if _, isStr := m["event_id"].(string); !isStr {
-			return ev, core.ErrInvalidType("event_id", "a string", kindOf(m["event_id"]))
+			return ev, core.ErrInvalidType("event_id", "a string", realtime.KindOf(m["event_id"]))
 		}
 	}
 	switch {
 	case typ == "session.close", typ == "session.input_audio.mute", typ == "session.input_audio.unmute":
-		return ev, checkFields(m, leaves("type", "event_id"), "")
+		return ev, realtime.CheckFields(m, realtime.Leaves("type", "event_id"), "")
 	case liveAppends[typ] != "":
 		return ev, ev.decodeAppend(m)
 	case typ == "session.update":
@@ -78,7 +79,7 @@ func decodeLiveClientEvent(data []byte) (*liveClientEvent, *core.APIError) {
 }
 
 func (ev *liveClientEvent) decodeAppend(m map[string]any) *core.APIError {
-	if err := checkFields(m, leaves("type", "event_id", "delegation_id", "content"), ""); err != nil {
+	if err := realtime.CheckFields(m, realtime.Leaves("type", "event_id", "delegation_id", "content"), ""); err != nil {
 		return err
 	}
 	id, ok := m["delegation_id"]
@@ -89,7 +90,7 @@ func (ev *liveClientEvent) decodeAppend(m map[string]any) *core.APIError {
 	if id != nil {
 		s, isStr := id.(string)
 		if !isStr {
-			return core.ErrInvalidType("delegation_id", "a string or null", kindOf(id))
+			return core.ErrInvalidType("delegation_id", "a string or null", realtime.KindOf(id))
 		}
 		ev.DelegationID = &s
 	}
@@ -117,9 +118,9 @@ func (ev *liveClientEvent) decodeUpdate(m map[string]any) *core.APIError {
 			return errImmutable("session." + f)
 		}
 	}
-	set := fieldSet{"type": nil, "event_id": nil,
-		"session": fieldSet{"delegation": leaves("type", "acknowledgement_delay_ms"), "triggers": nil}}
-	if err := checkFields(m, set, ""); err != nil {
+	set := realtime.FieldSet{"type": nil, "event_id": nil,
+		"session": realtime.FieldSet{"delegation": realtime.Leaves("type", "acknowledgement_delay_ms"), "triggers": nil}}
+	if err := realtime.CheckFields(m, set, ""); err != nil {
 		return err
 	}
 	d, err := object(sess, "delegation", "session.delegation", false)
@@ -133,7 +134,7 @@ func (ev *liveClientEvent) decodeUpdate(m map[string]any) *core.APIError {
 		n, isNum := v.(json.Number)
 		ms, convErr := n.Int64()
 		if !isNum || convErr != nil {
-			return core.ErrInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", kindOf(v))
+			return core.ErrInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", realtime.KindOf(v))
 		}
 		if ms < 0 {
 			return core.ErrInvalidValue("session.delegation.acknowledgement_delay_ms", "Invalid 'session.delegation.acknowledgement_delay_ms': must not be negative.")

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // liveSettings is a Live session's startup configuration, checked.
@@ -49,15 +50,15 @@ func liveServerEventTypes() []string {
 // liveCreateFields are the properties of LiveNewParams (MediaSessionConfigParam
 // and the WebRTC transport). audio.format is absent: WebRTC negotiates its
 // format, and the SDK's docs accept it on primary WebSockets only.
-func liveCreateFields() fieldSet {
-	return fieldSet{
-		"session": fieldSet{"model": nil, "instructions": nil, "store": nil,
-			"delegation": leaves("type", "acknowledgement_delay_ms", "responses", "decisions"),
-			"audio":      fieldSet{"output": leaves("voice")},
-			"client": fieldSet{"data_channel": fieldSet{"allowed_client_events": nil,
-				"allowed_server_events": fieldSet{"[]": leaves("type", "response_event")}}},
+func liveCreateFields() realtime.FieldSet {
+	return realtime.FieldSet{
+		"session": realtime.FieldSet{"model": nil, "instructions": nil, "store": nil,
+			"delegation": realtime.Leaves("type", "acknowledgement_delay_ms", "responses", "decisions"),
+			"audio":      realtime.FieldSet{"output": realtime.Leaves("voice")},
+			"client": realtime.FieldSet{"data_channel": realtime.FieldSet{"allowed_client_events": nil,
+				"allowed_server_events": realtime.FieldSet{"[]": realtime.Leaves("type", "response_event")}}},
 			"input": nil, "triggers": nil},
-		"transport": leaves("type", "sdp"),
+		"transport": realtime.Leaves("type", "sdp"),
 	}
 }
 
@@ -78,7 +79,7 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *core.APIError) {
 	if top == nil {
 		return ls, "", core.ErrInvalidJSON()
 	}
-	if err := checkFields(top, liveCreateFields(), ""); err != nil {
+	if err := realtime.CheckFields(top, liveCreateFields(), ""); err != nil {
 		return ls, "", err
 	}
 	transport, err := object(top, "transport", "transport", true)
@@ -109,7 +110,7 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *core.APIError) {
 	if v, ok := sess["store"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
-			return ls, "", core.ErrInvalidType("session.store", "a boolean", kindOf(v))
+			return ls, "", core.ErrInvalidType("session.store", "a boolean", realtime.KindOf(v))
 		}
 		ls.store = b
 	}
@@ -128,7 +129,7 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *core.APIError) {
 	if in, ok := sess["input"]; ok {
 		list, isList := in.([]any)
 		if !isList {
-			return ls, "", core.ErrInvalidType("session.input", "an array", kindOf(in))
+			return ls, "", core.ErrInvalidType("session.input", "an array", realtime.KindOf(in))
 		}
 		if len(list) > maxLiveInput {
 			return ls, "", core.ErrInvalidValue("session.input", fmt.Sprintf("Invalid 'session.input': at most %d messages.", maxLiveInput))
@@ -137,7 +138,7 @@ func decodeLiveCreate(body []byte) (liveSettings, string, *core.APIError) {
 	}
 	if tr, ok := sess["triggers"]; ok {
 		if _, isList := tr.([]any); !isList {
-			return ls, "", core.ErrInvalidType("session.triggers", "an array", kindOf(tr))
+			return ls, "", core.ErrInvalidType("session.triggers", "an array", realtime.KindOf(tr))
 		}
 		ls.triggers, _ = json.Marshal(tr)
 	}
@@ -153,7 +154,7 @@ func (ls *liveSettings) delegation(sess map[string]any) *core.APIError {
 	}
 	d, isObj := raw.(map[string]any)
 	if !isObj {
-		return core.ErrInvalidType("session.delegation", "an object", kindOf(raw))
+		return core.ErrInvalidType("session.delegation", "an object", realtime.KindOf(raw))
 	}
 	switch t := d["type"]; t {
 	case nil, "client":
@@ -167,7 +168,7 @@ func (ls *liveSettings) delegation(sess map[string]any) *core.APIError {
 		n, isNum := v.(json.Number)
 		ms, err := n.Int64()
 		if !isNum || err != nil {
-			return core.ErrInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", kindOf(v))
+			return core.ErrInvalidType("session.delegation.acknowledgement_delay_ms", "an integer", realtime.KindOf(v))
 		}
 		if ms < 0 {
 			return core.ErrInvalidValue("session.delegation.acknowledgement_delay_ms", "Invalid 'session.delegation.acknowledgement_delay_ms': must not be negative.")
@@ -185,7 +186,7 @@ func (ls *liveSettings) dataChannel(sess map[string]any) *core.APIError {
 	}
 	c, isObj := client.(map[string]any)
 	if !isObj {
-		return core.ErrInvalidType("session.client", "an object", kindOf(client))
+		return core.ErrInvalidType("session.client", "an object", realtime.KindOf(client))
 	}
 	dc, err := object(c, "data_channel", "session.client.data_channel", true)
 	if err != nil {
@@ -215,7 +216,7 @@ func allowlist(v any, param string, known []string, name func(any) (string, bool
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, core.ErrInvalidType(param, "'all' or an array", kindOf(v))
+		return nil, core.ErrInvalidType(param, "'all' or an array", realtime.KindOf(v))
 	}
 	out := make(map[string]bool, len(list))
 	for i, e := range list {
@@ -239,7 +240,7 @@ func object(m map[string]any, key, param string, required bool) (map[string]any,
 	}
 	o, isObj := v.(map[string]any)
 	if !isObj {
-		return nil, core.ErrInvalidType(param, "an object", kindOf(v))
+		return nil, core.ErrInvalidType(param, "an object", realtime.KindOf(v))
 	}
 	return o, nil
 }
@@ -254,7 +255,7 @@ func str(m map[string]any, key, param string, required bool) (string, *core.APIE
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		return "", core.ErrInvalidType(param, "a string", kindOf(v))
+		return "", core.ErrInvalidType(param, "a string", realtime.KindOf(v))
 	}
 	if required && s == "" {
 		return "", core.ErrMissingParam(param)

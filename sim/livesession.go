@@ -9,6 +9,7 @@ import (
 	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/openai"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // liveSession is one GPT-Live WebRTC session. Like a Realtime session, one
@@ -19,14 +20,14 @@ type liveSession struct {
 	cfg   *Live
 	id    string
 	set   liveSettings
-	peer  *mediaPeer
+	peer  *realtime.MediaPeer
 	clock liveClock
 	stats *liveCounters
 	// expireAfter is when, on the session clock, it closes as expired.
 	expireAfter time.Duration
 
 	in        chan liveIn
-	attach    chan *sink
+	attach    chan *realtime.Sink
 	detach    chan liveDetach
 	kick      chan struct{} // a user turn's worth of packets arrived; coalesced
 	connected chan struct{} // the phone's media connected
@@ -37,8 +38,8 @@ type liveSession struct {
 	packets   atomic.Int64
 
 	// Owned by run.
-	phone       *sink
-	sidebands   []*sink
+	phone       *realtime.Sink
+	sidebands   []*realtime.Sink
 	isConnected bool
 	connectedMS int64
 	usageMS     int64
@@ -53,14 +54,14 @@ type liveSession struct {
 
 type liveIn struct {
 	data []byte
-	from *sink
+	from *realtime.Sink
 }
 
 // liveDetach is a transport that went away; closeSession when it was a
 // sideband closed gracefully without graceful_close=false, which ends the
 // session.
 type liveDetach struct {
-	k            *sink
+	k            *realtime.Sink
 	closeSession bool
 }
 
@@ -84,7 +85,7 @@ func (s *Server) newLiveSession(set liveSettings, expireAfter time.Duration) *li
 	}
 	ls := &liveSession{srv: s, cfg: cfg, id: "live_" + core.RandomID(), set: set,
 		clock: liveClock{start: time.Now(), rate: cfg.ClockRate}, stats: &liveCounters{}, expireAfter: expireAfter,
-		in: make(chan liveIn, 64), attach: make(chan *sink), detach: make(chan liveDetach, 4),
+		in: make(chan liveIn, 64), attach: make(chan *realtime.Sink), detach: make(chan liveDetach, 4),
 		kick: make(chan struct{}, 1), connected: make(chan struct{}, 1), gone: make(chan string, 1),
 		ctx: ctx, cancel: cancel, exited: make(chan struct{}),
 		delegations: map[string]bool{}, acks: map[string]*time.Timer{}, ackDue: make(chan string, 16)}
@@ -98,20 +99,20 @@ func (s *Server) newLiveSession(set liveSettings, expireAfter time.Duration) *li
 // turn, the oai-events channel is the phone's transport, and the peer's end
 // closes the session (remote_hangup when it closed, connection_lost when it
 // failed).
-func (ls *liveSession) newPeer() *mediaPeer {
+func (ls *liveSession) newPeer() *realtime.MediaPeer {
 	turn := int64(ls.cfg.TurnPackets)
-	return &mediaPeer{
-		onPacket: func([]byte) {
+	return &realtime.MediaPeer{
+		OnPacket: func([]byte) {
 			if ls.packets.Add(1)%turn == 0 {
 				nudge(ls.kick)
 			}
 		},
-		onChannel: func(dc *webrtc.DataChannel) {
-			if dc.Label() == DataChannelLabel {
-				wireEvents(dc, dataChannelSink(dc), ls)
+		OnChannel: func(dc *webrtc.DataChannel) {
+			if dc.Label() == realtime.DataChannelLabel {
+				realtime.WireEvents(dc, realtime.DataChannelSink(dc), ls)
 			}
 		},
-		onState: func(st webrtc.PeerConnectionState) {
+		OnState: func(st webrtc.PeerConnectionState) {
 			switch st {
 			case webrtc.PeerConnectionStateConnected:
 				nudge(ls.connected)
@@ -138,7 +139,7 @@ func (ls *liveSession) peerGone(reason string) {
 	}
 }
 
-func (ls *liveSession) join(k *sink) bool {
+func (ls *liveSession) Join(k *realtime.Sink) bool {
 	select {
 	case ls.attach <- k:
 		return true
@@ -147,7 +148,7 @@ func (ls *liveSession) join(k *sink) bool {
 	}
 }
 
-func (ls *liveSession) submit(data []byte, from *sink) bool {
+func (ls *liveSession) Submit(data []byte, from *realtime.Sink) bool {
 	select {
 	case ls.in <- liveIn{data: data, from: from}:
 		return true
@@ -156,16 +157,16 @@ func (ls *liveSession) submit(data []byte, from *sink) bool {
 	}
 }
 
-func (ls *liveSession) leave(k *sink) { ls.leaveClosing(k, false) }
+func (ls *liveSession) Leave(k *realtime.Sink) { ls.leaveClosing(k, false) }
 
-func (ls *liveSession) leaveClosing(k *sink, closeSession bool) {
+func (ls *liveSession) leaveClosing(k *realtime.Sink, closeSession bool) {
 	select {
 	case ls.detach <- liveDetach{k: k, closeSession: closeSession}:
 	case <-ls.exited:
 	}
 }
 
-func (ls *liveSession) ended() <-chan struct{} { return ls.exited }
+func (ls *liveSession) Ended() <-chan struct{} { return ls.exited }
 
 // stop ends the session (the simulator is closing) and waits for it.
 func (ls *liveSession) stop() {
@@ -240,9 +241,9 @@ func (ls *liveSession) run() {
 // join1 attaches a transport. The phone's channel gets session.started (the
 // POST started the session); a sideband joins a session under way and gets
 // nothing, not even what it missed.
-func (ls *liveSession) join1(k *sink) {
-	go k.run()
-	if k.path == PathDataChannel {
+func (ls *liveSession) join1(k *realtime.Sink) {
+	go k.Run()
+	if k.Path == realtime.PathDataChannel {
 		ls.phone = k
 		ev := newLiveEvent("session.started")
 		ev.Session = ls.resource()
@@ -253,7 +254,7 @@ func (ls *liveSession) join1(k *sink) {
 	ls.stats.update(func(s *LiveStats) { s.Sidebands++ })
 }
 
-func (ls *liveSession) remove(k *sink) {
+func (ls *liveSession) remove(k *realtime.Sink) {
 	if k == ls.phone {
 		ls.phone = nil
 	}
@@ -263,7 +264,7 @@ func (ls *liveSession) remove(k *sink) {
 			break
 		}
 	}
-	k.end(opDrop)
+	k.End(realtime.OpDrop)
 }
 
 // finish closes the session: session.closed with the reason and the final
@@ -273,9 +274,9 @@ func (ls *liveSession) finish(reason string) {
 		t.Stop()
 		delete(ls.acks, id)
 	}
-	var cut []*sink
-	for _, k := range append([]*sink{}, ls.sidebands...) {
-		if k.cutAtClose {
+	var cut []*realtime.Sink
+	for _, k := range append([]*realtime.Sink{}, ls.sidebands...) {
+		if k.CutAtClose {
 			ls.remove(k) // a fault: this sideband never reads session.closed
 			cut = append(cut, k)
 		}
@@ -293,12 +294,12 @@ func (ls *liveSession) finish(reason string) {
 		all = append(all, ls.phone)
 	}
 	for _, k := range all {
-		k.end(opClose)
+		k.End(realtime.OpClose)
 	}
 	for _, k := range all {
-		<-k.gone
+		<-k.Gone
 	}
-	ls.peer.close()
+	ls.peer.Close()
 	now := time.Now()
 	ls.stats.update(func(s *LiveStats) {
 		s.Status, s.CloseReason, s.ClosedAt = "closed", reason, &now
@@ -345,12 +346,12 @@ func (ls *liveSession) emit(ev *liveEvent, sidebandsOnly bool) {
 		return
 	}
 	ls.stats.update(func(s *LiveStats) { s.EventsOut++ })
-	if !sidebandsOnly && ls.phone != nil && ls.phoneMay(ev.Type) && !ls.phone.push(b) {
+	if !sidebandsOnly && ls.phone != nil && ls.phoneMay(ev.Type) && !ls.phone.Push(b) {
 		ls.phone = nil
 	}
 	kept := ls.sidebands[:0]
 	for _, k := range ls.sidebands {
-		if k.push(b) {
+		if k.Push(b) {
 			kept = append(kept, k)
 		}
 	}
@@ -360,8 +361,8 @@ func (ls *liveSession) emit(ev *liveEvent, sidebandsOnly bool) {
 
 // emitTo sends ev to one transport: the phone's session.started, and
 // errors about the events a transport sent.
-func (ls *liveSession) emitTo(k *sink, ev *liveEvent) {
-	if k.path == PathDataChannel && !ls.phoneMay(ev.Type) {
+func (ls *liveSession) emitTo(k *realtime.Sink, ev *liveEvent) {
+	if k.Path == realtime.PathDataChannel && !ls.phoneMay(ev.Type) {
 		return
 	}
 	b, err := json.Marshal(ev)
@@ -374,7 +375,7 @@ func (ls *liveSession) emitTo(k *sink, ev *liveEvent) {
 			s.Errors++
 		}
 	})
-	if !k.push(b) {
+	if !k.Push(b) {
 		ls.remove(k)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // Endpoint names of the GPT-Live routes in faults and stats.
@@ -33,8 +34,8 @@ const (
 
 func liveFaultKinds() map[string][]core.FaultKind {
 	return map[string][]core.FaultKind{
-		EndpointLiveSessions: append(httpFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter),
-		EndpointLiveAttach:   append(httpFaultKinds(), FaultSidebandNotFound, core.FaultSidebandDrop, FaultSidebandCutAtClose),
+		EndpointLiveSessions: append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter),
+		EndpointLiveAttach:   append(realtime.HTTPFaultKinds(), realtime.FaultSidebandNotFound, core.FaultSidebandDrop, FaultSidebandCutAtClose),
 	}
 }
 
@@ -171,8 +172,8 @@ func (lv *liveState) retire(ls *liveSession) {
 	defer lv.mu.Unlock()
 	delete(lv.sessions, ls.id)
 	lv.ended = append(lv.ended, ls)
-	if len(lv.ended) > keptEnded {
-		lv.ended = append(lv.ended[:0], lv.ended[len(lv.ended)-keptEnded:]...)
+	if len(lv.ended) > realtime.KeptEnded {
+		lv.ended = append(lv.ended[:0], lv.ended[len(lv.ended)-realtime.KeptEnded:]...)
 	}
 }
 
@@ -229,7 +230,7 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
-	body, err := s.env.ReadBodyLimit(w, r, min(s.env.MaxBody, maxCallBytes))
+	body, err := s.env.ReadBodyLimit(w, r, min(s.env.MaxBody, realtime.MaxCallBytes))
 	if err != nil {
 		return err
 	}
@@ -240,11 +241,11 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 	if err := s.oa.CheckModel(set.model); err != nil {
 		return err
 	}
-	if err := checkOffer(offer); err != nil {
+	if err := realtime.CheckOffer(offer); err != nil {
 		return liveSDPError(err.(*core.APIError).Message)
 	}
 	var expireAfter time.Duration
-	if f := s.env.Faults.Take(EndpointLiveSessions, set.model, append(httpFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
+	if f := s.env.Faults.Take(EndpointLiveSessions, set.model, append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
 		s.env.Stats.Fault(EndpointLiveSessions, f.Kind)
 		switch f.Kind {
 		case core.FaultSDPReject:
@@ -257,12 +258,12 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 		}
 	}
 	ls := s.newLiveSession(set, expireAfter)
-	answer, err := ls.peer.answer(r.Context(), s.rt.api, offer)
+	answer, err := ls.peer.Answer(r.Context(), s.rts.PeerAPI(), offer)
 	if err == nil && !s.live.start(ls) {
 		err = core.ErrUnavailable(1) // the simulator is shutting down
 	}
 	if err != nil {
-		ls.peer.close()
+		ls.peer.Close()
 		var apiErr *core.APIError
 		if errors.As(err, &apiErr) {
 			return apiErr
@@ -274,7 +275,7 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 }
 
 func liveSDPError(detail string) *core.APIError {
-	e := errInvalidSDP(detail)
+	e := realtime.ErrInvalidSDP(detail)
 	e.Param = "transport.sdp"
 	return e
 }
@@ -297,12 +298,12 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	if ls == nil {
 		return errLiveNotFound(id)
 	}
-	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandNotFound); f != nil {
+	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, realtime.FaultSidebandNotFound); f != nil {
 		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
 		return errLiveNotFound(id)
 	}
 	dropAfter := -1
-	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, append(realtime.HTTPFaultKinds(), core.FaultSidebandDrop)...); f != nil {
 		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.oa.ResponseFault(r.Context(), f, false)
@@ -311,28 +312,28 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 		dropAfter = max(1, f.AfterChunks)
 	}
 	graceful := r.URL.Query().Get("graceful_close") != "false"
-	conn, err := upgrader().Upgrade(w, r, nil)
+	conn, err := realtime.Upgrader().Upgrade(w, r, nil)
 	if err != nil {
 		return nil // Upgrade has answered the client
 	}
 	conn.SetReadLimit(s.env.MaxBody)
-	k := socketSink(conn, true)
-	k.dropAfter = dropAfter
+	k := realtime.SocketSink(conn, true)
+	k.DropAfter = dropAfter
 	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
 		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
-		k.cutAtClose = true
+		k.CutAtClose = true
 	}
-	if !ls.join(k) {
+	if !ls.Join(k) {
 		_ = conn.Close()
 		return nil
 	}
 	for {
 		_, data, err := conn.ReadMessage()
 		if err != nil {
-			ls.leaveClosing(k, graceful && websocket.IsCloseError(err, closeNormal, closeGoingAway))
+			ls.leaveClosing(k, graceful && websocket.IsCloseError(err, realtime.CloseNormal, realtime.CloseGoingAway))
 			return nil
 		}
-		if !ls.submit(data, k) {
+		if !ls.Submit(data, k) {
 			return nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/openai"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // handle acts on one client event and returns a close reason when it ends
@@ -19,7 +20,7 @@ func (ls *liveSession) handle(in liveIn) (closeReason string) {
 	ev, apiErr := decodeLiveClientEvent(in.data)
 	// By path, not by identity: a phone channel the session has dropped is
 	// still the phone's.
-	if in.from.path == PathDataChannel && ls.set.allowClient != nil && ev.Type != "" && !ls.set.allowClient[ev.Type] {
+	if in.from.Path == realtime.PathDataChannel && ls.set.allowClient != nil && ev.Type != "" && !ls.set.allowClient[ev.Type] {
 		ls.stats.update(func(s *LiveStats) { s.RefusedClientEvents = appendCapped(s.RefusedClientEvents, ev.Type) })
 		ls.emitTo(in.from, liveErrorEvent(errNotAllowed(ev.Type), ev.EventID))
 		return ""
@@ -40,8 +41,8 @@ func (ls *liveSession) handle(in liveIn) (closeReason string) {
 }
 
 // record keeps what the session applied, for tests to assert on.
-func (ls *liveSession) record(ev *liveClientEvent, from *sink) {
-	a := LiveApplied{Type: ev.Type, Path: from.path, DelegationID: ev.DelegationID, Content: ev.Content,
+func (ls *liveSession) record(ev *liveClientEvent, from *realtime.Sink) {
+	a := LiveApplied{Type: ev.Type, Path: from.Path, DelegationID: ev.DelegationID, Content: ev.Content,
 		AtMS: ls.clock.nowMS()}
 	ls.stats.update(func(s *LiveStats) { s.Applied = appendCapped(s.Applied, a) })
 }
@@ -104,7 +105,7 @@ func (ls *liveSession) takeTurns() (closeReason string) {
 func (ls *liveSession) turn() (closeReason string) {
 	said := ls.cfg.Said[int(ls.turns)%len(ls.cfg.Said)]
 	end := ls.clock.nowMS()
-	start := max(0, end-int64(float64(ls.cfg.TurnPackets*packetMS)*ls.clock.rate))
+	start := max(0, end-int64(float64(ls.cfg.TurnPackets*realtime.PacketMS)*ls.clock.rate))
 	ls.stats.update(func(s *LiveStats) { s.Turns++ })
 	if f := ls.srv.env.Faults.Take(EndpointLiveSessions, ls.set.model, core.FaultContentFilter); f != nil {
 		ls.srv.env.Stats.Fault(EndpointLiveSessions, f.Kind)
@@ -216,7 +217,7 @@ func (ls *liveSession) reflectAudio() {
 	now := ls.clock.nowMS()
 	in := &liveEvent{Type: "session.input_audio.append", Audio: reflectedSilence()}
 	out := (&liveEvent{Type: "session.output_audio.delta"}).span(max(0, now-reflectEvery.Milliseconds()), now)
-	out.Delta = ptr(reflectedSilence())
+	out.Delta = realtime.Ptr(reflectedSilence())
 	// Counted before they go: a sideband that has read the copies then
 	// finds them in the stats.
 	n := int64(2 * len(reflectedSilence()))

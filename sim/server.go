@@ -11,6 +11,7 @@ import (
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/gemini"
 	"github.com/voxgate/voxgate/sim/openai"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // Server is an OpenAI-compatible simulator. It is an http.Handler; mount it
@@ -21,7 +22,7 @@ type Server struct {
 	anth     *anthropic.Server
 	oa       *openai.Server
 	env      *core.Env
-	rt       *realtimeState
+	rts      *realtime.Server
 	live     *liveState
 	mux      *http.ServeMux
 	closeOne sync.Once
@@ -36,7 +37,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: config: script: %w", err)
 	}
-	kinds := realtimeFaultKinds()
+	kinds := realtime.FaultKinds()
 	kinds[openai.EndpointChatCompletions] = openai.ChatFaultKinds()
 	maps.Copy(kinds, gemini.FaultKinds())
 	kinds[anthropic.EndpointMessages] = anthropic.FaultKinds()
@@ -46,16 +47,10 @@ func New(cfg Config) (*Server, error) {
 		endpoints = append(endpoints, ep)
 	}
 	endpoints = append(endpoints, openai.EndpointModels, openai.EndpointOrgUsageCompletions, openai.EndpointOrgCosts)
-	rt, err := newRealtimeState(cfg.Realtime, cfg.WebRTC)
-	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
-	}
 	s := &Server{
 		env: &core.Env{Latency: cfg.latency(), Keys: core.NameSet(cfg.Keys), Faults: core.NewInjector(kinds, cfg.Seed),
 			Stats: core.NewStatsBook(endpoints), Clock: cfg.Now, Log: cfg.Logger, MaxBody: cfg.MaxBodyBytes,
 			Done: make(chan struct{})},
-		rt:   rt,
-		live: newLiveState(cfg.Live, rt.cfg.Heard),
 	}
 	if s.env.Log == nil {
 		s.env.Log = slog.New(slog.DiscardHandler)
@@ -66,6 +61,10 @@ func New(cfg Config) (*Server, error) {
 	s.oa = openai.New(s.env, script, cfg.Models, cfg.ShutdownDates, cfg.Chat)
 	s.anth = anthropic.New(s.env, s.oa)
 	s.gem = gemini.New(s.env, s.oa)
+	if s.rts, err = realtime.New(s.env, s.oa, cfg.Realtime, cfg.WebRTC); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	s.live = newLiveState(cfg.Live, s.rts.Heard())
 	for i, f := range cfg.Faults {
 		if _, err := s.env.Faults.Add(f); err != nil {
 			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
@@ -80,18 +79,18 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST "+openai.EndpointChatCompletions, s.env.Endpoint(openai.EndpointChatCompletions, s.oa.ChatCompletions))
 	mux.Handle("POST "+anthropic.EndpointMessages, s.env.Endpoint(anthropic.EndpointMessages, s.anth.Messages))
-	mux.Handle("POST "+EndpointRealtimeClientSecrets, s.env.Endpoint(EndpointRealtimeClientSecrets, s.mintSecret))
-	mux.Handle("POST "+EndpointRealtimeCalls, corsCalls(s.env.Endpoint(EndpointRealtimeCalls, s.createCall)))
-	mux.Handle("OPTIONS "+EndpointRealtimeCalls, corsCalls(nil))
-	mux.Handle("POST "+EndpointRealtimeHangup, s.env.Endpoint(EndpointRealtimeHangup, s.hangup))
-	mux.Handle("GET "+EndpointRealtime, s.env.Endpoint(EndpointRealtime, s.realtimeSocket))
+	mux.Handle("POST "+realtime.EndpointRealtimeClientSecrets, s.env.Endpoint(realtime.EndpointRealtimeClientSecrets, s.rts.MintSecret))
+	mux.Handle("POST "+realtime.EndpointRealtimeCalls, realtime.CORSCalls(s.env.Endpoint(realtime.EndpointRealtimeCalls, s.rts.CreateCall)))
+	mux.Handle("OPTIONS "+realtime.EndpointRealtimeCalls, realtime.CORSCalls(nil))
+	mux.Handle("POST "+realtime.EndpointRealtimeHangup, s.env.Endpoint(realtime.EndpointRealtimeHangup, s.rts.Hangup))
+	mux.Handle("GET "+realtime.EndpointRealtime, s.env.Endpoint(realtime.EndpointRealtime, s.rts.Socket))
 	mux.Handle("GET "+openai.EndpointModels, s.env.Endpoint(openai.EndpointModels, s.oa.ListModels))
 	mux.Handle("POST "+EndpointLiveSessions, s.env.Endpoint(EndpointLiveSessions, s.createLiveSession))
 	mux.Handle("GET "+EndpointLiveAttach, s.env.Endpoint(EndpointLiveAttach, s.attachLive))
 	mux.Handle("GET "+openai.EndpointOrgUsageCompletions, s.env.Endpoint(openai.EndpointOrgUsageCompletions, s.oa.OrgUsageCompletions))
 	mux.Handle("GET "+openai.EndpointOrgCosts, s.env.Endpoint(openai.EndpointOrgCosts, s.oa.OrgCosts))
 	mux.Handle(gemini.Route, s.gem.Handler())
-	mux.HandleFunc("GET /sim/calls", s.getCalls)
+	mux.HandleFunc("GET /sim/calls", s.rts.GetCalls)
 	mux.HandleFunc("GET /sim/live/sessions", s.getLiveSessions)
 
 	mux.HandleFunc("POST /sim/faults", s.postFaults)
@@ -116,7 +115,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) Close() error {
 	s.closeOne.Do(func() {
 		close(s.env.Done)
-		s.rt.closeAll()
+		s.rts.CloseAll()
 		s.live.closeAll()
 	})
 	return nil
@@ -137,3 +136,9 @@ func (s *Server) Faults() []core.Fault { return s.env.Faults.List() }
 
 // ClearFaults removes every fault, as DELETE /sim/faults does.
 func (s *Server) ClearFaults() { s.env.Faults.Clear() }
+
+// Calls lists live calls and the most recently ended ones, oldest first.
+func (s *Server) Calls() []realtime.CallStats { return s.rts.Calls() }
+
+// Call returns one call's counters.
+func (s *Server) Call(id string) (realtime.CallStats, bool) { return s.rts.Call(id) }

@@ -134,7 +134,7 @@ func (e *Env) TokenDelay(n int) time.Duration {
 	return time.Duration(float64(n) / e.Latency.TokensPerSecond * float64(time.Second))
 }
 
-// Now is the simulator's clock: Config.Now, else time.Now.
+// Now is the simulator's clock: sim.Config.Now, else time.Now.
 func (e *Env) Now() time.Time {
 	if e.Clock != nil {
 		return e.Clock()
@@ -160,7 +160,7 @@ type Latency struct {
 	ModelTTFT map[string]time.Duration `yaml:"model_ttft" json:"model_ttft,omitempty"`
 }
 
-// DefaultLatency is used when Config.Latency is nil: quick enough for
+// DefaultLatency is used when sim.Config.Latency is nil: quick enough for
 // interactive use, slow enough that streaming is visible.
 func DefaultLatency() Latency {
 	return Latency{TTFT: 50 * time.Millisecond, TokensPerSecond: 200, ChunkTokens: 1,

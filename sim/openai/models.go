@@ -102,7 +102,7 @@ func (l *Lifecycle) Retired(model string, now time.Time) bool {
 }
 
 // CheckModel refuses a model the simulator does not serve: one outside
-// Config.Models, or one past its shutdown date. Every endpoint that takes a
+// sim.Config.Models, or one past its shutdown date. Every endpoint that takes a
 // model asks it, so a retired model fails the same way everywhere.
 func (s *Server) CheckModel(model string) error {
 	if s.Models != nil && !s.Models[model] || s.Life.Retired(model, s.env.Now()) {

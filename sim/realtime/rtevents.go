@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"encoding/json"
@@ -167,7 +167,7 @@ func after(id *string) prevItem { return prevItem{id: id, set: true} }
 func (p prevItem) IsZero() bool                 { return !p.set }
 func (p prevItem) MarshalJSON() ([]byte, error) { return json.Marshal(p.id) }
 
-func ptr[T any](v T) *T { return &v }
+func Ptr[T any](v T) *T { return &v }
 
 func newEvent(typ string) *rtEvent {
 	return &rtEvent{EventID: "event_" + core.RandomID()[:21], Type: typ}

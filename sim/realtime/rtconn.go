@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 // through channels.
 type rtSession struct {
 	srv      *Server
-	rt       *Realtime
+	rt       *Config
 	endpoint string // the endpoint faults are drawn for
 	call     *call  // nil for a WebSocket-only session
 	stats    *callCounters
 	convID   string
 
 	events chan inEvent
-	attach chan *sink
-	detach chan *sink
+	attach chan *Sink
+	detach chan *Sink
 	kick   chan struct{} // RTP audio arrived; coalesced
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -35,7 +35,7 @@ type rtSession struct {
 	// Owned by run.
 	cfg         sessionConfig
 	view        sessionView
-	sinks       []*sink
+	sinks       []*Sink
 	items       []convItem
 	active      *activeResponse
 	playing     *playback   // a WebRTC call's reply audio, until it has played
@@ -54,21 +54,21 @@ type rtSession struct {
 // inEvent is a client event and the transport it came by.
 type inEvent struct {
 	data []byte
-	from *sink
+	from *Sink
 }
 
 func (s *Server) newRTSession(cfg sessionConfig, endpoint string, c *call) *rtSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.started(time.Now(), s.rt.cfg.MaxSession)
 	ss := &rtSession{srv: s, rt: &s.rt.cfg, endpoint: endpoint, call: c, stats: newCallCounters(),
-		convID: "conv_" + core.RandomID()[:21], events: make(chan inEvent, 64), attach: make(chan *sink),
-		detach: make(chan *sink, 4), kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
+		convID: "conv_" + core.RandomID()[:21], events: make(chan inEvent, 64), attach: make(chan *Sink),
+		detach: make(chan *Sink, 4), kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
 		exited: make(chan struct{}), peerGone: make(chan struct{}), cfg: cfg, view: cfg.view(), pending: map[string]bool{}}
 	return ss
 }
 
-// submit hands a client event to the session; false once it has ended.
-func (ss *rtSession) submit(data []byte, from *sink) bool {
+// Submit hands a client event to the session; false once it has ended.
+func (ss *rtSession) Submit(data []byte, from *Sink) bool {
 	select {
 	case ss.events <- inEvent{data: data, from: from}:
 		return true
@@ -77,8 +77,8 @@ func (ss *rtSession) submit(data []byte, from *sink) bool {
 	}
 }
 
-// join attaches a transport; it gets session.created first.
-func (ss *rtSession) join(k *sink) bool {
+// Join attaches a transport; it gets session.created first.
+func (ss *rtSession) Join(k *Sink) bool {
 	select {
 	case ss.attach <- k:
 		return true
@@ -87,15 +87,15 @@ func (ss *rtSession) join(k *sink) bool {
 	}
 }
 
-// leave detaches a transport whose peer went away.
-func (ss *rtSession) leave(k *sink) {
+// Leave detaches a transport whose peer went away.
+func (ss *rtSession) Leave(k *Sink) {
 	select {
 	case ss.detach <- k:
 	case <-ss.ctx.Done():
 	}
 }
 
-func (ss *rtSession) ended() <-chan struct{} { return ss.ctx.Done() }
+func (ss *rtSession) Ended() <-chan struct{} { return ss.ctx.Done() }
 
 // audioArrived is called by the RTP reader for every packet; it never blocks.
 func (ss *rtSession) audioArrived() {
@@ -113,7 +113,7 @@ func (ss *rtSession) stop() {
 
 func (ss *rtSession) run() {
 	defer close(ss.exited)
-	end := opClose
+	end := OpClose
 	defer func() { ss.shutdown(end) }()
 	expire := time.NewTimer(ss.rt.MaxSession)
 	defer expire.Stop()
@@ -138,13 +138,13 @@ func (ss *rtSession) run() {
 			return
 		case k := <-ss.attach:
 			ss.stats.update(func(s *CallStats) {
-				if k.path == PathSideband {
+				if k.Path == PathSideband {
 					s.Sidebands++
 				}
 			})
-			go k.run()
+			go k.Run()
 			ss.sinks = append(ss.sinks, k)
-			if k.path != PathSideband || ss.rt.SidebandSessionCreated {
+			if k.Path != PathSideband || ss.rt.SidebandSessionCreated {
 				// A sideband is not promised session.created: it joins a
 				// session already under way.
 				ev := newEvent("session.created")
@@ -204,22 +204,22 @@ func (ss *rtSession) orphan() bool {
 	}
 }
 
-func (ss *rtSession) shutdown(end sinkOp) {
+func (ss *rtSession) shutdown(end SinkOp) {
 	ss.quiet()
 	for _, k := range ss.sinks {
-		k.end(end)
+		k.End(end)
 	}
 	for _, k := range ss.sinks {
-		<-k.gone
+		<-k.Gone
 	}
 	ss.sinks = nil
 }
 
-func (ss *rtSession) remove(k *sink) {
+func (ss *rtSession) remove(k *Sink) {
 	for i, have := range ss.sinks {
 		if have == k {
 			ss.sinks = append(ss.sinks[:i], ss.sinks[i+1:]...)
-			k.end(opDrop)
+			k.End(OpDrop)
 			return
 		}
 	}
@@ -235,7 +235,7 @@ func (ss *rtSession) emit(ev *rtEvent) {
 	ss.stats.update(func(s *CallStats) { s.EventsOut++ })
 	kept := ss.sinks[:0]
 	for _, k := range ss.sinks {
-		if k.push(b) {
+		if k.Push(b) {
 			kept = append(kept, k)
 		}
 	}
@@ -245,7 +245,7 @@ func (ss *rtSession) emit(ev *rtEvent) {
 
 // emitTo sends ev to one transport only: its session.created, and errors
 // about the events it sent.
-func (ss *rtSession) emitTo(k *sink, ev *rtEvent) {
+func (ss *rtSession) emitTo(k *Sink, ev *rtEvent) {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return
@@ -256,7 +256,7 @@ func (ss *rtSession) emitTo(k *sink, ev *rtEvent) {
 			s.Errors++
 		}
 	})
-	if !k.push(b) {
+	if !k.Push(b) {
 		ss.remove(k)
 	}
 }
@@ -273,7 +273,7 @@ func (ss *rtSession) handle(in inEvent) {
 	}
 }
 
-func (ss *rtSession) apply(ev *clientEvent, from *sink) *core.APIError {
+func (ss *rtSession) apply(ev *clientEvent, from *Sink) *core.APIError {
 	switch ev.Type {
 	case "session.update":
 		if err := ss.checkVoice(ev.Session); err != nil {

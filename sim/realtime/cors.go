@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import "net/http"
 
@@ -11,7 +11,7 @@ import "net/http"
 // allows its origin. The simulator allows any origin on that route, for
 // the preflight and for the answer (errors included, so a page can show
 // them); the real API's exact headers are not documented (docs/sim.md).
-func corsCalls(next http.Handler) http.Handler {
+func CORSCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"encoding/base64"
@@ -99,14 +99,14 @@ func (ss *rtSession) startMessage(a *activeResponse) {
 	a.msg = &rtItem{ID: "item_" + core.RandomID()[:21], Object: "realtime.item", Type: "message",
 		Status: "in_progress", Role: "assistant", Content: []rtContent{}}
 	ss.emitOutputItem("added", a, *a.msg)
-	part, deltaType := rtContent{Type: "text", Text: ptr("")}, "response.output_text.delta"
+	part, deltaType := rtContent{Type: "text", Text: Ptr("")}, "response.output_text.delta"
 	if a.audio {
-		part, deltaType = rtContent{Type: "audio", Transcript: ptr("")}, "response.output_audio_transcript.delta"
+		part, deltaType = rtContent{Type: "audio", Transcript: Ptr("")}, "response.output_audio_transcript.delta"
 	}
 	ss.emit(ss.partEvent("response.content_part.added", a, part))
 	for p := range openai.Pieces(a.rep.Text, ss.rt.DeltaBytes) {
 		d := ss.partEvent(deltaType, a, part)
-		d.Part, d.Delta = nil, ptr(p)
+		d.Part, d.Delta = nil, Ptr(p)
 		ss.emit(d)
 	}
 	if !a.audio {
@@ -127,7 +127,7 @@ func (ss *rtSession) sendPCM(a *activeResponse) {
 	for ms := 0; ms < a.audioMS; ms += chunkMS {
 		n := min(chunkMS, a.audioMS-ms) * 48
 		d := ss.partEvent("response.output_audio.delta", a, rtContent{})
-		d.Part, d.Delta = nil, ptr(base64.StdEncoding.EncodeToString(make([]byte, n)))
+		d.Part, d.Delta = nil, Ptr(base64.StdEncoding.EncodeToString(make([]byte, n)))
 		ss.emit(d)
 	}
 }
@@ -159,17 +159,17 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 	var part rtContent
 	if a.audio {
 		done := ss.partEvent("response.output_audio_transcript.done", a, rtContent{})
-		done.Part, done.Transcript = nil, ptr(text)
+		done.Part, done.Transcript = nil, Ptr(text)
 		ss.emit(done)
 		ad := ss.partEvent("response.output_audio.done", a, rtContent{})
 		ad.Part = nil
 		ss.emit(ad)
-		part = rtContent{Type: "audio", Transcript: ptr(text)}
+		part = rtContent{Type: "audio", Transcript: Ptr(text)}
 	} else {
 		done := ss.partEvent("response.output_text.done", a, rtContent{})
-		done.Part, done.Text = nil, ptr(text)
+		done.Part, done.Text = nil, Ptr(text)
 		ss.emit(done)
-		part = rtContent{Type: "text", Text: ptr(text)}
+		part = rtContent{Type: "text", Text: Ptr(text)}
 	}
 	ss.emit(ss.partEvent("response.content_part.done", a, part))
 	if part.Type == "audio" {
@@ -201,18 +201,18 @@ func (ss *rtSession) endMessage(a *activeResponse, status string) {
 // incomplete: a client must run only completed calls.
 func (ss *rtSession) emitCall(a *activeResponse, c openai.ToolCall, status string) {
 	it := rtItem{ID: "item_" + core.RandomID()[:21], Object: "realtime.item", Type: "function_call",
-		Status: "in_progress", CallID: "call_" + core.RandomID()[:16], Name: c.Name, Arguments: ptr("")}
+		Status: "in_progress", CallID: "call_" + core.RandomID()[:16], Name: c.Name, Arguments: Ptr("")}
 	ss.emitOutputItem("added", a, it)
 	for p := range openai.Pieces(c.Arguments, ss.rt.DeltaBytes) {
 		d := newEvent("response.function_call_arguments.delta")
-		d.ResponseID, d.ItemID, d.OutputIndex, d.CallID, d.Delta = a.resp.ID, it.ID, ptr(a.outIndex), it.CallID, ptr(p)
+		d.ResponseID, d.ItemID, d.OutputIndex, d.CallID, d.Delta = a.resp.ID, it.ID, Ptr(a.outIndex), it.CallID, Ptr(p)
 		ss.emit(d)
 	}
 	done := newEvent("response.function_call_arguments.done")
-	done.ResponseID, done.ItemID, done.OutputIndex, done.CallID = a.resp.ID, it.ID, ptr(a.outIndex), it.CallID
-	done.Name, done.Arguments = c.Name, ptr(c.Arguments)
+	done.ResponseID, done.ItemID, done.OutputIndex, done.CallID = a.resp.ID, it.ID, Ptr(a.outIndex), it.CallID
+	done.Name, done.Arguments = c.Name, Ptr(c.Arguments)
 	ss.emit(done)
-	it.Status, it.Arguments = status, ptr(c.Arguments)
+	it.Status, it.Arguments = status, Ptr(c.Arguments)
 	ss.emitOutputItem("done", a, it)
 	ss.items = append(ss.items, convItem{item: it, textBytes: len(c.Name) + len(c.Arguments)})
 	a.resp.Output = append(a.resp.Output, it)
@@ -232,7 +232,7 @@ func (ss *rtSession) emitCall(a *activeResponse, c openai.ToolCall, status strin
 // (conversation.item.added/done). stage is "added" or "done".
 func (ss *rtSession) emitOutputItem(stage string, a *activeResponse, it rtItem) {
 	ev := newEvent("response.output_item." + stage)
-	ev.ResponseID, ev.OutputIndex, ev.Item = a.resp.ID, ptr(a.outIndex), &it
+	ev.ResponseID, ev.OutputIndex, ev.Item = a.resp.ID, Ptr(a.outIndex), &it
 	ss.emit(ev)
 	ss.emitConversationItem(stage, ss.lastItemID(), it)
 }
@@ -290,6 +290,6 @@ func (ss *rtSession) cancelResponse(reason string) {
 
 func (ss *rtSession) partEvent(typ string, a *activeResponse, part rtContent) *rtEvent {
 	ev := newEvent(typ)
-	ev.ResponseID, ev.ItemID, ev.OutputIndex, ev.ContentIndex, ev.Part = a.resp.ID, a.msg.ID, ptr(a.outIndex), ptr(0), &part
+	ev.ResponseID, ev.ItemID, ev.OutputIndex, ev.ContentIndex, ev.Part = a.resp.ID, a.msg.ID, Ptr(a.outIndex), Ptr(0), &part
 	return ev
 }

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"bytes"
@@ -21,16 +21,16 @@ const (
 	EndpointRealtime              = "/v1/realtime"
 )
 
-// httpFaultKinds replace a whole HTTP answer.
-func httpFaultKinds() []core.FaultKind {
+// HTTPFaultKinds replace a whole HTTP answer.
+func HTTPFaultKinds() []core.FaultKind {
 	return []core.FaultKind{core.FaultRateLimit, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout}
 }
 
-func realtimeFaultKinds() map[string][]core.FaultKind {
+func FaultKinds() map[string][]core.FaultKind {
 	return map[string][]core.FaultKind{
-		EndpointRealtimeClientSecrets: httpFaultKinds(),
-		EndpointRealtimeCalls:         append(httpFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose, core.FaultNoResponse, core.FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
-		EndpointRealtime:              append(httpFaultKinds(), core.FaultSidebandDrop, FaultSidebandNotFound, core.FaultNoResponse, core.FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
+		EndpointRealtimeClientSecrets: HTTPFaultKinds(),
+		EndpointRealtimeCalls:         append(HTTPFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose, core.FaultNoResponse, core.FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
+		EndpointRealtime:              append(HTTPFaultKinds(), core.FaultSidebandDrop, FaultSidebandNotFound, core.FaultNoResponse, core.FaultContentFilter, FaultResponseFailed, FaultTranscriptionFailed),
 		EndpointRealtimeHangup:        {core.FaultServerError},
 	}
 }
@@ -45,14 +45,14 @@ const FaultSidebandNotFound core.FaultKind = "sideband_not_found"
 // a gateway that parses or validates them sees the real shape.
 const callIDPrefix = "rtc_u1_"
 
-// maxCallBytes caps a call's body (SDP offer plus session): offers are a few
+// MaxCallBytes caps a call's body (SDP offer plus session): offers are a few
 // KB, so anything near this is a client bug, not an offer.
-const maxCallBytes = 512 << 10
+const MaxCallBytes = 512 << 10
 
-// createCall serves POST /v1/realtime/calls in both of the API's forms: an
+// CreateCall serves POST /v1/realtime/calls in both of the API's forms: an
 // application/sdp offer authenticated by a client secret (the session comes
 // from the secret), or multipart sdp + session with an API key.
-func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) CreateCall(w http.ResponseWriter, r *http.Request) error {
 	cfg, err := s.authorizeRealtime(core.Bearer(r))
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	if wantsBeta(r) {
 		return errBetaShape()
 	}
-	body, err := s.env.ReadBodyLimit(w, r, min(s.env.MaxBody, maxCallBytes))
+	body, err := s.env.ReadBodyLimit(w, r, min(s.env.MaxBody, MaxCallBytes))
 	if err != nil {
 		return err
 	}
@@ -86,16 +86,16 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	if err := s.oa.CheckModel(model); err != nil {
 		return err
 	}
-	if err := checkOffer(offer); err != nil {
+	if err := CheckOffer(offer); err != nil {
 		return err
 	}
 	c := &call{id: callIDPrefix + core.RandomID(), model: model, rt: s.rt, echo: s.rt.cfg.Audio == AudioEcho, dropAfter: -1,
 		ended: make(chan struct{})}
-	if f := s.env.Faults.Take(EndpointRealtimeCalls, model, append(httpFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose)...); f != nil {
+	if f := s.env.Faults.Take(EndpointRealtimeCalls, model, append(HTTPFaultKinds(), core.FaultSDPReject, core.FaultDataChannelClose)...); f != nil {
 		s.env.Stats.Fault(EndpointRealtimeCalls, f.Kind)
 		switch f.Kind {
 		case core.FaultSDPReject:
-			return errInvalidSDP("the simulator rejected the offer (sdp_reject fault)")
+			return ErrInvalidSDP("the simulator rejected the offer (sdp_reject fault)")
 		case core.FaultDataChannelClose:
 			c.dropAfter = max(1, f.AfterChunks)
 		default:
@@ -109,17 +109,17 @@ func (s *Server) createCall(w http.ResponseWriter, r *http.Request) error {
 	c.sess.stats.update(func(st *CallStats) {
 		st.ID, st.SessionID, st.Model, st.Status, st.CreatedAt = c.id, cfg["id"].(string), model, "active", now
 	})
-	answer, err := c.peer.answer(r.Context(), s.rt.api, offer)
+	answer, err := c.peer.Answer(r.Context(), s.rt.api, offer)
 	if err == nil && !s.rt.startCall(c) {
 		err = core.ErrUnavailable(1) // the simulator is shutting down
 	}
 	if err != nil {
 		c.once.Do(func() {}) // never started: nothing for end to stop
-		c.peer.close()
+		c.peer.Close()
 		if apiErr, ok := err.(*core.APIError); ok {
 			return apiErr
 		}
-		return errInvalidSDP(err.Error())
+		return ErrInvalidSDP(err.Error())
 	}
 	w.Header().Set("Location", "/v1/realtime/calls/"+c.id)
 	w.Header().Set("Content-Type", "application/sdp")
@@ -164,7 +164,7 @@ func parseCallBody(contentType string, body []byte) (string, map[string]any, err
 		}
 		switch name := p.FormName(); name {
 		case "sdp":
-			offer = ptr(string(data))
+			offer = Ptr(string(data))
 		case "session":
 			var apiErr *core.APIError
 			if session, apiErr = decodeObject(data, "session", true); apiErr != nil {
@@ -180,20 +180,20 @@ func parseCallBody(contentType string, body []byte) (string, map[string]any, err
 	return *offer, session, nil
 }
 
-// checkOffer refuses text that is not an SDP offer before pion sees it, so
+// CheckOffer refuses text that is not an SDP offer before pion sees it, so
 // the error names the problem.
-func checkOffer(offer string) error {
+func CheckOffer(offer string) error {
 	var sd sdp.SessionDescription
 	if err := sd.UnmarshalString(offer); err != nil {
-		return errInvalidSDP(err.Error())
+		return ErrInvalidSDP(err.Error())
 	}
 	if len(sd.MediaDescriptions) == 0 {
-		return errInvalidSDP("the offer has no media sections")
+		return ErrInvalidSDP("the offer has no media sections")
 	}
 	return nil
 }
 
-func errInvalidSDP(detail string) *core.APIError {
+func ErrInvalidSDP(detail string) *core.APIError {
 	return &core.APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: "sdp", Code: "invalid_offer",
 		Message: "Invalid SDP offer: " + detail}
 }
@@ -203,9 +203,9 @@ func errCallNotFound(id string) *core.APIError {
 		Message: fmt.Sprintf("No active call found with id '%s'.", id)}
 }
 
-// hangup serves POST /v1/realtime/calls/{call_id}/hangup: the data channel
+// Hangup serves POST /v1/realtime/calls/{call_id}/hangup: the data channel
 // and every sideband socket close, then the peer connection.
-func (s *Server) hangup(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) Hangup(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.authorizeRealtime(core.Bearer(r)); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func (ss *rtSession) find(id string) int {
 	return -1
 }
 
-func (ss *rtSession) createItem(ev *clientEvent, from *sink) *core.APIError {
+func (ss *rtSession) createItem(ev *clientEvent, from *Sink) *core.APIError {
 	it := *ev.Item
 	if ss.find(it.ID) >= 0 {
 		return core.ErrInvalidValue("item.id", "Item with id '"+it.ID+"' already exists.")
@@ -46,7 +46,7 @@ func (ss *rtSession) createItem(ev *clientEvent, from *sink) *core.APIError {
 			delete(ss.pending, it.CallID)
 			path := ""
 			if from != nil {
-				path = from.path
+				path = from.Path
 			}
 			ss.stats.update(func(s *CallStats) { s.ToolOutputs[path]++ })
 		}
@@ -87,7 +87,7 @@ func (ss *rtSession) idBefore(at int) *string {
 	if at == 0 {
 		return nil
 	}
-	return ptr(ss.items[at-1].item.ID)
+	return Ptr(ss.items[at-1].item.ID)
 }
 
 func (ss *rtSession) truncate(ev *clientEvent) *core.APIError {
@@ -101,7 +101,7 @@ func (ss *rtSession) truncate(ev *clientEvent) *core.APIError {
 	}
 	ci.audioTok = min(ci.audioTok, audioOutTokens(ev.AudioEndMS))
 	out := newEvent("conversation.item.truncated")
-	out.ItemID, out.ContentIndex, out.AudioEndMS = ev.ItemID, ptr(ev.ContentIndex), ptr(ev.AudioEndMS)
+	out.ItemID, out.ContentIndex, out.AudioEndMS = ev.ItemID, Ptr(ev.ContentIndex), Ptr(ev.AudioEndMS)
 	ss.emit(out)
 	return nil
 }

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"bytes"
@@ -68,10 +68,10 @@ func decodeClientEvent(data []byte) (*clientEvent, *core.APIError) {
 			ev.EventID = id.EventID
 			return ev, apiErr
 		}
-		return ev, errInvalidEventJSON(err)
+		return ev, ErrInvalidEventJSON(err)
 	}
 	if dec.More() {
-		return &clientEvent{EventID: w.EventID}, errInvalidEventJSON(fmt.Errorf("unexpected data after the event"))
+		return &clientEvent{EventID: w.EventID}, ErrInvalidEventJSON(fmt.Errorf("unexpected data after the event"))
 	}
 	ev := &clientEvent{EventID: w.EventID, PreviousItemID: w.PreviousItemID, ItemID: w.ItemID,
 		ContentIndex: w.ContentIndex, AudioEndMS: w.AudioEndMS}
@@ -109,7 +109,7 @@ func decodeClientEvent(data []byte) (*clientEvent, *core.APIError) {
 	return ev, err
 }
 
-func errInvalidEventJSON(err error) *core.APIError {
+func ErrInvalidEventJSON(err error) *core.APIError {
 	return &core.APIError{Status: 400, Type: "invalid_request_error", Code: "invalid_json",
 		Message: "Invalid JSON: the event could not be parsed (" + err.Error() + ")."}
 }
@@ -200,10 +200,10 @@ func decodeItem(raw json.RawMessage) (*rtItem, string, *core.APIError) {
 			part := rtContent{Type: c.Type}
 			switch c.Type {
 			case "input_text", "output_text":
-				part.Text = ptr(c.Text)
+				part.Text = Ptr(c.Text)
 				text.WriteString(c.Text)
 			case "output_audio", "input_audio":
-				part.Transcript = ptr(c.Transcript)
+				part.Transcript = Ptr(c.Transcript)
 				text.WriteString(c.Transcript)
 			}
 			it.Content = append(it.Content, part)

@@ -1,8 +1,12 @@
-package sim
+package realtime
 
 import (
 	"encoding/json"
+	"log/slog"
 	"testing"
+
+	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
 // FuzzDecodeClientEvent feeds arbitrary client events to the decoder and,
@@ -26,11 +30,18 @@ func FuzzDecodeClientEvent(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	srv, err := New(Config{})
+	// The surface alone, over a bare core: no faults, no latency.
+	env := &core.Env{Faults: core.NewInjector(nil, 0), Stats: core.NewStatsBook(nil),
+		Log: slog.New(slog.DiscardHandler), MaxBody: 1 << 20, Done: make(chan struct{})}
+	script, err := openai.CompileScript(openai.Script{})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { _ = srv.Close() })
+	srv, err := New(env, openai.New(env, script, nil, nil, openai.Chat{}), Config{}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(srv.CloseAll)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev, apiErr := decodeClientEvent(data)
 		if ev == nil {

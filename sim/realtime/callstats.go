@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"maps"
@@ -89,6 +89,6 @@ func (s *Server) Call(id string) (CallStats, bool) {
 	return CallStats{}, false
 }
 
-func (s *Server) getCalls(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) GetCalls(w http.ResponseWriter, _ *http.Request) {
 	core.WriteJSON(w, http.StatusOK, map[string][]CallStats{"calls": s.Calls()})
 }

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"errors"

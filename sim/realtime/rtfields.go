@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"fmt"
@@ -16,14 +16,14 @@ import (
 // spec; TestRealtimeFieldSetsMatchSpec derives them from the spec and
 // compares.
 
-// fieldSet lists the properties an object may carry, each with the set its
+// FieldSet lists the properties an object may carry, each with the set its
 // own object value may carry; nil leaves the value unchecked (free-form
 // objects such as tool parameters and metadata, and scalars). The "[]" entry
 // is the set of each element of an array value.
-type fieldSet map[string]fieldSet
+type FieldSet map[string]FieldSet
 
-func leaves(names ...string) fieldSet {
-	s := make(fieldSet, len(names))
+func Leaves(names ...string) FieldSet {
+	s := make(FieldSet, len(names))
 	for _, n := range names {
 		s[n] = nil
 	}
@@ -31,79 +31,79 @@ func leaves(names ...string) fieldSet {
 }
 
 // with returns s plus the given entries.
-func (s fieldSet) with(entries fieldSet) fieldSet {
+func (s FieldSet) with(entries FieldSet) FieldSet {
 	for k, v := range entries {
 		s[k] = v
 	}
 	return s
 }
 
-func realtimeToolFields() fieldSet {
-	filter := leaves("tool_names", "read_only")
-	return fieldSet{"[]": leaves("type", "name", "description", "parameters", "server_label", "server_url",
+func realtimeToolFields() FieldSet {
+	filter := Leaves("tool_names", "read_only")
+	return FieldSet{"[]": Leaves("type", "name", "description", "parameters", "server_label", "server_url",
 		"connector_id", "tunnel_id", "authorization", "server_description", "headers", "allowed_callers",
-		"defer_loading").with(fieldSet{
+		"defer_loading").with(FieldSet{
 		"allowed_tools":    filter,
-		"require_approval": {"always": filter, "never": leaves("tool_names", "read_only")},
+		"require_approval": {"always": filter, "never": Leaves("tool_names", "read_only")},
 	})}
 }
 
 // outputAudioFields is audio.output without speed, as response.create has it.
-func outputAudioFields() fieldSet {
-	return fieldSet{"format": leaves("type", "rate"), "voice": leaves("id")}
+func outputAudioFields() FieldSet {
+	return FieldSet{"format": Leaves("type", "rate"), "voice": Leaves("id")}
 }
 
 // sessionFields is RealtimeSessionCreateRequestGA.
-func sessionFields() fieldSet {
-	return leaves("type", "output_modalities", "model", "instructions", "include", "parallel_tool_calls",
-		"max_output_tokens").with(fieldSet{
+func sessionFields() FieldSet {
+	return Leaves("type", "output_modalities", "model", "instructions", "include", "parallel_tool_calls",
+		"max_output_tokens").with(FieldSet{
 		"audio": {
 			"input": {
-				"format":          leaves("type", "rate"),
-				"transcription":   leaves("model", "language", "languages", "keywords", "prompt", "delay"),
-				"noise_reduction": leaves("type"),
-				"turn_detection": leaves("type", "threshold", "prefix_padding_ms", "silence_duration_ms",
+				"format":          Leaves("type", "rate"),
+				"transcription":   Leaves("model", "language", "languages", "keywords", "prompt", "delay"),
+				"noise_reduction": Leaves("type"),
+				"turn_detection": Leaves("type", "threshold", "prefix_padding_ms", "silence_duration_ms",
 					"create_response", "interrupt_response", "idle_timeout_ms", "eagerness"),
 			},
-			"output": outputAudioFields().with(leaves("speed")),
+			"output": outputAudioFields().with(Leaves("speed")),
 		},
-		"tracing":     leaves("workflow_name", "group_id", "metadata"),
+		"tracing":     Leaves("workflow_name", "group_id", "metadata"),
 		"tools":       realtimeToolFields(),
-		"tool_choice": leaves("type", "name", "server_label"),
-		"reasoning":   leaves("effort"),
-		"truncation":  leaves("type", "retention_ratio").with(fieldSet{"token_limits": leaves("post_instructions")}),
-		"prompt":      leaves("id", "version", "variables"),
+		"tool_choice": Leaves("type", "name", "server_label"),
+		"reasoning":   Leaves("effort"),
+		"truncation":  Leaves("type", "retention_ratio").with(FieldSet{"token_limits": Leaves("post_instructions")}),
+		"prompt":      Leaves("id", "version", "variables"),
 	})
 }
 
 // responseFields is RealtimeResponseCreateParams.
-func responseFields() fieldSet {
-	return leaves("output_modalities", "instructions", "parallel_tool_calls", "max_output_tokens", "conversation",
-		"metadata").with(fieldSet{
+func responseFields() FieldSet {
+	return Leaves("output_modalities", "instructions", "parallel_tool_calls", "max_output_tokens", "conversation",
+		"metadata").with(FieldSet{
 		"audio":       {"output": outputAudioFields()},
 		"tools":       realtimeToolFields(),
-		"tool_choice": leaves("type", "name", "server_label"),
-		"reasoning":   leaves("effort"),
-		"prompt":      leaves("id", "version", "variables"),
-		"input": {"[]": leaves("id", "object", "type", "status", "role", "call_id", "name", "arguments", "output",
-			"approval_request_id", "approve", "reason", "server_label").with(fieldSet{
-			"content": {"[]": leaves("type", "text", "audio", "transcript", "image_url", "detail")},
-			"tools":   {"[]": leaves("name", "description", "input_schema", "annotations")},
-			"error":   leaves("type", "code", "message"),
+		"tool_choice": Leaves("type", "name", "server_label"),
+		"reasoning":   Leaves("effort"),
+		"prompt":      Leaves("id", "version", "variables"),
+		"input": {"[]": Leaves("id", "object", "type", "status", "role", "call_id", "name", "arguments", "output",
+			"approval_request_id", "approve", "reason", "server_label").with(FieldSet{
+			"content": {"[]": Leaves("type", "text", "audio", "transcript", "image_url", "detail")},
+			"tools":   {"[]": Leaves("name", "description", "input_schema", "annotations")},
+			"error":   Leaves("type", "code", "message"),
 		})},
 	})
 }
 
 // clientSecretFields is RealtimeCreateClientSecretRequest with a realtime
 // session (transcription sessions are refused by type first).
-func clientSecretFields() fieldSet {
-	return fieldSet{"expires_after": leaves("anchor", "seconds"), "session": sessionFields()}
+func clientSecretFields() FieldSet {
+	return FieldSet{"expires_after": Leaves("anchor", "seconds"), "session": sessionFields()}
 }
 
-// checkFields refuses the first property of v that set does not define,
+// CheckFields refuses the first property of v that set does not define,
 // naming its path from param, as the API's unknown_parameter error does.
 // Keys are visited in sorted order, so the error is deterministic.
-func checkFields(v any, set fieldSet, param string) *core.APIError {
+func CheckFields(v any, set FieldSet, param string) *core.APIError {
 	switch v := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(v))
@@ -121,7 +121,7 @@ func checkFields(v any, set fieldSet, param string) *core.APIError {
 				return errUnknownParam(p)
 			}
 			if sub != nil {
-				if err := checkFields(v[k], sub, p); err != nil {
+				if err := CheckFields(v[k], sub, p); err != nil {
 					return err
 				}
 			}
@@ -129,7 +129,7 @@ func checkFields(v any, set fieldSet, param string) *core.APIError {
 	case []any:
 		if elem, ok := set["[]"]; ok && elem != nil {
 			for i, e := range v {
-				if err := checkFields(e, elem, fmt.Sprintf("%s[%d]", param, i)); err != nil {
+				if err := CheckFields(e, elem, fmt.Sprintf("%s[%d]", param, i)); err != nil {
 					return err
 				}
 			}

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"time"
@@ -70,7 +70,7 @@ func (ss *rtSession) cutPlayback() {
 	if i := ss.find(p.itemID); i >= 0 {
 		ss.items[i].audioTok = min(ss.items[i].audioTok, audioOutTokens(played))
 	} else if a := ss.active; a != nil && a.resp.ID == p.respID {
-		a.heardMS = ptr(played) // still generating: endMessage keeps this much
+		a.heardMS = Ptr(played) // still generating: endMessage keeps this much
 	}
 	cleared := newEvent("output_audio_buffer.cleared")
 	cleared.ResponseID = p.respID

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"bytes"
@@ -99,10 +99,10 @@ type mintRequest struct {
 	Session json.RawMessage `json:"session"`
 }
 
-// mintSecret serves POST /v1/realtime/client_secrets: key, body, model, then
+// MintSecret serves POST /v1/realtime/client_secrets: key, body, model, then
 // faults (a mint failure is a 429 or 500 here), then an ek_ secret carrying
 // the session config.
-func (s *Server) mintSecret(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) MintSecret(w http.ResponseWriter, r *http.Request) error {
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *Server) decodeMint(body []byte) (int, sessionConfig, error) {
 	}
 	var whole map[string]any
 	if err := json.Unmarshal(body, &whole); err == nil {
-		if apiErr := checkFields(whole, clientSecretFields(), ""); apiErr != nil {
+		if apiErr := CheckFields(whole, clientSecretFields(), ""); apiErr != nil {
 			return 0, nil, apiErr
 		}
 	}

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import "github.com/voxgate/voxgate/sim/openai"
 

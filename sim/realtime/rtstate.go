@@ -1,21 +1,23 @@
-package sim
+package realtime
 
 import (
 	"slices"
 	"sync"
 
 	"github.com/pion/webrtc/v4"
+	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 )
 
-// keptEnded is how many ended calls GET /sim/calls still lists, so a test
+// KeptEnded is how many ended calls GET /sim/calls still lists, so a test
 // can read a call's final counters after hanging up without the list growing
 // without bound under a benchmark.
-const keptEnded = 100
+const KeptEnded = 100
 
 // realtimeState is the Realtime half of a Server: minted secrets, live
 // calls and WebSocket sessions, and the pion API their peers share.
 type realtimeState struct {
-	cfg     Realtime
+	cfg     Config
 	api     *webrtc.API
 	secrets *secretStore
 
@@ -27,7 +29,36 @@ type realtimeState struct {
 	wg      sync.WaitGroup      // every session goroutine
 }
 
-func newRealtimeState(cfg Realtime, se *webrtc.SettingEngine) (*realtimeState, error) {
+// Server serves the Realtime API over what the simulator shares and the
+// Chat Completions engine whose script and bill it uses.
+type Server struct {
+	env *core.Env
+	oa  *openai.Server
+	rt  *realtimeState
+}
+
+// New is the Realtime surface over env and oa, its peers built
+// with se (nil: loopback only).
+func New(env *core.Env, oa *openai.Server, cfg Config, se *webrtc.SettingEngine) (*Server, error) {
+	rt, err := newRealtimeState(cfg, se)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{env: env, oa: oa, rt: rt}, nil
+}
+
+// PeerAPI is the pion API the surface's peers are built with; GPT-Live's
+// peers share it.
+func (s *Server) PeerAPI() *webrtc.API { return s.rt.api }
+
+// Heard is what the simulated model hears in a user's audio turn
+// (Realtime.Heard, with its default).
+func (s *Server) Heard() string { return s.rt.cfg.Heard }
+
+// CloseAll hangs up every call and socket.
+func (s *Server) CloseAll() { s.rt.closeAll() }
+
+func newRealtimeState(cfg Config, se *webrtc.SettingEngine) (*realtimeState, error) {
 	engine := LoopbackSettingEngine()
 	if se != nil {
 		engine = *se
@@ -100,8 +131,8 @@ func (rt *realtimeState) retire(c *call) {
 	defer rt.mu.Unlock()
 	delete(rt.calls, c.id)
 	rt.ended = append(rt.ended, c)
-	if len(rt.ended) > keptEnded {
-		rt.ended = append(rt.ended[:0], rt.ended[len(rt.ended)-keptEnded:]...)
+	if len(rt.ended) > KeptEnded {
+		rt.ended = append(rt.ended[:0], rt.ended[len(rt.ended)-KeptEnded:]...)
 	}
 }
 

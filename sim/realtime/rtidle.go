@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"time"
@@ -50,7 +50,7 @@ func (ss *rtSession) peerLeft() bool {
 func (ss *rtSession) idleTimeout() {
 	id := "item_" + core.RandomID()[:21]
 	ev := newEvent("input_audio_buffer.timeout_triggered")
-	ev.AudioStartMS, ev.AudioEndMS, ev.ItemID = ptr(ss.audioPosMS), ptr(ss.audioPosMS+ss.view.idleMS), id
+	ev.AudioStartMS, ev.AudioEndMS, ev.ItemID = Ptr(ss.audioPosMS), Ptr(ss.audioPosMS+ss.view.idleMS), id
 	ss.emit(ev)
 	ss.audioPosMS += ss.view.idleMS
 	ss.commitItem(id, 0, "") // silence: no tokens the sim counts, no words

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"fmt"
@@ -53,6 +53,6 @@ func OpusSilence() []byte { return []byte{0xf8, 0xff, 0xfe} }
 // Audio timing shared by the peer and the token counts: Opus frames of 20 ms,
 // so 50 RTP packets are one second of audio.
 const (
-	packetMS        = 20
-	opusTicksPerPkt = 48000 * packetMS / 1000
+	PacketMS        = 20
+	opusTicksPerPkt = 48000 * PacketMS / 1000
 )

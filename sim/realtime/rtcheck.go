@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func checkSession(m map[string]any, param string) *core.APIError {
 	case typ != "realtime":
 		return core.ErrInvalidValue(param+".type", fmt.Sprintf("Invalid value: %s. Supported values are: 'realtime' and 'transcription'.", quoteJSON(typ)))
 	}
-	if err := checkFields(m, sessionFields(), param); err != nil {
+	if err := CheckFields(m, sessionFields(), param); err != nil {
 		return err
 	}
 	for _, k := range []string{"model", "instructions"} {
@@ -50,7 +50,7 @@ func checkSession(m map[string]any, param string) *core.APIError {
 
 // checkResponseParams checks response.create's parameters.
 func checkResponseParams(m map[string]any) *core.APIError {
-	if err := checkFields(m, responseFields(), "response"); err != nil {
+	if err := CheckFields(m, responseFields(), "response"); err != nil {
 		return err
 	}
 	return checkMaxOutput(m, "response")
@@ -73,7 +73,7 @@ func checkModalities(m map[string]any, param string) *core.APIError {
 	}
 	list, isList := raw.([]any)
 	if !isList {
-		return core.ErrInvalidType(param+".output_modalities", "an array", kindOf(raw))
+		return core.ErrInvalidType(param+".output_modalities", "an array", KindOf(raw))
 	}
 	if len(list) != 1 || (list[0] != "audio" && list[0] != "text") {
 		return core.ErrInvalidValue(param+".output_modalities", "Invalid 'output_modalities': expected exactly one of 'audio' or 'text'.")
@@ -88,13 +88,13 @@ func checkSessionTools(m map[string]any, param string) *core.APIError {
 	}
 	list, isList := raw.([]any)
 	if !isList {
-		return core.ErrInvalidType(param+".tools", "an array", kindOf(raw))
+		return core.ErrInvalidType(param+".tools", "an array", KindOf(raw))
 	}
 	for i, t := range list {
 		p := fmt.Sprintf("%s.tools[%d]", param, i)
 		tool, isObj := t.(map[string]any)
 		if !isObj {
-			return core.ErrInvalidType(p, "an object", kindOf(t))
+			return core.ErrInvalidType(p, "an object", KindOf(t))
 		}
 		if tool["type"] != "function" {
 			return core.ErrInvalidValue(p+".type", fmt.Sprintf("Invalid value: %s. The simulator supports only 'function' tools.", quoteJSON(tool["type"])))
@@ -157,11 +157,11 @@ func wantType[T any](m map[string]any, key, param string) *core.APIError {
 	if _, isMap := any(zero).(map[string]any); isMap {
 		want = "an object"
 	}
-	return core.ErrInvalidType(param+"."+key, want, kindOf(v))
+	return core.ErrInvalidType(param+"."+key, want, KindOf(v))
 }
 
-// kindOf names the JSON type of a decoded value for error messages.
-func kindOf(v any) string {
+// KindOf names the JSON type of a decoded value for error messages.
+func KindOf(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

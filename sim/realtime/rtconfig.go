@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
-// Realtime configures the Realtime API surface: what the simulated voice
+// Config configures the Realtime API surface: what the simulated voice
 // model hears, how long it speaks and what its audio track sends. Replies
-// themselves come from Config.Script, shared with Chat Completions, so one
+// themselves come from sim.Config.Script, shared with Chat Completions, so one
 // script drives voice and text alike.
-type Realtime struct {
+type Config struct {
 	// Audio is what the call's audio track sends: "echo" (default) returns
 	// every RTP packet the caller sends; "silence" sends Opus silence while
 	// the model speaks, and nothing otherwise.
@@ -82,7 +82,7 @@ const (
 	maxSession = time.Hour
 )
 
-func (r *Realtime) validate() error {
+func (r *Config) Validate() error {
 	switch r.Audio {
 	case "", AudioEcho, AudioSilence:
 	default:
@@ -95,7 +95,7 @@ func (r *Realtime) validate() error {
 }
 
 // withDefaults returns r with every zero field set to its default.
-func (r Realtime) withDefaults() Realtime {
+func (r Config) withDefaults() Config {
 	if r.Audio == "" {
 		r.Audio = AudioEcho
 	}

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"context"
@@ -17,21 +17,21 @@ import (
 // the caller creates.
 const DataChannelLabel = "oai-events"
 
-// mediaPeer is the simulator's side of one WebRTC connection: a pion peer
+// MediaPeer is the simulator's side of one WebRTC connection: a pion peer
 // with an Opus track of its own. Realtime calls and Live sessions both sit
 // behind one; the hooks, set before answer, say what each does with the
 // caller's packets, its data channels and the connection's state.
-type mediaPeer struct {
+type MediaPeer struct {
 	pc    *webrtc.PeerConnection
 	track *webrtc.TrackLocalStaticRTP
 
-	// onPacket gets each RTP packet the caller sends (the buffer is reused).
-	onPacket func(raw []byte)
-	// onChannel gets each data channel the caller opens.
-	onChannel func(dc *webrtc.DataChannel)
-	// onState gets the connection's state changes, from a goroutine of its
+	// OnPacket gets each RTP packet the caller sends (the buffer is reused).
+	OnPacket func(raw []byte)
+	// OnChannel gets each data channel the caller opens.
+	OnChannel func(dc *webrtc.DataChannel)
+	// OnState gets the connection's state changes, from a goroutine of its
 	// own: it may close the peer.
-	onState func(st webrtc.PeerConnectionState)
+	OnState func(st webrtc.PeerConnectionState)
 
 	sendMu sync.Mutex // orders writes to track: seq and timestamp are ours
 	seq    uint16
@@ -45,7 +45,7 @@ type call struct {
 	model string
 	rt    *realtimeState
 	sess  *rtSession
-	peer  *mediaPeer
+	peer  *MediaPeer
 	echo  bool
 
 	// dropAfter comes from a datachannel_close fault drawn with the call:
@@ -59,9 +59,9 @@ type call struct {
 // errNoAudio refuses offers the model could not talk to.
 var errNoAudio = errors.New("the offer has no audio media section")
 
-// answer builds the peer for an SDP offer and returns the SDP answer, with
+// Answer builds the peer for an SDP offer and returns the SDP answer, with
 // every ICE candidate gathered (the API does not trickle).
-func (p *mediaPeer) answer(ctx context.Context, api *webrtc.API, offer string) (string, error) {
+func (p *MediaPeer) Answer(ctx context.Context, api *webrtc.API, offer string) (string, error) {
 	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		return "", fmt.Errorf("new peer: %w", err)
@@ -85,9 +85,9 @@ func (p *mediaPeer) answer(ctx context.Context, api *webrtc.API, offer string) (
 		return "", err
 	}
 	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go p.readAudio(tr) })
-	pc.OnDataChannel(p.onChannel)
+	pc.OnDataChannel(p.OnChannel)
 	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
-		go p.onState(st) // the hook may close pc: not from pion's own callback
+		go p.OnState(st) // the hook may close pc: not from pion's own callback
 	})
 	ans, err := pc.CreateAnswer(nil)
 	if err != nil {
@@ -107,28 +107,28 @@ func (p *mediaPeer) answer(ctx context.Context, api *webrtc.API, offer string) (
 	return pc.LocalDescription().SDP, nil
 }
 
-// close closes the peer connection, if answer got as far as making one.
-func (p *mediaPeer) close() {
+// Close closes the peer connection, if answer got as far as making one.
+func (p *MediaPeer) Close() {
 	if p.pc != nil {
 		_ = p.pc.Close()
 	}
 }
 
 // readAudio hands each of the caller's RTP packets to onPacket.
-func (p *mediaPeer) readAudio(tr *webrtc.TrackRemote) {
+func (p *MediaPeer) readAudio(tr *webrtc.TrackRemote) {
 	buf := make([]byte, 1500)
 	for {
 		n, _, err := tr.Read(buf)
 		if err != nil {
 			return
 		}
-		p.onPacket(buf[:n])
+		p.OnPacket(buf[:n])
 	}
 }
 
 // send writes one Opus frame with the peer's own sequence and timestamp;
 // it reports whether the frame went out.
-func (p *mediaPeer) send(payload []byte) bool {
+func (p *MediaPeer) send(payload []byte) bool {
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
 	p.seq++
@@ -140,18 +140,18 @@ func (p *mediaPeer) send(payload []byte) bool {
 // newPeer builds the call's peer: its packets are the session's "audio"
 // (echoed straight back in echo mode), its oai-events channel joins the
 // session, and a peer that fails or closes ends the call.
-func (c *call) newPeer() *mediaPeer {
+func (c *call) newPeer() *MediaPeer {
 	var pkt rtp.Packet
-	return &mediaPeer{
-		onPacket: func(raw []byte) {
+	return &MediaPeer{
+		OnPacket: func(raw []byte) {
 			c.sess.stats.packetsIn.Add(1)
 			c.sess.audioArrived()
 			if c.echo && pkt.Unmarshal(raw) == nil {
 				c.send(pkt.Payload)
 			}
 		},
-		onChannel: c.openEvents,
-		onState: func(st webrtc.PeerConnectionState) {
+		OnChannel: c.openEvents,
+		OnState: func(st webrtc.PeerConnectionState) {
 			if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
 				c.end("peer_" + st.String())
 			}
@@ -177,20 +177,20 @@ type voice struct {
 func (v *voice) stop() { v.once.Do(func() { close(v.done) }) }
 
 // shorten lets the reply play only its first ms.
-func (v *voice) shorten(ms int) { v.packets.Store(int64(ms / packetMS)) }
+func (v *voice) shorten(ms int) { v.packets.Store(int64(ms / PacketMS)) }
 
 // speak plays a reply of ms milliseconds. In silence mode that is Opus
 // silence every 20 ms; in echo mode the track carries the echo only.
 func (c *call) speak(ms int) *voice {
 	v := &voice{done: make(chan struct{})}
-	v.packets.Store(int64(ms / packetMS))
+	v.packets.Store(int64(ms / PacketMS))
 	if c.echo {
 		return v
 	}
 	go func() {
 		// The first frame goes at once, so the last is sent before the
 		// reply's playback time is up.
-		t := time.NewTicker(packetMS * time.Millisecond)
+		t := time.NewTicker(PacketMS * time.Millisecond)
 		defer t.Stop()
 		for i := int64(0); i < v.packets.Load(); i++ {
 			if i > 0 {
@@ -213,40 +213,40 @@ func (c *call) openEvents(dc *webrtc.DataChannel) {
 	if dc.Label() != DataChannelLabel {
 		return
 	}
-	k := dataChannelSink(dc)
-	k.dropAfter = c.dropAfter
-	wireEvents(dc, k, c.sess)
+	k := DataChannelSink(dc)
+	k.DropAfter = c.dropAfter
+	WireEvents(dc, k, c.sess)
 }
 
-// eventSession is what an oai-events channel talks to: a Realtime or a
+// EventSession is what an oai-events channel talks to: a Realtime or a
 // Live session.
-type eventSession interface {
-	join(k *sink) bool
-	submit(data []byte, from *sink) bool
-	leave(k *sink)
-	ended() <-chan struct{}
+type EventSession interface {
+	Join(k *Sink) bool
+	Submit(data []byte, from *Sink) bool
+	Leave(k *Sink)
+	Ended() <-chan struct{}
 }
 
-// wireEvents joins a data channel to its session once it opens. The caller
+// WireEvents joins a data channel to its session once it opens. The caller
 // may send as soon as its side is open, which can be before this side's
 // OnOpen has joined the channel: its first events wait for the join, or
 // their answers would reach every transport but the one that asked.
-func wireEvents(dc *webrtc.DataChannel, k *sink, s eventSession) {
+func WireEvents(dc *webrtc.DataChannel, k *Sink, s EventSession) {
 	joined := make(chan struct{})
-	dc.OnOpen(func() { s.join(k); close(joined) })
+	dc.OnOpen(func() { s.Join(k); close(joined) })
 	dc.OnMessage(func(m webrtc.DataChannelMessage) {
 		select {
 		case <-joined:
-		case <-s.ended():
+		case <-s.Ended():
 			return
 		}
-		s.submit(m.Data, k)
+		s.Submit(m.Data, k)
 	})
-	dc.OnClose(func() { s.leave(k) })
+	dc.OnClose(func() { s.Leave(k) })
 }
 
-// dataChannelSink is the outgoing side of an oai-events channel.
-func dataChannelSink(dc *webrtc.DataChannel) *sink {
+// DataChannelSink is the outgoing side of an oai-events channel.
+func DataChannelSink(dc *webrtc.DataChannel) *Sink {
 	return newSink(PathDataChannel, func(b []byte) error { return dc.SendText(string(b)) },
 		func(int, string) { drain(dc); _ = dc.Close() }, func() { _ = dc.Close() })
 }
@@ -271,7 +271,7 @@ func (c *call) end(reason string) {
 		if !(strings.HasPrefix(reason, "peer_") && !c.rt.cfg.CloseSidebandWithPeer && c.rt.linger(c.sess)) {
 			c.sess.stop()
 		}
-		c.peer.close()
+		c.peer.Close()
 		now := time.Now()
 		c.sess.stats.update(func(s *CallStats) { s.Status, s.EndReason, s.EndedAt = "ended", reason, &now })
 		c.rt.retire(c)

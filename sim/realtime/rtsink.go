@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"sync"
@@ -17,57 +17,57 @@ const (
 // rather than stalling the session for every other transport.
 const sinkQueue = 1024
 
-// sink is one transport's outgoing side: the session enqueues serialized
+// Sink is one transport's outgoing side: the session enqueues serialized
 // events and a writer goroutine sends them, so a slow socket never blocks
 // the session.
-type sink struct {
-	path string
+type Sink struct {
+	Path string
 	q    chan sinkMsg
 	// write sends one event; graceful and abrupt end the transport, with a
 	// close handshake and without one (a fault).
 	write    func([]byte) error
 	graceful func(code int, text string)
 	abrupt   func()
-	// dropAfter is how many events go out before a drop fault strikes; -1
+	// DropAfter is how many events go out before a drop fault strikes; -1
 	// means never. Only the session goroutine reads or changes it.
-	dropAfter int
+	DropAfter int
 	sent      int
-	// cutAtClose: a live sideband is cut when its session closes, before
+	// CutAtClose: a live sideband is cut when its session closes, before
 	// session.closed (a fault). Set before the sink joins its session.
-	cutAtClose bool
+	CutAtClose bool
 
 	once sync.Once
-	gone chan struct{} // closed when the writer has stopped
+	Gone chan struct{} // closed when the writer has stopped
 }
 
-type sinkOp int
+type SinkOp int
 
 const (
-	opEvent     sinkOp = iota
-	opClose            // flush, then close gracefully
+	opEvent     SinkOp = iota
+	OpClose            // flush, then close gracefully
 	opGoingAway        // flush, then close gracefully: the session expired
-	opDrop             // flush, then cut the transport (fault)
+	OpDrop             // flush, then cut the transport (fault)
 )
 
 // WebSocket close codes of a graceful end.
 const (
-	closeNormal    = 1000
-	closeGoingAway = 1001
+	CloseNormal    = 1000
+	CloseGoingAway = 1001
 )
 
 type sinkMsg struct {
-	op   sinkOp
+	op   SinkOp
 	data []byte
 }
 
-func newSink(path string, write func([]byte) error, graceful func(code int, text string), abrupt func()) *sink {
-	return &sink{path: path, q: make(chan sinkMsg, sinkQueue), write: write, graceful: graceful,
-		abrupt: abrupt, dropAfter: -1, gone: make(chan struct{})}
+func newSink(path string, write func([]byte) error, graceful func(code int, text string), abrupt func()) *Sink {
+	return &Sink{Path: path, q: make(chan sinkMsg, sinkQueue), write: write, graceful: graceful,
+		abrupt: abrupt, DropAfter: -1, Gone: make(chan struct{})}
 }
 
-// run sends queued events until the transport fails or is closed.
-func (k *sink) run() {
-	defer close(k.gone)
+// Run sends queued events until the transport fails or is closed.
+func (k *Sink) Run() {
+	defer close(k.Gone)
 	for m := range k.q {
 		switch m.op {
 		case opEvent:
@@ -75,39 +75,39 @@ func (k *sink) run() {
 				k.abrupt()
 				return
 			}
-		case opClose:
-			k.graceful(closeNormal, "session ended")
+		case OpClose:
+			k.graceful(CloseNormal, "session ended")
 			return
 		case opGoingAway:
-			k.graceful(closeGoingAway, "session expired")
+			k.graceful(CloseGoingAway, "session expired")
 			return
-		case opDrop:
+		case OpDrop:
 			k.abrupt()
 			return
 		}
 	}
 }
 
-// push enqueues an event. It reports false when the sink is finished (it
+// Push enqueues an event. It reports false when the sink is finished (it
 // struck its drop fault, or it fell too far behind and was cut).
-func (k *sink) push(data []byte) bool {
+func (k *Sink) Push(data []byte) bool {
 	select {
 	case k.q <- sinkMsg{op: opEvent, data: data}:
 	default:
-		k.end(opDrop)
+		k.End(OpDrop)
 		return false
 	}
 	k.sent++
-	if k.dropAfter >= 0 && k.sent >= k.dropAfter {
-		k.end(opDrop)
+	if k.DropAfter >= 0 && k.sent >= k.DropAfter {
+		k.End(OpDrop)
 		return false
 	}
 	return true
 }
 
-// end asks the writer to flush and stop; only the first call counts. It
+// End asks the writer to flush and stop; only the first call counts. It
 // never blocks: a full queue is cut instead of flushed.
-func (k *sink) end(op sinkOp) {
+func (k *Sink) End(op SinkOp) {
 	k.once.Do(func() {
 		select {
 		case k.q <- sinkMsg{op: op}:

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"github.com/voxgate/voxgate/sim/core"
@@ -36,8 +36,8 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 	if f := ss.srv.env.Faults.Take(ss.endpoint, ss.view.model, FaultTranscriptionFailed); f != nil {
 		ss.srv.env.Stats.Fault(ss.endpoint, f.Kind)
 		ev := newEvent("conversation.item.input_audio_transcription.failed")
-		ev.ItemID, ev.ContentIndex = h.itemID, ptr(0)
-		ev.Error = &rtError{Type: "transcription_error", Code: ptr("audio_unintelligible"),
+		ev.ItemID, ev.ContentIndex = h.itemID, Ptr(0)
+		ev.Error = &rtError{Type: "transcription_error", Code: Ptr("audio_unintelligible"),
 			Message: "The audio could not be transcribed."}
 		ss.emit(ev)
 		return
@@ -45,11 +45,11 @@ func (ss *rtSession) transcribe(h heldTranscript) {
 	heard := ss.rt.Heard
 	for p := range openai.Pieces(heard, ss.rt.DeltaBytes) {
 		d := newEvent("conversation.item.input_audio_transcription.delta")
-		d.ItemID, d.ContentIndex, d.Delta = h.itemID, ptr(0), ptr(p)
+		d.ItemID, d.ContentIndex, d.Delta = h.itemID, Ptr(0), Ptr(p)
 		ss.emit(d)
 	}
 	tr := newEvent("conversation.item.input_audio_transcription.completed")
-	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, ptr(0), ptr(heard)
+	tr.ItemID, tr.ContentIndex, tr.Transcript = h.itemID, Ptr(0), Ptr(heard)
 	if openai.DurationBilled(h.model) {
 		tr.Usage = &rtDurationU{Type: "duration", Seconds: float64(h.ms) / 1000}
 		ss.srv.oa.Org.Bill(ss.srv.env.Now(), h.model, openai.OrgUsage{MS: int64(h.ms)})

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ type sessionConfig map[string]any
 // newSessionConfig is the default session the real API reports in
 // session.created (see the spec's example), with the simulator's model and
 // instructions.
-func newSessionConfig(rt *Realtime) sessionConfig {
+func newSessionConfig(rt *Config) sessionConfig {
 	pcm := func() map[string]any { return map[string]any{"type": "audio/pcm", "rate": 24000} }
 	return sessionConfig{
 		"type":              "realtime",
@@ -58,7 +58,7 @@ func newSessionConfig(rt *Realtime) sessionConfig {
 // replaced by the default ones, as the API does: a client that compares
 // the instructions it set with the session's must not compare what it
 // left empty.
-func (c sessionConfig) apply(update map[string]any, rt *Realtime) {
+func (c sessionConfig) apply(update map[string]any, rt *Config) {
 	mergeJSON(c, update)
 	if s, ok := c["instructions"].(string); !ok || s == "" {
 		c["instructions"] = rt.Instructions

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"github.com/voxgate/voxgate/sim/core"
@@ -40,7 +40,7 @@ func (ss *rtSession) shape(a *activeResponse, limit int) {
 			return
 		case core.FaultContentFilter:
 			a.rep.Text = openai.TruncateUTF8(a.rep.Text, len(a.rep.Text)/2)
-			a.audioMS = a.audioMS / 2 / packetMS * packetMS
+			a.audioMS = a.audioMS / 2 / PacketMS * PacketMS
 			a.rep.Calls, a.cut = nil, "content_filter"
 		}
 	}
@@ -87,10 +87,10 @@ func fitOutput(a *activeResponse, limit int) {
 	full := outTokens(a.rep, a.audioMS)
 	text, ms := a.rep.Text, a.audioMS
 	text = openai.TruncateUTF8(text, len(text)*limit/full)
-	ms = ms * limit / full / packetMS * packetMS
+	ms = ms * limit / full / PacketMS * PacketMS
 	for outTokens(openai.Answer{Text: text}, ms) > limit {
-		if ms >= packetMS {
-			ms -= packetMS
+		if ms >= PacketMS {
+			ms -= PacketMS
 		}
 		if len(text) > 0 {
 			text = openai.TruncateUTF8(text, len(text)-1)

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func (ss *rtSession) takeRTPAudio() {
 	if n > ss.packetsSeen {
 		ss.stopIdle() // the user is not silent
 	}
-	ss.addAudio(int(n-ss.packetsSeen) * packetMS)
+	ss.addAudio(int(n-ss.packetsSeen) * PacketMS)
 	ss.packetsSeen = n
 }
 
@@ -55,7 +55,7 @@ func (ss *rtSession) addAudio(ms int) {
 		return
 	}
 	ss.bufferedMS += ms
-	if ss.bufferedMS >= ss.rt.TurnPackets*packetMS {
+	if ss.bufferedMS >= ss.rt.TurnPackets*PacketMS {
 		ss.turn.silence = time.NewTimer(time.Duration(ss.view.silenceMS) * time.Millisecond)
 	}
 }
@@ -73,7 +73,7 @@ func (ss *rtSession) listen(ms int) int {
 	if ss.rt.BargeInPackets == 0 {
 		return 0
 	}
-	wait := min(ms, ss.rt.BargeInPackets*packetMS-ss.waitedMS)
+	wait := min(ms, ss.rt.BargeInPackets*PacketMS-ss.waitedMS)
 	ss.waitedMS += wait
 	if ms > wait {
 		ss.waitedMS = 0
@@ -86,7 +86,7 @@ func (ss *rtSession) listen(ms int) int {
 func (ss *rtSession) startTurn() {
 	ss.turn = &vadTurn{itemID: "item_" + core.RandomID()[:21], startMS: ss.audioPosMS + ss.bufferedMS}
 	started := newEvent("input_audio_buffer.speech_started")
-	started.AudioStartMS, started.ItemID = ptr(ss.turn.startMS), ss.turn.itemID
+	started.AudioStartMS, started.ItemID = Ptr(ss.turn.startMS), ss.turn.itemID
 	ss.emit(started)
 	if !ss.view.interrupt {
 		return
@@ -104,7 +104,7 @@ func (ss *rtSession) startTurn() {
 func (ss *rtSession) endTurn() {
 	t := ss.turn
 	stopped := newEvent("input_audio_buffer.speech_stopped")
-	stopped.AudioEndMS, stopped.ItemID = ptr(ss.audioPosMS+ss.bufferedMS), t.itemID
+	stopped.AudioEndMS, stopped.ItemID = Ptr(ss.audioPosMS+ss.bufferedMS), t.itemID
 	ss.emit(stopped)
 	ss.commit()
 	if ss.view.createResponse && ss.active == nil {

@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"strings"
@@ -12,14 +12,14 @@ import (
 func TestRealtimeFieldSetsMatchSpec(t *testing.T) {
 	t.Parallel()
 	schemas := specSchemas(t)
-	realtimeOnly := func(name string) fieldSet { return specFields(schemas, schemas[name], 0) }
+	realtimeOnly := func(name string) FieldSet { return specFields(schemas, schemas[name], 0) }
 	secret := specFields(schemas, schemas["RealtimeCreateClientSecretRequest"], 0)
 	// The request's session is realtime or transcription; the simulator
 	// refuses transcription sessions by type, so it checks the realtime one.
 	secret["session"] = realtimeOnly("RealtimeSessionCreateRequestGA")
 	for _, tc := range []struct {
 		name      string
-		got, want fieldSet
+		got, want FieldSet
 	}{
 		{"RealtimeSessionCreateRequestGA", sessionFields(), realtimeOnly("RealtimeSessionCreateRequestGA")},
 		{"RealtimeResponseCreateParams", responseFields(), realtimeOnly("RealtimeResponseCreateParams")},
@@ -35,7 +35,7 @@ func TestRealtimeFieldSetsMatchSpec(t *testing.T) {
 // alternatives (anyOf, oneOf, allOf), its properties, and for an array its
 // items' set under "[]". Free-form objects (additionalProperties) and
 // scalars are nil.
-func specFields(schemas map[string]any, s any, depth int) fieldSet {
+func specFields(schemas map[string]any, s any, depth int) FieldSet {
 	m, _ := s.(map[string]any)
 	for m != nil {
 		ref, ok := m["$ref"].(string)
@@ -47,13 +47,13 @@ func specFields(schemas map[string]any, s any, depth int) fieldSet {
 	if m == nil || depth > 12 {
 		return nil
 	}
-	var out fieldSet
-	add := func(more fieldSet) {
+	var out FieldSet
+	add := func(more FieldSet) {
 		if more == nil {
 			return
 		}
 		if out == nil {
-			out = fieldSet{}
+			out = FieldSet{}
 		}
 		for k, v := range more {
 			out[k] = mergeFields(out[k], v)
@@ -69,7 +69,7 @@ func specFields(schemas map[string]any, s any, depth int) fieldSet {
 		if ap, set := m["additionalProperties"]; set && ap != false {
 			return out // a map of arbitrary keys
 		}
-		own := fieldSet{}
+		own := FieldSet{}
 		for k, v := range props {
 			own[k] = specFields(schemas, v, depth+1)
 		}
@@ -77,13 +77,13 @@ func specFields(schemas map[string]any, s any, depth int) fieldSet {
 	}
 	if m["type"] == "array" {
 		if items := specFields(schemas, m["items"], depth+1); items != nil {
-			add(fieldSet{"[]": items})
+			add(FieldSet{"[]": items})
 		}
 	}
 	return out
 }
 
-func mergeFields(a, b fieldSet) fieldSet {
+func mergeFields(a, b FieldSet) FieldSet {
 	if a == nil {
 		return b
 	}
@@ -94,7 +94,7 @@ func mergeFields(a, b fieldSet) fieldSet {
 }
 
 // diffFields lists the differences between two sets, by path.
-func diffFields(got, want fieldSet, path string) []string {
+func diffFields(got, want FieldSet, path string) []string {
 	var out []string
 	for k, w := range want {
 		g, ok := got[k]

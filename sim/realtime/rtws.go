@@ -1,4 +1,4 @@
-package sim
+package realtime
 
 import (
 	"encoding/json"
@@ -18,10 +18,10 @@ const socketWriteTimeout = 10 * time.Second
 // WebSocket, pass a key: as a subprotocol "openai-insecure-api-key.<key>".
 const insecureKeyProtocol = "openai-insecure-api-key."
 
-// realtimeSocket serves GET /v1/realtime: with ?call_id=rtc_… a sideband
+// Socket serves GET /v1/realtime: with ?call_id=rtc_… a sideband
 // socket on an existing call, which sees the call's events and may send
 // client events; with ?model=… a session of its own, events only.
-func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) Socket(w http.ResponseWriter, r *http.Request) error {
 	key := core.Bearer(r)
 	if key == "" {
 		key = protocolKey(r)
@@ -65,7 +65,7 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	dropAfter := -1
-	if f := s.env.Faults.Take(EndpointRealtime, model, append(httpFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+	if f := s.env.Faults.Take(EndpointRealtime, model, append(HTTPFaultKinds(), core.FaultSidebandDrop)...); f != nil {
 		s.env.Stats.Fault(EndpointRealtime, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.oa.ResponseFault(r.Context(), f, false)
@@ -73,13 +73,13 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 		}
 		dropAfter = max(1, f.AfterChunks)
 	}
-	conn, err := upgrader().Upgrade(w, r, nil)
+	conn, err := Upgrader().Upgrade(w, r, nil)
 	if err != nil {
 		return nil // Upgrade has answered the client
 	}
 	conn.SetReadLimit(s.env.MaxBody)
-	k := socketSink(conn, c != nil)
-	k.dropAfter = dropAfter
+	k := SocketSink(conn, c != nil)
+	k.DropAfter = dropAfter
 
 	var ss *rtSession
 	if c != nil {
@@ -91,23 +91,23 @@ func (s *Server) realtimeSocket(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	if !ss.join(k) {
+	if !ss.Join(k) {
 		_ = conn.Close()
 		return nil
 	}
 	for {
 		_, data, err := conn.ReadMessage()
 		if err != nil {
-			ss.leave(k)
+			ss.Leave(k)
 			return nil
 		}
-		if !ss.submit(data, k) {
+		if !ss.Submit(data, k) {
 			return nil
 		}
 	}
 }
 
-func socketSink(conn *websocket.Conn, sideband bool) *sink {
+func SocketSink(conn *websocket.Conn, sideband bool) *Sink {
 	path := PathWebSocket
 	if sideband {
 		path = PathSideband
@@ -127,9 +127,9 @@ func socketSink(conn *websocket.Conn, sideband bool) *sink {
 	return newSink(path, write, graceful, abrupt)
 }
 
-// upgrader accepts any origin (browsers connect straight to the API) and
+// Upgrader accepts any origin (browsers connect straight to the API) and
 // echoes the "realtime" subprotocol.
-func upgrader() *websocket.Upgrader {
+func Upgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{"realtime"}}
 }
 
@@ -151,7 +151,7 @@ const betaCloseCode = 4000
 // error event and closes the socket with 4000, as the API does with a
 // client still speaking the beta protocol.
 func refuseBetaSocket(w http.ResponseWriter, r *http.Request) {
-	conn, err := upgrader().Upgrade(w, r, nil)
+	conn, err := Upgrader().Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
