@@ -11,6 +11,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/live"
 	"github.com/voxgate/voxgate/sim/openai"
 	"github.com/voxgate/voxgate/sim/realtime"
 	"go.yaml.in/yaml/v3"
@@ -44,7 +45,7 @@ type Config struct {
 	Realtime realtime.Config `yaml:"realtime" json:"realtime"`
 	// Live configures GPT-Live (/v1/live/sessions): turns, delegations and
 	// the session clock.
-	Live Live `yaml:"live" json:"live"`
+	Live live.Config `yaml:"live" json:"live"`
 	// WebRTC, when set, replaces the ICE settings of the simulator's peers.
 	// Nil means LoopbackSettingEngine: the simulator is a test tool.
 	WebRTC *webrtc.SettingEngine `yaml:"-" json:"-"`
@@ -130,7 +131,7 @@ func (c *Config) validate() error {
 	if err := c.Realtime.Validate(); err != nil {
 		return fmt.Errorf("realtime: %w", err)
 	}
-	if err := c.Live.validate(); err != nil {
+	if err := c.Live.Validate(); err != nil {
 		return fmt.Errorf("live: %w", err)
 	}
 	for i := range c.Faults {

@@ -10,6 +10,7 @@ import (
 	"github.com/voxgate/voxgate/sim/anthropic"
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/gemini"
+	"github.com/voxgate/voxgate/sim/live"
 	"github.com/voxgate/voxgate/sim/openai"
 	"github.com/voxgate/voxgate/sim/realtime"
 )
@@ -23,7 +24,7 @@ type Server struct {
 	oa       *openai.Server
 	env      *core.Env
 	rts      *realtime.Server
-	live     *liveState
+	live     *live.Server
 	mux      *http.ServeMux
 	closeOne sync.Once
 }
@@ -41,7 +42,7 @@ func New(cfg Config) (*Server, error) {
 	kinds[openai.EndpointChatCompletions] = openai.ChatFaultKinds()
 	maps.Copy(kinds, gemini.FaultKinds())
 	kinds[anthropic.EndpointMessages] = anthropic.FaultKinds()
-	maps.Copy(kinds, liveFaultKinds())
+	maps.Copy(kinds, live.FaultKinds())
 	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
@@ -64,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 	if s.rts, err = realtime.New(s.env, s.oa, cfg.Realtime, cfg.WebRTC); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	s.live = newLiveState(cfg.Live, s.rts.Heard())
+	s.live = live.New(s.env, s.oa, s.rts, cfg.Live)
 	for i, f := range cfg.Faults {
 		if _, err := s.env.Faults.Add(f); err != nil {
 			return nil, fmt.Errorf("sim: config: faults[%d]: %w", i, err)
@@ -85,13 +86,13 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST "+realtime.EndpointRealtimeHangup, s.env.Endpoint(realtime.EndpointRealtimeHangup, s.rts.Hangup))
 	mux.Handle("GET "+realtime.EndpointRealtime, s.env.Endpoint(realtime.EndpointRealtime, s.rts.Socket))
 	mux.Handle("GET "+openai.EndpointModels, s.env.Endpoint(openai.EndpointModels, s.oa.ListModels))
-	mux.Handle("POST "+EndpointLiveSessions, s.env.Endpoint(EndpointLiveSessions, s.createLiveSession))
-	mux.Handle("GET "+EndpointLiveAttach, s.env.Endpoint(EndpointLiveAttach, s.attachLive))
+	mux.Handle("POST "+live.EndpointSessions, s.env.Endpoint(live.EndpointSessions, s.live.Create))
+	mux.Handle("GET "+live.EndpointAttach, s.env.Endpoint(live.EndpointAttach, s.live.Attach))
 	mux.Handle("GET "+openai.EndpointOrgUsageCompletions, s.env.Endpoint(openai.EndpointOrgUsageCompletions, s.oa.OrgUsageCompletions))
 	mux.Handle("GET "+openai.EndpointOrgCosts, s.env.Endpoint(openai.EndpointOrgCosts, s.oa.OrgCosts))
 	mux.Handle(gemini.Route, s.gem.Handler())
 	mux.HandleFunc("GET /sim/calls", s.rts.GetCalls)
-	mux.HandleFunc("GET /sim/live/sessions", s.getLiveSessions)
+	mux.HandleFunc("GET /sim/live/sessions", s.live.GetSessions)
 
 	mux.HandleFunc("POST /sim/faults", s.postFaults)
 	mux.HandleFunc("GET /sim/faults", s.getFaults)
@@ -116,7 +117,7 @@ func (s *Server) Close() error {
 	s.closeOne.Do(func() {
 		close(s.env.Done)
 		s.rts.CloseAll()
-		s.live.closeAll()
+		s.live.CloseAll()
 	})
 	return nil
 }
@@ -142,3 +143,10 @@ func (s *Server) Calls() []realtime.CallStats { return s.rts.Calls() }
 
 // Call returns one call's counters.
 func (s *Server) Call(id string) (realtime.CallStats, bool) { return s.rts.Call(id) }
+
+// LiveSessions lists GPT-Live sessions, live and the most recently closed,
+// oldest first.
+func (s *Server) LiveSessions() []live.Stats { return s.live.LiveSessions() }
+
+// LiveSession returns one session's counters and records.
+func (s *Server) LiveSession(id string) (live.Stats, bool) { return s.live.LiveSession(id) }

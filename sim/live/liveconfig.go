@@ -1,4 +1,4 @@
-package sim
+package live
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"github.com/voxgate/voxgate/sim/openai"
 )
 
-// Live configures the GPT-Live surface (POST /v1/live/sessions and its
+// Config configures the GPT-Live surface (POST /v1/live/sessions and its
 // sideband): what the simulated user says, when the voice model delegates,
 // and how its session clock runs.
-type Live struct {
+type Config struct {
 	// Said is what the user says, one utterance per turn, in order (and
 	// round again). Empty means realtime.heard.
 	Said []string `yaml:"said" json:"said,omitempty"`
@@ -21,7 +21,7 @@ type Live struct {
 	// Rules decide, turn by turn, whether the voice model answers itself or
 	// delegates. The first whose When matches what the user said applies;
 	// none matching means a delegation.
-	Rules []LiveRule `yaml:"rules" json:"rules,omitempty"`
+	Rules []Rule `yaml:"rules" json:"rules,omitempty"`
 	// Acknowledgement is what the model says when a delegation's
 	// acknowledgement delay runs out. Empty means "One moment."
 	Acknowledgement string `yaml:"acknowledgement" json:"acknowledgement,omitempty"`
@@ -51,16 +51,16 @@ type Live struct {
 	ContextTokens int `yaml:"context_tokens" json:"context_tokens,omitempty"`
 }
 
-// LiveRule is one scripted decision of the voice model.
-type LiveRule struct {
+// Rule is one scripted decision of the voice model.
+type Rule struct {
 	Name string `yaml:"name" json:"name,omitempty"`
 	// When matches what the user said: contains, matches and model only.
 	When  openai.When `yaml:"when" json:"when"`
-	Reply LiveReply   `yaml:"reply" json:"reply"`
+	Reply Reply   `yaml:"reply" json:"reply"`
 }
 
-// LiveReply is what the voice model does with a turn a rule matched.
-type LiveReply struct {
+// Reply is what the voice model does with a turn a rule matched.
+type Reply struct {
 	// Text, when set, is spoken by the model itself: no delegation.
 	Text string `yaml:"text" json:"text,omitempty"`
 	// DelegationFirst sends session.delegation.created before the turn's
@@ -76,7 +76,7 @@ const (
 	liveStartCharge = 15.0
 )
 
-func (l *Live) validate() error {
+func (l *Config) Validate() error {
 	if l.TurnPackets < 0 || l.WordMS < 0 || l.UsageInterval < 0 || l.ClockRate < 0 || l.MaxSession < 0 ||
 		l.ConnectTimeout < 0 || l.ContextTokens < 0 {
 		return errors.New("turn_packets, word_ms, usage_interval, clock_rate, max_session, connect_timeout and context_tokens must not be negative")
@@ -94,7 +94,7 @@ func (l *Live) validate() error {
 
 // withDefaults returns l with every zero field set to its default; heard is
 // realtime.heard, the utterance when Said is empty.
-func (l Live) withDefaults(heard string) Live {
+func (l Config) withDefaults(heard string) Config {
 	if len(l.Said) == 0 {
 		l.Said = []string{heard}
 	}
@@ -129,10 +129,10 @@ func (l Live) withDefaults(heard string) Live {
 type liveRule struct {
 	text  openai.TextMatch
 	model string
-	reply LiveReply
+	reply Reply
 }
 
-func compileLiveRules(rules []LiveRule) []liveRule {
+func compileLiveRules(rules []Rule) []liveRule {
 	out := make([]liveRule, 0, len(rules))
 	for _, r := range rules {
 		m, _ := openai.CompileTextMatch(r.When) // checked by validate
@@ -143,11 +143,11 @@ func compileLiveRules(rules []LiveRule) []liveRule {
 
 // decide is the voice model's choice for one turn: the first rule that
 // matches, else a delegation.
-func decide(rules []liveRule, model, said string) LiveReply {
+func decide(rules []liveRule, model, said string) Reply {
 	for _, r := range rules {
 		if (r.model == "" || r.model == model) && r.text.Match(said) {
 			return r.reply
 		}
 	}
-	return LiveReply{}
+	return Reply{}
 }

@@ -1,4 +1,4 @@
-package sim
+package live
 
 import (
 	"encoding/base64"
@@ -16,12 +16,12 @@ import (
 // applied; refusals get an `error` event on the transport that sent the
 // event, and the session goes on.
 func (ls *liveSession) handle(in liveIn) (closeReason string) {
-	ls.stats.update(func(s *LiveStats) { s.EventsIn++ })
+	ls.stats.update(func(s *Stats) { s.EventsIn++ })
 	ev, apiErr := decodeLiveClientEvent(in.data)
 	// By path, not by identity: a phone channel the session has dropped is
 	// still the phone's.
 	if in.from.Path == realtime.PathDataChannel && ls.set.allowClient != nil && ev.Type != "" && !ls.set.allowClient[ev.Type] {
-		ls.stats.update(func(s *LiveStats) { s.RefusedClientEvents = appendCapped(s.RefusedClientEvents, ev.Type) })
+		ls.stats.update(func(s *Stats) { s.RefusedClientEvents = appendCapped(s.RefusedClientEvents, ev.Type) })
 		ls.emitTo(in.from, liveErrorEvent(errNotAllowed(ev.Type), ev.EventID))
 		return ""
 	}
@@ -42,9 +42,9 @@ func (ls *liveSession) handle(in liveIn) (closeReason string) {
 
 // record keeps what the session applied, for tests to assert on.
 func (ls *liveSession) record(ev *liveClientEvent, from *realtime.Sink) {
-	a := LiveApplied{Type: ev.Type, Path: from.Path, DelegationID: ev.DelegationID, Content: ev.Content,
+	a := Applied{Type: ev.Type, Path: from.Path, DelegationID: ev.DelegationID, Content: ev.Content,
 		AtMS: ls.clock.nowMS()}
-	ls.stats.update(func(s *LiveStats) { s.Applied = appendCapped(s.Applied, a) })
+	ls.stats.update(func(s *Stats) { s.Applied = appendCapped(s.Applied, a) })
 }
 
 func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
@@ -106,9 +106,9 @@ func (ls *liveSession) turn() (closeReason string) {
 	said := ls.cfg.Said[int(ls.turns)%len(ls.cfg.Said)]
 	end := ls.clock.nowMS()
 	start := max(0, end-int64(float64(ls.cfg.TurnPackets*realtime.PacketMS)*ls.clock.rate))
-	ls.stats.update(func(s *LiveStats) { s.Turns++ })
-	if f := ls.srv.env.Faults.Take(EndpointLiveSessions, ls.set.model, core.FaultContentFilter); f != nil {
-		ls.srv.env.Stats.Fault(EndpointLiveSessions, f.Kind)
+	ls.stats.update(func(s *Stats) { s.Turns++ })
+	if f := ls.srv.env.Faults.Take(EndpointSessions, ls.set.model, core.FaultContentFilter); f != nil {
+		ls.srv.env.Stats.Fault(EndpointSessions, f.Kind)
 		ls.hear(said, start, end)
 		return "content"
 	}
@@ -125,7 +125,7 @@ func (ls *liveSession) turn() (closeReason string) {
 	// Counted before it is sent: whoever sees the event may read the
 	// stats at once.
 	ls.delegations[id] = true
-	ls.stats.update(func(s *LiveStats) { s.Delegations = appendCapped(s.Delegations, id) })
+	ls.stats.update(func(s *Stats) { s.Delegations = appendCapped(s.Delegations, id) })
 	if !reply.DelegationFirst {
 		ls.hear(said, start, end)
 	}
@@ -149,7 +149,7 @@ func (ls *liveSession) acknowledge(id string) {
 		return
 	}
 	delete(ls.acks, id)
-	ls.stats.update(func(s *LiveStats) { s.Acknowledgements++ })
+	ls.stats.update(func(s *Stats) { s.Acknowledgements++ })
 	ls.speak(ls.cfg.Acknowledgement)
 }
 
@@ -195,8 +195,8 @@ func (ls *liveSession) transcribe(typ, speaker, text string, start, end int64) {
 		ls.emit(ev, false)
 	}
 	ls.ctxTokens += openai.TokensFor(len(text))
-	line := LiveLine{Speaker: speaker, Text: text, StartMS: start, EndMS: end}
-	ls.stats.update(func(s *LiveStats) { s.Transcript = appendCapped(s.Transcript, line) })
+	line := Line{Speaker: speaker, Text: text, StartMS: start, EndMS: end}
+	ls.stats.update(func(s *Stats) { s.Transcript = appendCapped(s.Transcript, line) })
 }
 
 // reflectEvery is how often sidebands get their copies of the audio: 100 ms
@@ -221,7 +221,7 @@ func (ls *liveSession) reflectAudio() {
 	// Counted before they go: a sideband that has read the copies then
 	// finds them in the stats.
 	n := int64(2 * len(reflectedSilence()))
-	ls.stats.update(func(s *LiveStats) { s.ReflectedAudioBytes += n })
+	ls.stats.update(func(s *Stats) { s.ReflectedAudioBytes += n })
 	ls.emit(in, true)
 	ls.emit(out, true)
 }

@@ -1,4 +1,4 @@
-package sim
+package live
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // channel and every sideband see them in one order.
 type liveSession struct {
 	srv   *Server
-	cfg   *Live
+	cfg   *Config
 	id    string
 	set   liveSettings
 	peer  *realtime.MediaPeer
@@ -66,7 +66,7 @@ type liveDetach struct {
 }
 
 // liveClock is the session timeline: milliseconds since creation, running
-// Live.ClockRate times real time.
+// Config.ClockRate times real time.
 type liveClock struct {
 	start time.Time
 	rate  float64
@@ -89,7 +89,7 @@ func (s *Server) newLiveSession(set liveSettings, expireAfter time.Duration) *li
 		kick: make(chan struct{}, 1), connected: make(chan struct{}, 1), gone: make(chan string, 1),
 		ctx: ctx, cancel: cancel, exited: make(chan struct{}),
 		delegations: map[string]bool{}, acks: map[string]*time.Timer{}, ackDue: make(chan string, 16)}
-	ls.stats.s = LiveStats{ID: ls.id, Model: set.model, Status: "active", CreatedAt: ls.clock.start,
+	ls.stats.s = Stats{ID: ls.id, Model: set.model, Status: "active", CreatedAt: ls.clock.start,
 		AllowedClientEvents: keysOf(set.allowClient)}
 	ls.peer = ls.newPeer()
 	return ls
@@ -211,7 +211,7 @@ func (ls *liveSession) run() {
 			if !ls.isConnected {
 				ls.isConnected, ls.connectedMS = true, ls.clock.nowMS()
 				now := time.Now()
-				ls.stats.update(func(s *LiveStats) { s.ConnectedAt = &now })
+				ls.stats.update(func(s *Stats) { s.ConnectedAt = &now })
 				connect.Stop()
 			}
 		case reason = <-ls.gone:
@@ -251,7 +251,7 @@ func (ls *liveSession) join1(k *realtime.Sink) {
 		return
 	}
 	ls.sidebands = append(ls.sidebands, k)
-	ls.stats.update(func(s *LiveStats) { s.Sidebands++ })
+	ls.stats.update(func(s *Stats) { s.Sidebands++ })
 }
 
 func (ls *liveSession) remove(k *realtime.Sink) {
@@ -301,7 +301,7 @@ func (ls *liveSession) finish(reason string) {
 	}
 	ls.peer.Close()
 	now := time.Now()
-	ls.stats.update(func(s *LiveStats) {
+	ls.stats.update(func(s *Stats) {
 		s.Status, s.CloseReason, s.ClosedAt = "closed", reason, &now
 		s.UsageSeconds = ev.Usage.Seconds
 	})
@@ -322,7 +322,7 @@ func (ls *liveSession) usageEvent() *liveEvent {
 	ev := newLiveEvent("session.usage.updated")
 	ev.Usage = &liveUsage{Seconds: ls.usageSeconds()}
 	ev.ContextWindow = &liveContext{UsageRatio: min(1, float64(ls.ctxTokens)/float64(ls.cfg.ContextTokens))}
-	ls.stats.update(func(s *LiveStats) { s.UsageSeconds, s.UpdatedSeconds = ev.Usage.Seconds, ev.Usage.Seconds })
+	ls.stats.update(func(s *Stats) { s.UsageSeconds, s.UpdatedSeconds = ev.Usage.Seconds, ev.Usage.Seconds })
 	return ev
 }
 
@@ -345,7 +345,7 @@ func (ls *liveSession) emit(ev *liveEvent, sidebandsOnly bool) {
 		ls.srv.env.Log.Error("sim: marshal live event", "type", ev.Type, "err", err)
 		return
 	}
-	ls.stats.update(func(s *LiveStats) { s.EventsOut++ })
+	ls.stats.update(func(s *Stats) { s.EventsOut++ })
 	if !sidebandsOnly && ls.phone != nil && ls.phoneMay(ev.Type) && !ls.phone.Push(b) {
 		ls.phone = nil
 	}
@@ -369,7 +369,7 @@ func (ls *liveSession) emitTo(k *realtime.Sink, ev *liveEvent) {
 	if err != nil {
 		return
 	}
-	ls.stats.update(func(s *LiveStats) {
+	ls.stats.update(func(s *Stats) {
 		s.EventsOut++
 		if ev.Type == "error" {
 			s.Errors++

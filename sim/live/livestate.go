@@ -1,4 +1,4 @@
-package sim
+package live
 
 import (
 	"errors"
@@ -11,13 +11,14 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
 	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // Endpoint names of the GPT-Live routes in faults and stats.
 const (
-	EndpointLiveSessions = "/v1/live/sessions"
-	EndpointLiveAttach   = "/v1/live/sessions/{session_id}/attach"
+	EndpointSessions = "/v1/live/sessions"
+	EndpointAttach   = "/v1/live/sessions/{session_id}/attach"
 )
 
 // GPT-Live fault kinds.
@@ -32,16 +33,16 @@ const (
 	FaultSidebandCutAtClose core.FaultKind = "sideband_cut_at_close"
 )
 
-func liveFaultKinds() map[string][]core.FaultKind {
+func FaultKinds() map[string][]core.FaultKind {
 	return map[string][]core.FaultKind{
-		EndpointLiveSessions: append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter),
-		EndpointLiveAttach:   append(realtime.HTTPFaultKinds(), realtime.FaultSidebandNotFound, core.FaultSidebandDrop, FaultSidebandCutAtClose),
+		EndpointSessions: append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter),
+		EndpointAttach:   append(realtime.HTTPFaultKinds(), realtime.FaultSidebandNotFound, core.FaultSidebandDrop, FaultSidebandCutAtClose),
 	}
 }
 
-// LiveStats are one Live session's counters and records, for tests: GET
+// Stats are one Live session's counters and records, for tests: GET
 // /sim/live/sessions or Server.LiveSessions.
-type LiveStats struct {
+type Stats struct {
 	ID          string     `json:"id"`
 	Model       string     `json:"model"`
 	Status      string     `json:"status"` // "active" or "closed"
@@ -67,16 +68,16 @@ type LiveStats struct {
 	Acknowledgements int64    `json:"acknowledgements"`
 	// Applied are the client events the session acted on; RefusedClientEvents
 	// the types of the phone's events its allowlist refused (not applied).
-	Applied             []LiveApplied `json:"applied"`
+	Applied             []Applied `json:"applied"`
 	RefusedClientEvents []string      `json:"refused_client_events"`
 	AllowedClientEvents []string      `json:"allowed_client_events,omitempty"`
 	// Transcript is what was heard and said, in order.
-	Transcript          []LiveLine `json:"transcript"`
+	Transcript          []Line `json:"transcript"`
 	ReflectedAudioBytes int64      `json:"reflected_audio_bytes"`
 }
 
-// LiveApplied is one client event a session applied.
-type LiveApplied struct {
+// Applied is one client event a session applied.
+type Applied struct {
 	Type         string  `json:"type"`
 	Path         string  `json:"path"` // "datachannel" or "sideband"
 	DelegationID *string `json:"delegation_id,omitempty"`
@@ -84,8 +85,8 @@ type LiveApplied struct {
 	AtMS         int64   `json:"at_ms"`
 }
 
-// LiveLine is one utterance on the session timeline.
-type LiveLine struct {
+// Line is one utterance on the session timeline.
+type Line struct {
 	Speaker string `json:"speaker"` // "user" or "model"
 	Text    string `json:"text"`
 	StartMS int64  `json:"start_ms"`
@@ -105,16 +106,16 @@ func appendCapped[T any](list []T, v T) []T {
 
 type liveCounters struct {
 	mu sync.Mutex
-	s  LiveStats
+	s  Stats
 }
 
-func (c *liveCounters) update(fn func(*LiveStats)) {
+func (c *liveCounters) update(fn func(*Stats)) {
 	c.mu.Lock()
 	fn(&c.s)
 	c.mu.Unlock()
 }
 
-func (c *liveCounters) snapshot() LiveStats {
+func (c *liveCounters) snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.s
@@ -136,7 +137,7 @@ func keysOf(m map[string]bool) []string {
 // liveState is the GPT-Live half of a Server: its sessions, live and the
 // most recently closed.
 type liveState struct {
-	cfg   Live
+	cfg   Config
 	rules []liveRule
 
 	mu       sync.Mutex
@@ -146,7 +147,25 @@ type liveState struct {
 	wg       sync.WaitGroup
 }
 
-func newLiveState(cfg Live, heard string) *liveState {
+// Server serves GPT-Live over what the simulator shares, the Chat
+// Completions engine whose script and bill it uses, and the Realtime
+// surface whose peers and sinks it borrows.
+type Server struct {
+	env  *core.Env
+	oa   *openai.Server
+	rts  *realtime.Server
+	live *liveState
+}
+
+// New is the GPT-Live surface over env, oa and rts.
+func New(env *core.Env, oa *openai.Server, rts *realtime.Server, cfg Config) *Server {
+	return &Server{env: env, oa: oa, rts: rts, live: newLiveState(cfg, rts.Heard())}
+}
+
+// CloseAll closes every session.
+func (s *Server) CloseAll() { s.live.closeAll() }
+
+func newLiveState(cfg Config, heard string) *liveState {
 	return &liveState{cfg: cfg.withDefaults(heard), rules: compileLiveRules(cfg.Rules), sessions: map[string]*liveSession{}}
 }
 
@@ -177,18 +196,18 @@ func (lv *liveState) retire(ls *liveSession) {
 	}
 }
 
-func (lv *liveState) snapshot() []LiveStats {
+func (lv *liveState) snapshot() []Stats {
 	lv.mu.Lock()
 	all := append([]*liveSession(nil), lv.ended...)
 	for _, ls := range lv.sessions {
 		all = append(all, ls)
 	}
 	lv.mu.Unlock()
-	out := make([]LiveStats, 0, len(all))
+	out := make([]Stats, 0, len(all))
 	for _, ls := range all {
 		out = append(out, ls.stats.snapshot())
 	}
-	slices.SortFunc(out, func(a, b LiveStats) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(out, func(a, b Stats) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out
 }
 
@@ -207,26 +226,26 @@ func (lv *liveState) closeAll() {
 
 // LiveSessions lists live sessions and the most recently closed, oldest
 // first.
-func (s *Server) LiveSessions() []LiveStats { return s.live.snapshot() }
+func (s *Server) LiveSessions() []Stats { return s.live.snapshot() }
 
 // LiveSession returns one session's counters and records.
-func (s *Server) LiveSession(id string) (LiveStats, bool) {
+func (s *Server) LiveSession(id string) (Stats, bool) {
 	for _, st := range s.live.snapshot() {
 		if st.ID == id {
 			return st, true
 		}
 	}
-	return LiveStats{}, false
+	return Stats{}, false
 }
 
-func (s *Server) getLiveSessions(w http.ResponseWriter, _ *http.Request) {
-	core.WriteJSON(w, http.StatusOK, map[string][]LiveStats{"sessions": s.LiveSessions()})
+func (s *Server) GetSessions(w http.ResponseWriter, _ *http.Request) {
+	core.WriteJSON(w, http.StatusOK, map[string][]Stats{"sessions": s.LiveSessions()})
 }
 
-// createLiveSession serves POST /v1/live/sessions: the server key, a strict
+// Create serves POST /v1/live/sessions: the server key, a strict
 // JSON config and the phone's SDP offer in; 201 with the session id and the
 // SDP answer of a pion peer out. The POST starts the session.
-func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) Create(w http.ResponseWriter, r *http.Request) error {
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
@@ -245,8 +264,8 @@ func (s *Server) createLiveSession(w http.ResponseWriter, r *http.Request) error
 		return liveSDPError(err.(*core.APIError).Message)
 	}
 	var expireAfter time.Duration
-	if f := s.env.Faults.Take(EndpointLiveSessions, set.model, append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
-		s.env.Stats.Fault(EndpointLiveSessions, f.Kind)
+	if f := s.env.Faults.Take(EndpointSessions, set.model, append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired)...); f != nil {
+		s.env.Stats.Fault(EndpointSessions, f.Kind)
 		switch f.Kind {
 		case core.FaultSDPReject:
 			return liveSDPError("the simulator rejected the offer (sdp_reject fault)")
@@ -285,11 +304,11 @@ func errLiveNotFound(id string) *core.APIError {
 		Message: fmt.Sprintf("No active Live session found with id '%s'.", id)}
 }
 
-// attachLive serves GET /v1/live/sessions/{session_id}/attach, the sideband:
+// Attach serves GET /v1/live/sessions/{session_id}/attach, the sideband:
 // every event of the session from now on (nothing replayed), and the
 // backend's commands. Closing the socket gracefully closes the session too
 // unless the query says graceful_close=false.
-func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) Attach(w http.ResponseWriter, r *http.Request) error {
 	if err := s.env.Authorize(r); err != nil {
 		return err
 	}
@@ -298,13 +317,13 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	if ls == nil {
 		return errLiveNotFound(id)
 	}
-	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, realtime.FaultSidebandNotFound); f != nil {
-		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
+	if f := s.env.Faults.Take(EndpointAttach, ls.set.model, realtime.FaultSidebandNotFound); f != nil {
+		s.env.Stats.Fault(EndpointAttach, f.Kind)
 		return errLiveNotFound(id)
 	}
 	dropAfter := -1
-	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, append(realtime.HTTPFaultKinds(), core.FaultSidebandDrop)...); f != nil {
-		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
+	if f := s.env.Faults.Take(EndpointAttach, ls.set.model, append(realtime.HTTPFaultKinds(), core.FaultSidebandDrop)...); f != nil {
+		s.env.Stats.Fault(EndpointAttach, f.Kind)
 		if f.Kind != core.FaultSidebandDrop {
 			_, err := s.oa.ResponseFault(r.Context(), f, false)
 			return err
@@ -319,8 +338,8 @@ func (s *Server) attachLive(w http.ResponseWriter, r *http.Request) error {
 	conn.SetReadLimit(s.env.MaxBody)
 	k := realtime.SocketSink(conn, true)
 	k.DropAfter = dropAfter
-	if f := s.env.Faults.Take(EndpointLiveAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
-		s.env.Stats.Fault(EndpointLiveAttach, f.Kind)
+	if f := s.env.Faults.Take(EndpointAttach, ls.set.model, FaultSidebandCutAtClose); f != nil {
+		s.env.Stats.Fault(EndpointAttach, f.Kind)
 		k.CutAtClose = true
 	}
 	if !ls.Join(k) {

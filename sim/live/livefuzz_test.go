@@ -1,8 +1,13 @@
-package sim
+package live
 
 import (
 	"encoding/json"
+	"log/slog"
 	"testing"
+
+	"github.com/voxgate/voxgate/sim/core"
+	"github.com/voxgate/voxgate/sim/openai"
+	"github.com/voxgate/voxgate/sim/realtime"
 )
 
 // FuzzDecodeLiveClientEvent feeds arbitrary client events to the decoder
@@ -20,11 +25,20 @@ func FuzzDecodeLiveClientEvent(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	srv, err := New(Config{})
+	// The surface alone, over a bare core: no faults, no latency.
+	env := &core.Env{Faults: core.NewInjector(nil, 0), Stats: core.NewStatsBook(nil),
+		Log: slog.New(slog.DiscardHandler), MaxBody: 1 << 20, Done: make(chan struct{})}
+	script, err := openai.CompileScript(openai.Script{})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { _ = srv.Close() })
+	oa := openai.New(env, script, nil, nil, openai.Chat{})
+	rts, err := realtime.New(env, oa, realtime.Config{}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv := New(env, oa, rts, Config{})
+	f.Cleanup(func() { srv.CloseAll(); rts.CloseAll() })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev, apiErr := decodeLiveClientEvent(data)
 		if ev == nil {
