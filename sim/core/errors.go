@@ -61,7 +61,7 @@ func WriteAPIError(w http.ResponseWriter, e *APIError) {
 	_, _ = w.Write(body)
 }
 
-// errClientGone and errServerClosed end a handler early. They are not
+// ErrClientGone and ErrServerClosed end a handler early. They are not
 // written to the client: it is gone, or the simulator is shutting down.
 var (
 	ErrClientGone   = errors.New("sim: client went away")

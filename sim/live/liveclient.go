@@ -25,7 +25,7 @@ type liveClientEvent struct {
 }
 
 // maxAppendTokens is the most an append may carry (openai-go's docs: "limited
-// to 500 tokens"), counted as the simulator counts all text (tokensFor).
+// to 500 tokens"), counted as the simulator counts all text (openai.TokensFor).
 const maxAppendTokens = 500
 
 // liveAppends are the append commands and the event that acknowledges each.

@@ -56,7 +56,7 @@ type Rule struct {
 	Name string `yaml:"name" json:"name,omitempty"`
 	// When matches what the user said: contains, matches and model only.
 	When  openai.When `yaml:"when" json:"when"`
-	Reply Reply   `yaml:"reply" json:"reply"`
+	Reply Reply       `yaml:"reply" json:"reply"`
 }
 
 // Reply is what the voice model does with a turn a rule matched.

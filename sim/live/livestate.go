@@ -69,11 +69,11 @@ type Stats struct {
 	// Applied are the client events the session acted on; RefusedClientEvents
 	// the types of the phone's events its allowlist refused (not applied).
 	Applied             []Applied `json:"applied"`
-	RefusedClientEvents []string      `json:"refused_client_events"`
-	AllowedClientEvents []string      `json:"allowed_client_events,omitempty"`
+	RefusedClientEvents []string  `json:"refused_client_events"`
+	AllowedClientEvents []string  `json:"allowed_client_events,omitempty"`
 	// Transcript is what was heard and said, in order.
 	Transcript          []Line `json:"transcript"`
-	ReflectedAudioBytes int64      `json:"reflected_audio_bytes"`
+	ReflectedAudioBytes int64  `json:"reflected_audio_bytes"`
 }
 
 // Applied is one client event a session applied.

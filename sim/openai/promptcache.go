@@ -15,7 +15,7 @@ import (
 // so each key is one) and an entry lives TTL after its last use.
 //
 // Each 128-token block of a prompt (512 bytes of counted text, the unit of
-// tokensFor) is stored as the hash of everything up to its end, so a block
+// TokensFor) is stored as the hash of everything up to its end, so a block
 // matches only when the whole prefix before it does. Only blocks from the
 // 1,024th token on are stored; earlier ones could never be reported.
 type promptCache struct {
