@@ -1,4 +1,4 @@
-package sim_test
+package gemini_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package sim_test
+package anthropic_test
 
 import (
 	"context"

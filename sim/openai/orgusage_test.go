@@ -1,4 +1,4 @@
-package sim_test
+package openai_test
 
 import (
 	"context"
