@@ -39,7 +39,8 @@ const (
 type Verdict struct {
 	Outcome Outcome
 	// Released is the text the filter let out, in order: the whole answer
-	// on Pass, the sentences before the claim when Blocked.
+	// on Pass; when Blocked or Leak, the pieces before the one stopped and
+	// that piece's words before its first risk word.
 	Released string
 	// Rules are the ids of the rules that matched, sorted, each once.
 	Rules []string
@@ -55,26 +56,37 @@ type Options struct {
 	// DisplayName is the user's name from the profile, "" when unknown:
 	// the model never saw it, so the answer must not hold it.
 	DisplayName string
+	// Language is the user's language when the caller knows it (the
+	// profile's "language", a tag such as "es" or "es-MX"): each piece is
+	// read in it. "" (or a language the filter does not read) has each
+	// piece's language detected from its words. The claim model reads
+	// both languages whichever is chosen; the language picks the
+	// prescriptive-tone rules and is one of the model's features.
+	Language string
 }
 
 // Filter is the streaming output filter of DESIGN §12. Text goes in as it
-// arrives (Write) and comes out a piece at a time (split.go) once every
-// rule has passed it; Close releases the rest. CheckText runs the same filter
+// arrives (Write). A piece (a sentence, split.go) goes out word by word
+// until its first risk word (release.go); from there it is held to its
+// end and judged whole by every rule and the claim model, then let out
+// or stopped. Close releases the rest. CheckText runs the same filter
 // over a whole text, so a streamed answer, a whole one, tool arguments and
 // card text all get one verdict. A Filter is not safe for concurrent use.
 type Filter struct {
-	opts     Options
-	name     names
-	buf      string // text received and not yet released
-	released strings.Builder
-	outcome  Outcome
-	rules    []string
-	tone     bool
+	opts      Options
+	name      names
+	nameWords map[string]bool
+	buf       string // text of the piece being read and after it, not yet judged
+	sent      int    // bytes of buf let out ahead of the judgment
+	released  strings.Builder
+	outcome   Outcome
+	rules     []string
+	tone      bool
 }
 
 // NewFilter makes a filter for one answer.
 func NewFilter(o Options) *Filter {
-	return &Filter{opts: o, name: nameMatcher(o.DisplayName)}
+	return &Filter{opts: o, name: nameMatcher(o.DisplayName), nameWords: nameWordSet(o.DisplayName)}
 }
 
 // Options are the filter's, for checking other text of the same answer
@@ -103,37 +115,55 @@ func (f *Filter) Close() string {
 	return f.drain(true)
 }
 
+// drain judges every piece buf completes and lets out what may go: a
+// passed piece whole, a stopped one up to its first risk word (which was
+// let out already, or goes now), and of the piece still arriving the
+// words before its first risk word.
 func (f *Filter) drain(final bool) string {
 	var out strings.Builder
 	for f.buf != "" {
 		n, window, ok := nextPiece(f.buf, final)
 		if !ok {
+			if k := f.releasable(f.buf, f.sent); k > f.sent {
+				out.WriteString(f.buf[f.sent:k])
+				f.sent = k
+			}
 			break
 		}
 		if !f.judge(f.buf[:window]) {
-			f.buf = ""
+			if k := f.releasable(f.buf[:window], f.sent); k > f.sent {
+				out.WriteString(f.buf[f.sent:k])
+			}
+			f.buf, f.sent = "", 0
 			break
 		}
-		out.WriteString(f.buf[:n])
+		if n > f.sent {
+			out.WriteString(f.buf[f.sent:n])
+		}
+		// A long sentence's cut keeps a tail to judge again with what
+		// follows; words of it may have gone out already.
+		f.sent = max(0, f.sent-n)
 		f.buf = f.buf[n:]
 	}
 	f.released.WriteString(out.String())
 	return out.String()
 }
 
-// judge runs every rule over a window; false stops the answer. PII wins
-// over a medical claim in the same window: the turn is rejected.
+// judge runs every rule and the claim model over a window; false stops
+// the answer. PII wins over a medical claim in the same window: the turn
+// is rejected.
 func (f *Filter) judge(window string) bool {
 	norm := normal(window)
 	if ids := piiHits(window, norm, f.name); len(ids) > 0 {
 		f.outcome, f.rules = Leak, append(f.rules, ids...)
 		return false
 	}
-	if ids := medicalHits(norm); len(ids) > 0 {
+	lang := sentenceLanguage(f.opts, window)
+	if ids := claimHits(norm, lang); len(ids) > 0 {
 		f.outcome, f.rules = Blocked, append(f.rules, ids...)
 		return false
 	}
-	if ids := prescriptiveHits(norm); len(ids) > 0 {
+	if ids := prescriptiveHits(norm, lang); len(ids) > 0 {
 		f.tone, f.rules = true, append(f.rules, ids...)
 	}
 	return true

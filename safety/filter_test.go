@@ -66,8 +66,9 @@ func TestChunkingInvariance(t *testing.T) {
 	}
 }
 
-// A claim split across chunks is never released, while the sentences
-// before it are, as soon as they end.
+// A claim split across chunks is never released: its sentence goes out
+// word by word up to its first risk word ("cures"), then nothing more;
+// the sentences before it go out as they arrive.
 func TestClaimSplitAcrossChunks(t *testing.T) {
 	t.Parallel()
 	f := NewFilter(Options{})
@@ -76,41 +77,50 @@ func TestClaimSplitAcrossChunks(t *testing.T) {
 		sent = append(sent, f.Write(c))
 	}
 	sent = append(sent, f.Close())
-	want := []string{"", "Oats are a great breakfast. Add berries. ", "", "", "", ""}
+	want := []string{"Oats are a great ", "breakfast. Add berries. Turmeric ", "", "", "", ""}
 	if !slices.Equal(sent, want) {
 		t.Fatalf("released %q, want %q", sent, want)
 	}
 	v := f.Verdict()
-	if v.Outcome != Blocked || !slices.Equal(v.Rules, []string{RuleCure}) || len(v.Flags) != 1 ||
+	if v.Outcome != Blocked || !slices.Equal(v.Rules, []string{RuleCure, RuleDiseaseClaim}) || len(v.Flags) != 1 ||
 		v.Flags[0].Type != MedicalClaim || !v.Flags[0].Blocked {
 		t.Fatalf("verdict %+v", v)
 	}
 }
 
-// An email address split across chunks is never released in part.
+// An email address split across chunks is never released in part, nor
+// the word before one written with brackets.
 func TestEmailSplitAcrossChunks(t *testing.T) {
 	t.Parallel()
-	f := NewFilter(Options{})
-	var sent string
-	for _, c := range []string{"Sure. Write to ana.sou", "sa@exam", "ple.com today."} {
-		sent += f.Write(c)
-	}
-	sent += f.Close()
-	if sent != "Sure. " || f.Verdict().Outcome != Leak || strings.Contains(sent, "ana") {
-		t.Fatalf("sent %q, verdict %+v", sent, f.Verdict())
+	for _, chunks := range [][]string{
+		{"Sure. Write to ana.sou", "sa@exam", "ple.com today."},
+		{"Sure. Write to ana ", "[at] example ", "[dot] com today."},
+	} {
+		f := NewFilter(Options{})
+		var sent string
+		for _, c := range chunks {
+			sent += f.Write(c)
+		}
+		sent += f.Close()
+		if sent != "Sure. Write to " || f.Verdict().Outcome != Leak || strings.Contains(sent, "ana") {
+			t.Fatalf("%q: sent %q, verdict %+v", chunks, sent, f.Verdict())
+		}
 	}
 }
 
-// The released text trails the model by at most one sentence: the first
-// piece comes out with its sentence's end.
-func TestReleaseAtFirstSentenceEnd(t *testing.T) {
+// Text without a risk word goes out word by word: a word as soon as the
+// next one has begun (a model's tokens carry their leading space). From
+// the first risk word the sentence is held to its end.
+func TestReleaseWordByWord(t *testing.T) {
 	t.Parallel()
 	f := NewFilter(Options{})
-	if got := f.Write("Here is"); got != "" {
-		t.Fatalf("released %q before the sentence ended", got)
-	}
-	if got := f.Write(" a plan. Day"); got != "Here is a plan. " {
-		t.Fatalf("released %q", got)
+	for _, step := range []struct{ in, want string }{
+		{"Here", ""}, {" is", "Here "}, {" a", "is "}, {" plan", "a "}, {".", ""}, {" Ask", "plan. "},
+		{" your", "Ask "}, {" doctor", "your "}, {" about", ""}, {" it", ""}, {".", ""}, {" Enjoy", "doctor about it. "},
+	} {
+		if got := f.Write(step.in); got != step.want {
+			t.Fatalf("after %q released %q, want %q", step.in, got, step.want)
+		}
 	}
 }
 

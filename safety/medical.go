@@ -107,10 +107,18 @@ var medicalRules = []rule{
 		negated),
 }
 
-var prescriptiveRules = []rule{
-	mustRule(RuleMust, words("you"), `\byou\s+must(n't)?\b`, ""),
-	mustRule(RuleShould, words("you"), `\byou\s+should(n't)?\b`, ""),
-	mustRule(RuleNeedTo, words("you"), `\byou\s+(need|needn't)\s+to\b`, ""),
+var prescriptiveRules = map[string][]rule{
+	English: {
+		mustRule(RuleMust, words("you"), `\byou\s+must(n't)?\b`, ""),
+		mustRule(RuleShould, words("you"), `\byou\s+should(n't)?\b`, ""),
+		mustRule(RuleNeedTo, words("you"), `\byou\s+(need|needn't)\s+to\b`, ""),
+	},
+	// Spanish says "you" in the verb: "debes", "usted debe", "tienes que".
+	Spanish: {
+		mustRule(RuleMust, words("debe", "tienes que", "tiene que"), `\b(debes|usted debe|ustedes deben|tienes que|usted tiene que)\b`, ""),
+		mustRule(RuleShould, words("deber"), `\b(deberías|debería usted|deberían ustedes)\b`, ""),
+		mustRule(RuleNeedTo, words("necesit"), `\b(necesitas|usted necesita)\s+\w+(ar|er|ir)\b`, ""),
+	},
 }
 
 // disclaimers are cut out of a piece before the medical rules run: the
@@ -168,8 +176,10 @@ func (r rule) triggered(text string) bool {
 	return false
 }
 
-// medicalHits are the medical rules matching a piece. Disclaimers are cut
-// out only when some rule may match: most pieces trigger none.
+// medicalHits are the medical rules matching a piece: features of the
+// claim model (claims.go), which decides, and the ids a blocked piece
+// reports. Disclaimers are cut out only when some rule may match: most
+// pieces trigger none.
 func medicalHits(text string) []string {
 	for _, r := range medicalRules {
 		if r.triggered(text) {
@@ -179,5 +189,6 @@ func medicalHits(text string) []string {
 	return nil
 }
 
-// prescriptiveHits are the prescriptive-tone rules matching a piece.
-func prescriptiveHits(text string) []string { return hits(prescriptiveRules, text, nil) }
+// prescriptiveHits are the prescriptive-tone rules of a piece's language
+// matching it.
+func prescriptiveHits(text, lang string) []string { return hits(prescriptiveRules[lang], text, nil) }

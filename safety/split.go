@@ -21,7 +21,10 @@ const (
 var abbreviations = map[string]bool{
 	"e.g": true, "i.e": true, "etc": true, "dr": true, "mr": true, "mrs": true, "ms": true, "vs": true,
 	"approx": true, "st": true, "no": true, "tbsp": true, "tsp": true, "oz": true, "lb": true, "lbs": true,
-	"incl": true, "min": true, "max": true, "ca": true, "cf": true, "fig": true,
+	"incl": true, "min": true, "max": true, "ca": true, "cf": true, "fig": true, "ave": true, "blvd": true, "rd": true,
+	// Spanish, and what addresses abbreviate in it: "Av. Juárez 1017, Col. Roma, C.P. 06700".
+	"av": true, "avda": true, "col": true, "c.p": true, "núm": true, "ctra": true, "pza": true, "calz": true, "dra": true,
+	"sr": true, "sra": true, "srta": true, "lic": true, "tel": true, "ej": true, "aprox": true, "pág": true,
 }
 
 // closers may follow a sentence's final mark before the space.

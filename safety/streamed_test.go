@@ -1,0 +1,103 @@
+package safety
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// modelTokens cuts text as a model streams it: each word with the space
+// before it ("Here", " is", " a"), punctuation on its word.
+func modelTokens(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		if i > start && unicode.IsSpace(r) {
+			prev, _ := utf8.DecodeLastRuneInString(text[:i])
+			if !unicode.IsSpace(prev) {
+				out = append(out, text[start:i])
+				start = i
+			}
+		}
+	}
+	return append(out, text[start:])
+}
+
+// streamed runs text through a filter in the given chunks and returns
+// the verdict and what was let out.
+func streamed(o Options, chunks []string) (Verdict, string) {
+	f := NewFilter(o)
+	var sent strings.Builder
+	for _, c := range chunks {
+		sent.WriteString(f.Write(c))
+	}
+	sent.WriteString(f.Close())
+	return f.Verdict(), sent.String()
+}
+
+// DESIGN §12's property over the whole corpus and eval.tsv, sentence for
+// sentence: the verdict streamed (as a model's tokens, and in random
+// chunks) is the verdict of the whole text, and what was let out is the
+// verdict's Released; answers of several sentences too.
+func TestStreamedEqualsWholeOverCorpus(t *testing.T) {
+	t.Parallel()
+	var texts []string
+	for _, r := range readCorpus(t) {
+		texts = append(texts, r.text)
+	}
+	for _, r := range readEval(t) {
+		texts = append(texts, r.text)
+	}
+	for i := 0; i+4 <= len(texts); i += 4 {
+		texts = append(texts, strings.Join(texts[i:i+4], " "))
+	}
+	r := rand.New(rand.NewPCG(37, 12))
+	o := Options{DisplayName: "Dana Whitfield"}
+	outcomes := map[Outcome]int{}
+	for _, text := range texts {
+		want := CheckText(text, o)
+		outcomes[want.Outcome]++
+		for _, cut := range [][]string{modelTokens(text), chunks(r, text)} {
+			got, sent := streamed(o, cut)
+			if !reflect.DeepEqual(got, want) || sent != want.Released {
+				t.Fatalf("%q in %q:\nstreamed %+v, let out %q\nwhole    %+v", text, cut, got, sent, want)
+			}
+		}
+	}
+	t.Logf("%d texts streamed two ways: %d passed, %d blocked, %d leaked", len(texts), outcomes[Pass], outcomes[Blocked], outcomes[Leak])
+}
+
+// A sentence with no risk word is let out word by word: by the time its
+// last word begins, every word before it has gone out. Measured over the
+// corpus's benign sentences that hold no risk word.
+func TestRiskFreeSentencesReleasedWordByWord(t *testing.T) {
+	t.Parallel()
+	riskFree, benign := 0, 0
+	for _, r := range readCorpus(t) {
+		if r.label != "benign" {
+			continue
+		}
+		benign++
+		f := NewFilter(Options{})
+		if f.releasable(r.text+" x", 0) < len(r.text)+1 {
+			continue // a risk word, a digit: held from there
+		}
+		riskFree++
+		toks := modelTokens(r.text)
+		var sent strings.Builder
+		for _, tok := range toks {
+			sent.WriteString(f.Write(tok))
+		}
+		before := strings.Join(toks[:len(toks)-1], "")
+		if got := sent.String(); strings.TrimRightFunc(got, unicode.IsSpace) != strings.TrimRightFunc(before, unicode.IsSpace) {
+			t.Fatalf("%q: let out %q before its end, want %q", r.text, got, before)
+		}
+	}
+	if riskFree < benign/4 {
+		t.Fatalf("%d of %d benign sentences hold no risk word; the lexicon holds back most text", riskFree, benign)
+	}
+	t.Logf("%d of %d benign sentences (%.0f %%) went out word by word", riskFree, benign, pct(riskFree, benign))
+}
