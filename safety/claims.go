@@ -143,21 +143,27 @@ var allowlisted = strings.NewReplacer(strings.ToLower(Fallback), " ", strings.To
 
 // claimHits judges a piece (normal form) for a medical claim: nil when
 // it holds no risk word (the stream may have let such a piece out
-// unjudged) or the model scores it below its threshold; else the English
-// rules that matched it, or RuleClaimModel.
+// unjudged) or the model scores it below its threshold; else the ids of
+// the rules that matched it, or RuleClaimModel.
 func claimHits(norm, lang string) []string {
 	norm = allowlisted.Replace(norm)
 	if !medicalRisk(norm) {
 		return nil
 	}
-	rules := ruleEvidence(norm)
-	if claimModel.score(claimFeatures(norm, lang, rules)) < claimModel.threshold {
+	english := medicalHits(norm)
+	skeleton := claimRuleHits(skeletonText(norm), nil)
+	if claimModel.score(claimFeatures(norm, lang, append(slices.Clip(english), skeleton...))) < claimModel.threshold {
 		return nil
 	}
-	if len(rules) == 0 {
-		rules = []string{RuleClaimModel}
+	// The ids reported are the most specific that matched: medical.go's
+	// English rules, else the skeleton's, else the model's own.
+	switch {
+	case len(english) > 0:
+		return english
+	case len(skeleton) > 0:
+		return skeleton
 	}
-	return rules
+	return []string{RuleClaimModel}
 }
 
 // claimFeatures are a piece's hashed features: its words and word pairs;

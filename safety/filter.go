@@ -42,6 +42,11 @@ type Verdict struct {
 	// on Pass; when Blocked or Leak, the pieces before the one stopped and
 	// that piece's words before its first risk word.
 	Released string
+	// Kept is Released without the stopped piece's words: the whole
+	// sentences before it. A caller that shows nothing before the verdict
+	// (a whole answer spoken by a voice, a card) ends with a sentence, not
+	// with a stopped sentence's first words.
+	Kept string
 	// Rules are the ids of the rules that matched, sorted, each once.
 	Rules []string
 	// Flags are the safety_flags to report: a blocked medical claim, and
@@ -79,6 +84,7 @@ type Filter struct {
 	buf       string // text of the piece being read and after it, not yet judged
 	sent      int    // bytes of buf let out ahead of the judgment
 	released  strings.Builder
+	kept      int // bytes of released before the piece being read
 	outcome   Outcome
 	rules     []string
 	tone      bool
@@ -130,6 +136,7 @@ func (f *Filter) drain(final bool) string {
 			}
 			break
 		}
+		f.kept = f.released.Len() + out.Len() - f.sent
 		if !f.judge(f.buf[:window]) {
 			if k := f.releasable(f.buf[:window], f.sent); k > f.sent {
 				out.WriteString(f.buf[f.sent:k])
@@ -173,6 +180,10 @@ func (f *Filter) judge(window string) bool {
 func (f *Filter) Verdict() Verdict {
 	v := Verdict{Outcome: f.outcome, Released: f.released.String(),
 		Ran: []string{FilterMedical, FilterPrescriptive, FilterPII}}
+	v.Kept = v.Released
+	if f.outcome != Pass {
+		v.Kept = v.Released[:f.kept]
+	}
 	v.Rules = slices.Compact(slices.Sorted(slices.Values(f.rules)))
 	if f.outcome == Blocked {
 		v.Flags = append(v.Flags, Flag{Type: MedicalClaim, Blocked: true,

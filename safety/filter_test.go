@@ -82,9 +82,12 @@ func TestClaimSplitAcrossChunks(t *testing.T) {
 		t.Fatalf("released %q, want %q", sent, want)
 	}
 	v := f.Verdict()
-	if v.Outcome != Blocked || !slices.Equal(v.Rules, []string{RuleCure, RuleDiseaseClaim}) || len(v.Flags) != 1 ||
+	if v.Outcome != Blocked || !slices.Equal(v.Rules, []string{RuleCure}) || len(v.Flags) != 1 ||
 		v.Flags[0].Type != MedicalClaim || !v.Flags[0].Blocked {
 		t.Fatalf("verdict %+v", v)
+	}
+	if v.Kept != "Oats are a great breakfast. Add berries. " {
+		t.Fatalf("kept %q, want the whole sentences before the claim", v.Kept)
 	}
 }
 
