@@ -90,28 +90,75 @@ var addresses = regexp.MustCompile(
 		`|\b(?:A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY]),?\s\d{5}(?:-\d{4})?\b`)
 
 // idHits are the identifier and address rules matching text as written.
+// Each expression runs only on text that has what its format needs (a
+// run of six digits for a date, seven for a DNI, a street word or a
+// five-digit code for an address): most pieces have none, and the
+// expressions are the filter's dearest.
 func idHits(text string, ids []string) []string {
-	if !strings.ContainsAny(text, "0123456789") {
-		if addresses.MatchString(text) { // "Colonia Roma" has no digit
-			ids = append(ids, RuleAddress)
+	runs := digitRuns(text)
+	if runs.six {
+		if curp.MatchString(text) {
+			ids = append(ids, RuleCURP)
 		}
-		return ids
-	}
-	if curp.MatchString(text) {
-		ids = append(ids, RuleCURP)
-	}
-	if rfc.MatchString(text) { // a CURP's start is no RFC: its next character is a letter
-
-		ids = append(ids, RuleRFC)
-	}
-	for _, m := range dni.FindAllStringIndex(text, -1) {
-		if dniHit(text, m) {
-			ids = append(ids, RuleNationalID)
-			break
+		if rfc.MatchString(text) { // a CURP's start is no RFC: its next character is a letter
+			ids = append(ids, RuleRFC)
 		}
 	}
-	if addresses.MatchString(text) {
+	if runs.seven || runs.dotted {
+		for _, m := range dni.FindAllStringIndex(text, -1) {
+			if dniHit(text, m) {
+				ids = append(ids, RuleNationalID)
+				break
+			}
+		}
+	}
+	if (runs.five || addressWord(text)) && addresses.MatchString(text) {
 		ids = append(ids, RuleAddress)
 	}
 	return ids
+}
+
+// digitShape is what a text's runs of digits could be part of.
+type digitShape struct{ five, six, seven, dotted bool }
+
+func digitRuns(text string) digitShape {
+	var d digitShape
+	n := 0
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && isDigit(text[i]) {
+			n++
+			continue
+		}
+		switch {
+		case n == 5:
+			d.five = true
+		case n >= 6:
+			d.six, d.seven = true, d.seven || n >= 7
+		}
+		if n > 0 && i < len(text) && text[i] == '.' && i+1 < len(text) && isDigit(text[i+1]) {
+			d.dotted = true // "12.345.678-Z"
+		}
+		n = 0
+	}
+	return d
+}
+
+// addressWords are the words an address of the rules holds besides its
+// numbers: street types of both languages and a colonia.
+var addressWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`street st avenue ave road rd boulevard blvd lane ln drive dr court ct way place pl terrace
+		crescent close square sq parkway pkwy highway hwy circle col colonia`) {
+		m[w] = true
+	}
+	for w := range streetWords {
+		m[w] = true
+	}
+	return m
+}()
+
+func addressWord(text string) bool {
+	found := false
+	wordsOf(text, func(w string, _, _ int) { found = found || addressWords[w] })
+	return found
 }
