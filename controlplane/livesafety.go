@@ -33,7 +33,7 @@ func (c *liveCall) screenComment(ctx context.Context, d *delegation, answer stri
 			"session_id", c.id, "delegation_id", d.id, "rules", v.Rules)
 		c.s.flagSession(ctx, c.id, safety.Flag{Type: safety.MedicalClaim, Blocked: true,
 			Message: "Part of an answer read as medical advice and was replaced."})
-		return strings.TrimSpace(strings.TrimSpace(v.Released) + " " + safety.Fallback), audit.MedicalClaimBlocked
+		return strings.TrimSpace(strings.TrimSpace(v.Kept) + " " + safety.Fallback), audit.MedicalClaimBlocked
 	case safety.Leak:
 		c.s.log.WarnContext(ctx, "live: a delegation's answer held personal data; nothing of it was said",
 			"session_id", c.id, "delegation_id", d.id, "rules", v.Rules)

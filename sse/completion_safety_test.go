@@ -20,7 +20,7 @@ func TestCompletionsOutputFilters(t *testing.T) {
 		if got.err != nil || len(got.acc.Choices) != 1 {
 			t.Fatalf("err %v, choices %v", got.err, got.acc.Choices)
 		}
-		if text := got.acc.Choices[0].Message.Content; text != claimBefore+safety.Fallback {
+		if text := got.acc.Choices[0].Message.Content; text != claimBefore+claimLead+safety.Fallback {
 			t.Fatalf("content %q", text)
 		}
 	})

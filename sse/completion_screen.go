@@ -30,6 +30,22 @@ func (a *answerScreen) close() (string, error) {
 	return a.verdict(a.f.Close())
 }
 
+// whole judges a whole answer at once and returns the text to send. Nothing
+// went out before the verdict, so a blocked answer keeps only the whole
+// sentences before the claim (Verdict.Kept), then the fallback.
+func (a *answerScreen) whole(text string) (string, error) {
+	a.f.Write(text)
+	a.f.Close()
+	v := a.f.Verdict()
+	if _, err := a.verdict(""); err != nil {
+		return "", err
+	}
+	if v.Outcome == safety.Blocked {
+		return v.Kept + safety.Fallback, nil
+	}
+	return v.Released, nil
+}
+
 func (a *answerScreen) verdict(out string) (string, error) {
 	switch a.f.Outcome() {
 	case safety.Leak:

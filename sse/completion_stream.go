@@ -163,12 +163,7 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 			// The output filter, as on a stream: its verdict on the whole
 			// text, before the audit row is written.
 			screen := newAnswerScreen()
-			out, leak := screen.write(string(text))
-			if leak == nil {
-				var rest string
-				rest, leak = screen.close()
-				out += rest
-			}
+			out, leak := screen.whole(string(text))
 			c.judged(screen)
 			c.done(ev)
 			if leak != nil {

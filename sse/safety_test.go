@@ -21,6 +21,10 @@ import (
 const (
 	claimAnswer = "Oats are a great breakfast. Add berries for colour. Turmeric cures arthritis, so add a pinch. Then enjoy it warm."
 	claimBefore = "Oats are a great breakfast. Add berries for colour. "
+	// claimLead is the claim's words before its first risk word ("cures"):
+	// a stream releases them before the sentence can turn into a claim
+	// (DESIGN §12); a whole answer keeps only the sentences before it.
+	claimLead = "Turmeric "
 	leakEmail   = "coach.mike@gymmail.example.com"
 	leakPhone   = "+1 415 555 0132"
 )
@@ -67,7 +71,8 @@ func contentOf(r reply) string {
 }
 
 // A medical claim streamed token by token never reaches the client; the
-// sentences before it do, then one content event with the fallback; the
+// sentences before it do, word by word, and the claim's words before its
+// first risk word, then one content event with the fallback; the
 // answer is flagged, and message is exactly what was sent, also as stored.
 func TestMedicalClaimBlockedInStream(t *testing.T) {
 	t.Parallel()
@@ -83,10 +88,10 @@ func TestMedicalClaimBlockedInStream(t *testing.T) {
 		}
 	}
 	sent := strings.Join(contents, "")
-	if sent != claimBefore+safety.Fallback || contents[len(contents)-1] != safety.Fallback {
+	if sent != claimBefore+claimLead+safety.Fallback || contents[len(contents)-1] != safety.Fallback {
 		t.Fatalf("content events %q", contents)
 	}
-	if strings.Contains(sent, "Turmeric") || strings.Contains(sent, "cures") || strings.Contains(sent, "warm") {
+	if strings.Contains(sent, "cures") || strings.Contains(sent, "warm") {
 		t.Fatalf("the claim or what followed it was sent: %q", sent)
 	}
 	resp := r.response(t)
@@ -100,7 +105,7 @@ func TestMedicalClaimBlockedInStream(t *testing.T) {
 	if n := f.count(t, `SELECT count(*) FROM chat_messages WHERE role = 'assistant' AND content = $1`, sent); n != 1 {
 		t.Errorf("%d stored answers equal what was sent, want 1", n)
 	}
-	if n := f.count(t, `SELECT count(*) FROM chat_messages WHERE content LIKE '%Turmeric%'`); n != 0 {
+	if n := f.count(t, `SELECT count(*) FROM chat_messages WHERE content LIKE '%cures%'`); n != 0 {
 		t.Errorf("the claim was stored")
 	}
 
