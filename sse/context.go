@@ -61,7 +61,7 @@ func (t *turn) profile(ctx context.Context) string {
 	if prof.Language != "" {
 		t.language = prof.Language
 	}
-	t.screen = safety.NewFilter(safety.Options{DisplayName: prof.DisplayName})
+	t.screen = safety.NewFilter(safety.Options{DisplayName: prof.DisplayName, Language: prof.Language})
 	return prof.Block
 }
 

@@ -21,18 +21,21 @@ import (
 const (
 	claimAnswer = "Oats are a great breakfast. Add berries for colour. Turmeric cures arthritis, so add a pinch. Then enjoy it warm."
 	claimBefore = "Oats are a great breakfast. Add berries for colour. "
+	// A claim in Spanish, written for this test (not from the corpus).
+	claimAnswerES = "La avena es un buen desayuno. La cúrcuma cura la artritis, así que añade una pizca. Disfrútala caliente."
 	// claimLead is the claim's words before its first risk word ("cures"):
 	// a stream releases them before the sentence can turn into a claim
 	// (DESIGN §12); a whole answer keeps only the sentences before it.
 	claimLead = "Turmeric "
-	leakEmail   = "coach.mike@gymmail.example.com"
-	leakPhone   = "+1 415 555 0132"
+	leakEmail = "coach.mike@gymmail.example.com"
+	leakPhone = "+1 415 555 0132"
 )
 
 func safetyScript() sim.Script {
 	s := script()
 	s.Rules = append([]sim.Rule{
 		{Name: "claim", When: sim.When{Contains: []string{"breakfast"}}, Reply: sim.Reply{Text: claimAnswer}},
+		{Name: "claim es", When: sim.When{Contains: []string{"desayuno"}}, Reply: sim.Reply{Text: claimAnswerES}},
 		{Name: "email", When: sim.When{Contains: []string{"coach"}},
 			Reply: sim.Reply{Text: "Sure. Your coach is at " + leakEmail + " for questions. Happy training."}},
 		{Name: "phone", When: sim.When{Contains: []string{"phone"}},
@@ -358,5 +361,28 @@ func TestAuditSafetyOutcomes(t *testing.T) {
 		if r.Status != tc.status || !slices.Equal(r.FiltersRan, all) || !slices.Equal(r.RuleIDs, tc.rules) {
 			t.Errorf("%s: status %s (%s), filters %v, rules %v; want %s, %v, %v", tc.user, r.Status, r.ErrorCode, r.FiltersRan, r.RuleIDs, tc.status, all, tc.rules)
 		}
+	}
+}
+
+// A Spanish claim is blocked as an English one is, the language read from
+// the sentence when no profile names it: nothing from its first risk word
+// on is sent, the fallback follows, and the answer is flagged.
+func TestSpanishMedicalClaimBlocked(t *testing.T) {
+	t.Parallel()
+	f := safetyFixture(t, options{})
+	r := f.post(t, call{user: "u-es", body: map[string]any{"message": "¿ideas para el desayuno?"}})
+	if r.Status != 200 {
+		t.Fatalf("status %d %v", r.Status, r.Body)
+	}
+	sent := contentOf(r)
+	if !strings.HasPrefix(sent, "La avena es un buen desayuno. ") || strings.Contains(sent, "artritis") || strings.Contains(sent, "caliente") {
+		t.Fatalf("sent %q", sent)
+	}
+	if !strings.HasSuffix(sent, safety.Fallback) {
+		t.Fatalf("sent %q; want the fallback at its end", sent)
+	}
+	flags := r.response(t)["safety_flags"].([]any)
+	if len(flags) != 1 || flags[0].(map[string]any)["type"] != "medical_claim" {
+		t.Fatalf("flags %v", flags)
 	}
 }

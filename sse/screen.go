@@ -49,7 +49,7 @@ func (t *turn) letOut(text string) error {
 	case safety.Blocked:
 		if !t.fellBack {
 			t.fellBack = true
-			return t.say(safety.Fallback)
+			return t.say(safety.FallbackFor(t.language))
 		}
 	}
 	return nil
