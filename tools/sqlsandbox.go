@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voxgate/voxgate/internal/database"
 )
 
 // The sandbox every SQL tool's statement runs in (DESIGN §8).
@@ -210,16 +212,18 @@ func statementError(err error, timeout time.Duration) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
+	code := pe.Code
 	switch {
-	case pe.Code == "57014": // query_canceled: statement_timeout
+	case code == database.QueryCanceled: // statement_timeout
 		return Failf("query_timeout", "The query ran longer than %s and was stopped. Ask for less: a narrower time range, or an aggregate.", timeout)
-	case pe.Code == "42501" || pe.Code == "25006" || strings.HasPrefix(pe.Code, "28"):
-		// insufficient_privilege, read_only_sql_transaction
+	case code == database.InsufficientPrivilege || code == database.ReadOnlyTransaction ||
+		database.InClass(code, database.ClassInvalidAuthorization):
 		return Failf("query_refused", "The query was refused: only reading the listed views is allowed.")
-	case strings.HasPrefix(pe.Code, "42") || strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "21"):
+	case database.InClass(code, database.ClassSyntaxOrAccess) || database.InClass(code, database.ClassData) ||
+		database.InClass(code, database.ClassCardinality):
 		// Syntax, undefined names, bad values: the model can fix these.
 		return Failf("query_error", "The query failed: %s.", strings.TrimSuffix(pe.Message, "."))
-	case pe.Code == "54001": // statement too complex
+	case code == database.StatementTooComplex:
 		return Failf("query_error", "The query is too complex.")
 	}
 	return err

@@ -15,10 +15,20 @@ import (
 
 // SQLSTATE codes and classes that callers tell apart.
 const (
-	UniqueViolation = "23505"
-	QueryCanceled   = "57014"
-	classData       = "22" // bad values, e.g. a NUL in text or numeric overflow
+	UniqueViolation       = "23505"
+	QueryCanceled         = "57014" // statement_timeout among others
+	InsufficientPrivilege = "42501"
+	ReadOnlyTransaction   = "25006"
+	StatementTooComplex   = "54001"
+
+	ClassData                 = "22" // bad values, e.g. a NUL in text or numeric overflow
+	ClassCardinality          = "21"
+	ClassInvalidAuthorization = "28"
+	ClassSyntaxOrAccess       = "42" // syntax errors, undefined names, privileges
 )
+
+// InClass reports whether SQLSTATE code is of class (its first two characters).
+func InClass(code, class string) bool { return len(code) == 5 && code[:2] == class }
 
 // Error is the one classifier of database failures, for every package. A
 // condition a client may simply retry (the server refused, timed out, shut
@@ -80,5 +90,5 @@ func SQLState(err error) string {
 // (SQLSTATE class 22).
 func IsDataException(err error) bool {
 	code := SQLState(err)
-	return len(code) == 5 && code[:2] == classData
+	return InClass(code, ClassData)
 }
