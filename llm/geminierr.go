@@ -2,9 +2,7 @@ package llm
 
 import (
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -91,27 +89,21 @@ func tooManyInputTokens(message string) bool {
 }
 
 // geminiRetryAfter is Gemini's advice in whole seconds, rounded up: the
-// RetryInfo detail's retryDelay ("2s", "1.5s"), else a Retry-After header
-// of seconds (a proxy's). 0 when there is none.
+// RetryInfo detail's retryDelay ("2s", "1.5s"), else the headers a proxy
+// in front of it may send, read as every provider's are.
 func geminiRetryAfter(e genai.APIError, h http.Header) int {
-	secs := 0.0
 	for _, d := range e.Details {
 		if d["@type"] != "type.googleapis.com/google.rpc.RetryInfo" {
 			continue
 		}
 		if s, ok := d["retryDelay"].(string); ok {
-			if dur, err := time.ParseDuration(s); err == nil {
-				secs = dur.Seconds()
+			if dur, err := time.ParseDuration(s); err == nil && dur > 0 {
+				return aierr.WholeSeconds(dur.Seconds())
 			}
 		}
 	}
-	if secs == 0 && h != nil {
-		if n, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After")), 64); err == nil {
-			secs = n
-		}
-	}
-	if !(secs > 0) {
+	if h == nil {
 		return 0
 	}
-	return int(math.Min(math.Ceil(secs), aierr.MaxRetryAfter))
+	return aierr.RetryAfter(h, time.Now())
 }

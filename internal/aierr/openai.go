@@ -84,7 +84,7 @@ func Refusal(status int, typ, code, message string, h http.Header, now time.Time
 		c.Retryable = false
 	}
 	if c.Retryable {
-		c.RetryAfter = retryAfter(h, now)
+		c.RetryAfter = RetryAfter(h, now)
 	}
 	return c
 }
@@ -168,10 +168,11 @@ func errorObject(data []byte) (typ, code, message string) {
 	return body.Error.Type, code, body.Error.Message
 }
 
-// retryAfter reads the provider's wait in whole seconds, rounded up:
+// RetryAfter reads a provider's wait in whole seconds, rounded up:
 // retry-after-ms, else Retry-After as seconds or an HTTP date. 0 when there
-// is none or it has passed.
-func retryAfter(h http.Header, now time.Time) int {
+// is none or it has passed. It is the one reading of these headers, for
+// every provider's adapter.
+func RetryAfter(h http.Header, now time.Time) int {
 	secs := 0.0
 	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
 		secs = ms / 1000
@@ -182,6 +183,12 @@ func retryAfter(h http.Header, now time.Time) int {
 			secs = t.Sub(now).Seconds()
 		}
 	}
+	return WholeSeconds(secs)
+}
+
+// WholeSeconds is a wait of secs in whole seconds, rounded up and capped
+// at MaxRetryAfter; 0 for none, a past one or NaN.
+func WholeSeconds(secs float64) int {
 	if !(secs > 0) { // also NaN
 		return 0
 	}

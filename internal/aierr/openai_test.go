@@ -100,7 +100,7 @@ func TestRetryAfter(t *testing.T) {
 		{"infinite", http.Header{"Retry-After": {"1e400"}}, MaxRetryAfter},
 	}
 	for _, c := range cases {
-		if got := retryAfter(c.h, now); got != c.want {
+		if got := RetryAfter(c.h, now); got != c.want {
 			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
 		}
 	}
