@@ -11,7 +11,6 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/database"
-	"github.com/voxgate/voxgate/internal/randid"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -88,7 +87,7 @@ func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source stri
 	if req.CallID == "" {
 		// Minted here rather than by the executor, so the audit row and
 		// the tool_calls row name the same call.
-		req.CallID = randid.New("vg_", 16)
+		req.CallID = tools.NewCallID()
 	}
 	row, err := s.beginToolAudit(ctx, p, id, req, args) // the call is admitted: its audit row is pending
 	if err != nil {

@@ -213,6 +213,11 @@ func (e *Executor) observe(t *Tool, outcome string, took time.Duration) {
 	e.count(t.Name, outcome)
 }
 
+// NewCallID mints the id of a tool call the model gave none: the
+// executor's for a call that arrives without one, and the voice path's,
+// which needs it before the executor runs (its audit row names it).
+func NewCallID() string { return randid.New("vg_", 16) }
+
 // checkCall validates the envelope that the caller, not the model, fills.
 func checkCall(c *Call) error {
 	if c.Principal.UserID == "" {
@@ -225,7 +230,7 @@ func checkCall(c *Call) error {
 		c.Source = string(c.SessionKind)
 	}
 	if c.CallID == "" {
-		c.CallID = randid.New("vg_", 16)
+		c.CallID = NewCallID()
 	}
 	for _, f := range [...]struct{ name, v string }{{"session_id", c.SessionID}, {"call_id", c.CallID}, {"source", c.Source}} {
 		if f.v == "" || len(f.v) > 200 || !utf8.ValidString(f.v) || containsNUL(f.v) {
