@@ -101,17 +101,53 @@ const denominator = 1_000_000 * 60_000
 // once (DESIGN §10). A line that cannot be priced returns *Unpriced and no
 // cost, never a partial one; bad counts return ErrCount.
 func (p *Prices) Cost(lines ...Line) (int64, error) {
-	var sum u128
 	for _, l := range lines {
 		if err := l.Usage.Check(); err != nil {
 			return 0, err
 		}
+	}
+	var sum u128
+	why := p.walk(lines, func(it priced) {
+		if it.perMinute {
+			sum = sum.add(mul(uint64(it.n), uint64(it.price)*1_000_000))
+		} else {
+			sum = sum.add(mul(uint64(it.n), uint64(it.price)*60_000))
+		}
+	})
+	if why != nil {
+		return 0, why
+	}
+	return sum.roundDiv(denominator)
+}
+
+// priced is one quantity of a record's lines with its price: n tokens of a
+// class at price per 1M, or n milliseconds at price per minute.
+type priced struct {
+	line      int // the index in the lines walked
+	model     string
+	class     string
+	n, price  int64
+	perMinute bool
+}
+
+// walk is the one pricing walk, behind Cost and the cost lines: it visits,
+// in order, every quantity of lines that has a price, and returns the first
+// reason one has none (a model or a class the table lacks), nil when all do.
+func (p *Prices) walk(lines []Line, visit func(priced)) *Unpriced {
+	var why *Unpriced
+	unpriced := func(u *Unpriced) {
+		if why == nil {
+			why = u
+		}
+	}
+	for i, l := range lines {
 		if l.Usage.IsZero() {
 			continue
 		}
 		price, ok := p.Lookup(l.Model)
 		if !ok {
-			return 0, &Unpriced{Model: l.Model}
+			unpriced(&Unpriced{Model: l.Model})
+			continue
 		}
 		for c, n := range l.Usage.tokens() {
 			if n == 0 {
@@ -119,18 +155,20 @@ func (p *Prices) Cost(lines ...Line) (int64, error) {
 			}
 			per1M, ok := price.Price(Class(c))
 			if !ok {
-				return 0, &Unpriced{Model: l.Model, Class: Class(c).String()}
+				unpriced(&Unpriced{Model: l.Model, Class: Class(c).String()})
+				continue
 			}
-			sum = sum.add(mul(uint64(n), uint64(per1M)*60_000))
+			visit(priced{i, l.Model, Class(c).String(), n, per1M, false})
 		}
-		if l.Usage.AudioMillis > 0 {
+		if ms := l.Usage.AudioMillis; ms > 0 {
 			if !price.HasPerMinute {
-				return 0, &Unpriced{Model: l.Model, Class: "audio_per_minute"}
+				unpriced(&Unpriced{Model: l.Model, Class: "audio_per_minute"})
+				continue
 			}
-			sum = sum.add(mul(uint64(l.Usage.AudioMillis), uint64(price.PerMinute)*1_000_000))
+			visit(priced{i, l.Model, "audio_per_minute", ms, price.PerMinute, true})
 		}
 	}
-	return sum.roundDiv(denominator)
+	return why
 }
 
 // u128 is an unsigned 128-bit sum: counts up to 1e12 times prices up to

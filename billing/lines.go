@@ -55,50 +55,21 @@ var lineParts = [...]string{"model", "transcription", "backend"}
 func (p *Prices) costLines(r Record) ([]CostLine, *big.Int, *Unpriced) {
 	lines := []CostLine{}
 	sum := new(big.Int)
-	var why *Unpriced
-	for i, l := range r.lines() {
-		part := lineParts[i]
-		if l.Usage.IsZero() {
-			continue
-		}
-		price, ok := p.Lookup(l.Model)
-		if !ok {
-			if why == nil {
-				why = &Unpriced{Model: l.Model}
-			}
-			continue
-		}
-		for c, n := range l.Usage.tokens() {
-			if n == 0 {
-				continue
-			}
-			per1M, ok := price.Price(Class(c))
-			if !ok {
-				if why == nil {
-					why = &Unpriced{Model: l.Model, Class: Class(c).String()}
-				}
-				continue
-			}
-			// n × per1M ÷ 1e6 micro-USD is n × per1M millionths: exact.
-			a := new(big.Int).Mul(big.NewInt(n), big.NewInt(per1M))
-			sum.Add(sum, a)
-			lines = append(lines, CostLine{part, l.Model, Class(c).String(), n, per1M, "1M tokens", scaled(a)})
-		}
-		if ms := l.Usage.AudioMillis; ms > 0 {
-			if !price.HasPerMinute {
-				if why == nil {
-					why = &Unpriced{Model: l.Model, Class: "audio_per_minute"}
-				}
-				continue
-			}
+	why := p.walk(r.lines(), func(it priced) {
+		var a *big.Int
+		unit := "1M tokens"
+		if it.perMinute {
 			// ms × perMinute ÷ 60,000 micro-USD, in millionths, half up.
-			num := new(big.Int).Mul(big.NewInt(ms), big.NewInt(price.PerMinute*100))
+			num := new(big.Int).Mul(big.NewInt(it.n), big.NewInt(it.price*100))
 			num.Add(num, big.NewInt(3))
-			a := num.Quo(num, big.NewInt(6))
-			sum.Add(sum, a)
-			lines = append(lines, CostLine{part, l.Model, "audio_per_minute", ms, price.PerMinute, "minute", scaled(a)})
+			a, unit = num.Quo(num, big.NewInt(6)), "minute"
+		} else {
+			// n × per1M ÷ 1e6 micro-USD is n × per1M millionths: exact.
+			a = new(big.Int).Mul(big.NewInt(it.n), big.NewInt(it.price))
 		}
-	}
+		sum.Add(sum, a)
+		lines = append(lines, CostLine{lineParts[it.line], it.model, it.class, it.n, it.price, unit, scaled(a)})
+	})
 	return lines, sum, why
 }
 
