@@ -19,6 +19,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/internal/testgraph"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/realtime"
@@ -99,11 +100,11 @@ type options struct {
 
 func newFixture(t testing.TB, o options) fixture {
 	t.Helper()
-	qcfg := testkit.OpenQuota()
+	qcfg := testgraph.OpenQuota()
 	if o.quotaFn != nil {
 		o.quotaFn(&qcfg)
 	}
-	g := testkit.NewGraph(t, testkit.Options{DBURL: o.url, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
+	g := testgraph.NewGraph(t, testgraph.Options{DBURL: o.url, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
 		SimConfig: o.simCfg, Quota: qcfg, Tools: append(testTools(o.runs), o.moreTools...)})
 	noRetry := 0
 	rtp := realtime.Params{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: testkit.ProviderTimeout}

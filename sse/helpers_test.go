@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/internal/testgraph"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/safety"
@@ -162,7 +163,7 @@ type options struct {
 // testQuota opens the request windows so tests hit only what they mean to,
 // and lets a user run four turns at once.
 func testQuota() config.Quota {
-	q := testkit.OpenQuota()
+	q := testgraph.OpenQuota()
 	for name, p := range q.Plans {
 		p.ConcurrentTurns = 4
 		q.Plans[name] = p
@@ -193,7 +194,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		o.plans(&qcfg)
 	}
 	runs := &counts{}
-	g := testkit.NewGraph(t, testkit.Options{DBURL: o.dbURL, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
+	g := testgraph.NewGraph(t, testgraph.Options{DBURL: o.dbURL, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
 		SimConfig: simCfg, SimTLS: o.tls, Quota: qcfg, QuotaNow: o.quotaNow, Tools: append(testTools(runs), o.moreTools...)})
 	o.simURL = g.SimURL
 	if g.SimServer != nil {

@@ -1,8 +1,8 @@
-// Package testkit is what the gateway's service tests share: how long a
-// test waits for an event before it fails, a simulator on loopback, and
-// the service graph below voice and chat (a database of the test's own,
-// quota, the tool executor, the ledger). Only _test files import it, so it
-// may depend on the domain packages whose tests use it.
+// Package testkit is what the gateway's tests share: how long a test waits
+// for an event before it fails, waiting on a condition, an injectable
+// clock, and a simulator on loopback. It imports no domain package (the
+// simulator imports none either), so every package's tests may use it;
+// the service graph below voice and chat is package testgraph.
 package testkit
 
 import (
@@ -37,11 +37,13 @@ func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // otherwise, and returns it with its base URL (without /v1).
 func NewSim(tb testing.TB, cfg sim.Config) (*sim.Server, string) {
 	tb.Helper()
-	s, ts := startSim(tb, cfg, false)
+	s, ts := StartSim(tb, cfg, false)
 	return s, ts.URL
 }
 
-func startSim(tb testing.TB, cfg sim.Config, tls bool) (*sim.Server, *httptest.Server) {
+// StartSim starts a simulator with cfg on a test server (TLS when tls),
+// closed when the test ends.
+func StartSim(tb testing.TB, cfg sim.Config, tls bool) (*sim.Server, *httptest.Server) {
 	tb.Helper()
 	if cfg.Latency == nil {
 		cfg.Latency = simtest.ZeroLatency()

@@ -1,4 +1,9 @@
-package testkit
+// Package testgraph wires one replica's services below voice and chat (the
+// quota, the tool executor, the ledger) over a test database and a
+// simulator, for the packages that sit above them. It is apart from
+// testkit so that testkit imports no domain package and every package's
+// tests, quota's and tools' among them, can use it.
+package testgraph
 
 import (
 	"net/http/httptest"
@@ -10,6 +15,7 @@ import (
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/tools"
@@ -73,28 +79,28 @@ func NewGraph(tb testing.TB, o Options) Graph {
 	}
 	g.Pool = pgtest.NewPool(tb, g.DBURL, o.PoolSize)
 	if g.Sim == nil {
-		g.Sim, g.SimServer = startSim(tb, o.SimConfig, o.SimTLS)
+		g.Sim, g.SimServer = testkit.StartSim(tb, o.SimConfig, o.SimTLS)
 		g.SimURL = g.SimServer.URL
 	}
 	if o.Quota.Plans == nil {
 		o.Quota = OpenQuota()
 	}
 	var err error
-	if g.Quota, err = quota.New(quota.Params{Pool: g.Pool, Config: o.Quota, Now: o.QuotaNow, Logger: Quiet()}); err != nil {
+	if g.Quota, err = quota.New(quota.Params{Pool: g.Pool, Config: o.Quota, Now: o.QuotaNow, Logger: testkit.Quiet()}); err != nil {
 		tb.Fatal(err)
 	}
 	reg, err := tools.NewRegistry(tools.RegistryParams{Builtins: o.Tools, Plans: o.Quota.PlanNames()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if g.Tools, err = tools.NewExecutor(tools.ExecutorParams{DB: g.Pool, Registry: reg, Plans: g.Quota, Logger: Quiet()}); err != nil {
+	if g.Tools, err = tools.NewExecutor(tools.ExecutorParams{DB: g.Pool, Registry: reg, Plans: g.Quota, Logger: testkit.Quiet()}); err != nil {
 		tb.Fatal(err)
 	}
 	prices, err := billing.DefaultPrices()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if g.Ledger, err = billing.NewLedger(billing.LedgerParams{Pool: g.Pool, Prices: prices, Logger: Quiet()}); err != nil {
+	if g.Ledger, err = billing.NewLedger(billing.LedgerParams{Pool: g.Pool, Prices: prices, Logger: testkit.Quiet()}); err != nil {
 		tb.Fatal(err)
 	}
 	return g
