@@ -12,6 +12,7 @@ import (
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // TestBatchCancelledCallerTicketReleased: a caller whose context ends while
@@ -83,11 +84,11 @@ func TestBatchCancelledWhileQueued(t *testing.T) {
 		_, err := s.Admit(ctx, p, Estimate{}) // queued behind the first
 		second <- err
 	}()
-	for queued := 0; queued == 0; time.Sleep(time.Millisecond) { // the second is queued
+	testkit.Eventually(t, context.Background(), "the second admission queued", func() bool {
 		s.admits.mu.Lock()
-		queued = len(s.admits.queue)
-		s.admits.mu.Unlock()
-	}
+		defer s.admits.mu.Unlock()
+		return len(s.admits.queue) > 0
+	})
 	cancel()
 	if err := <-second; apierr.CodeOf(err) != apierr.Unavailable {
 		t.Fatalf("queued call: got %v, want UNAVAILABLE (context cancelled)", err)
@@ -202,15 +203,9 @@ func TestUnusableUserID(t *testing.T) {
 // abandoned ticket has then been started.
 func waitIdle(t *testing.T, b *admitBatcher) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	testkit.Eventually(t, context.Background(), "the batcher idle", func() bool {
 		b.mu.Lock()
-		idle := b.inFlight == 0
-		b.mu.Unlock()
-		if idle {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the batcher is still busy after 10 s")
-		}
-	}
+		defer b.mu.Unlock()
+		return b.inFlight == 0
+	})
 }

@@ -3,11 +3,13 @@ package quota
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // TestLeaseTTL: a lease never released is reclaimed after its TTL, with its
@@ -70,12 +72,7 @@ func TestLeaseTTL(t *testing.T) {
 		stop := tk.KeepAlive(ctx)
 		clk.Add(50 * time.Second)
 		want := t0.Add(50*time.Second + LeaseTTL)
-		for deadline := time.Now().Add(5 * time.Second); !tk.ExpiresAt().Equal(want); {
-			if time.Now().After(deadline) {
-				t.Fatalf("got expiry %v, want a renewal to %v", tk.ExpiresAt(), want)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.Eventually(t, ctx, fmt.Sprintf("a renewal to %v", want), func() bool { return tk.ExpiresAt().Equal(want) })
 		stop()
 		clk.Add(50 * time.Second) // 100 s after admission; renewed at 50 s
 		_, err := s.Admit(ctx, p, Estimate{})

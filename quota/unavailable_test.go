@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // TestDatabaseUnavailable: with the pool closed or the server refusing
@@ -106,10 +107,7 @@ func TestBackgroundWorkIsBounded(t *testing.T) {
 
 	stop := tk.KeepAlive(ctx)
 	defer stop()
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "lease renewal failed"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no renewal was given up within 5 s; logs: %s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, context.Background(), "a renewal given up (\"lease renewal failed\" logged)", func() bool {
+		return strings.Contains(logs.String(), "lease renewal failed")
+	})
 }

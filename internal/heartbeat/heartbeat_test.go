@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/internal/heartbeat"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 func TestBeatsUntilStopped(t *testing.T) {
@@ -15,16 +16,12 @@ func TestBeatsUntilStopped(t *testing.T) {
 		n.Add(1)
 		return true
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for n.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d beats in 5 s, want at least 3", n.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, context.Background(), "3 beats", func() bool { return n.Load() >= 3 })
 	stop()
 	stop() // a second stop is harmless
 	after := n.Load()
+	// measurement window: a wrong stop would let beats run on at 1 ms each;
+	// a correct one shows none however long or short the pause.
 	time.Sleep(20 * time.Millisecond)
 	if got := n.Load(); got != after {
 		t.Fatalf("%d beats after stop returned", got-after)
@@ -38,6 +35,8 @@ func TestStopWaitsForABeat(t *testing.T) {
 	stop := heartbeat.Start(context.Background(), time.Millisecond, func(ctx context.Context) bool {
 		close(entered)
 		<-ctx.Done()
+		// measurement window: the beat outlives its ctx by this long, the time
+		// in which a stop that did not wait for it would return.
 		time.Sleep(10 * time.Millisecond)
 		finished.Store(true)
 		return true
@@ -64,6 +63,8 @@ func TestFalseOrCancelEndsTheBeats(t *testing.T) {
 		return false
 	})
 	<-first
+	// measurement window: time for a wrong implementation to beat again
+	// after a beat returned false (see above).
 	time.Sleep(30 * time.Millisecond)
 	stop()
 	if got := n.Load(); got != 1 {
@@ -83,6 +84,8 @@ func TestFalseOrCancelEndsTheBeats(t *testing.T) {
 	<-began
 	cancel()
 	was := m.Load()
+	// measurement window: time for a wrong implementation to keep beating
+	// after its ctx ended (see above).
 	time.Sleep(30 * time.Millisecond)
 	if got := m.Load(); got > was+1 { // a beat already due may still run once
 		t.Fatalf("%d beats after ctx ended, want at most 1", got-was)
