@@ -12,6 +12,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // countingTool counts how often its body runs and answers with a nonce, so
@@ -184,9 +185,7 @@ func TestLateOwnerKeepsInterruptedAnswer(t *testing.T) {
 		}
 		owner <- r
 	}()
-	for runs.Load() == 0 { // the owner has claimed the row and runs
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, context.Background(), "the owner to claim the row and run", func() bool { return runs.Load() > 0 })
 	dup, err := e.Execute(context.Background(), chatCall("s", "late", "counted", `{"text":"x"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -224,9 +223,7 @@ func TestDuplicatesHoldNoConnectionWhileWaiting(t *testing.T) {
 			results[i], errs[i] = e.Execute(context.Background(), call)
 		}()
 	}
-	for runs.Load() == 0 { // the owner runs; the others wait on its row
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, context.Background(), "the owner to run (the others wait on its row)", func() bool { return runs.Load() > 0 })
 	ctx := context.Background()
 	for i := range 5 {
 		qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -243,6 +240,9 @@ func TestDuplicatesHoldNoConnectionWhileWaiting(t *testing.T) {
 		if runs.Load() != 1 {
 			t.Fatalf("the slow call had run %d times while others waited, want 1", runs.Load())
 		}
+		// measurement window: the five probes are spread over the slow
+		// call's 1.5 s run, so a pool held by the waiting duplicates would
+		// starve one of them; the time between probes is what is tested.
 		time.Sleep(100 * time.Millisecond)
 	}
 	wg.Wait()

@@ -112,7 +112,9 @@ func callRowState(t testing.TB, pool *pgxpool.Pool, session, callID string) rowS
 func sleepTool(name string, d time.Duration, timeout time.Duration) *Tool {
 	return &Tool{Name: name, Description: "Sleeps.", Parameters: json.RawMessage(objectSchema), Timeout: timeout,
 		Run: func(ctx context.Context, _ Invocation) (Outcome, error) {
-			time.Sleep(d) // ignores ctx on purpose: the executor must still return
+			// measurement window: the tool runs this long and ignores ctx on
+			// purpose; the test measures that the executor returns anyway.
+			time.Sleep(d)
 			return Outcome{Data: "late"}, nil
 		}}
 }

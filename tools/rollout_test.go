@@ -11,6 +11,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // oldBatch is the previous release's SQL fast path for one call, as it
@@ -94,24 +95,30 @@ func TestRolloutBesidePreviousRelease(t *testing.T) {
 		}
 		// The new claim meets the uncommitted row and waits for its
 		// transaction, then replays what it stored.
-		committed := make(chan error, 1)
+		type answer struct {
+			r   Result
+			err error
+		}
+		executed := make(chan answer, 1)
 		go func() {
-			// The claim waits on the row's lock (bounded, so a claim that
-			// never waits fails below rather than hanging). Asked on the old
-			// batch's own connection: the pool may have no other.
-			for waiting, until := 0, time.Now().Add(10*time.Second); waiting == 0 && time.Now().Before(until); time.Sleep(time.Millisecond) {
-				if err := old.tx.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&waiting); err != nil {
-					committed <- err
-					return
-				}
-			}
-			committed <- old.tx.Commit(ctx)
+			r, err := e.Execute(ctx, c)
+			executed <- answer{r, err}
 		}()
-		r, err := e.Execute(ctx, c)
-		if err := <-committed; err != nil {
+		// The claim waits on the row's lock (bounded, so a claim that
+		// never waits fails here rather than hanging). Asked on the old
+		// batch's own connection: the pool may have no other.
+		testkit.Eventually(t, ctx, "the new claim waiting on the old batch's row lock", func() bool {
+			var waiting int
+			if err := old.tx.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&waiting); err != nil {
+				t.Fatalf("old batch: %v", err)
+			}
+			return waiting > 0
+		})
+		if err := old.tx.Commit(ctx); err != nil {
 			t.Fatalf("old batch: %v", err)
 		}
-		if err != nil || !r.Replayed || r.Output != stored.Output || runs.Load() != 0 {
+		a := <-executed
+		if r, err := a.r, a.err; err != nil || !r.Replayed || r.Output != stored.Output || runs.Load() != 0 {
 			t.Fatalf("new replica: got %+v, %v (runs %d), want the old batch's answer replayed", r, err, runs.Load())
 		}
 	})
