@@ -205,11 +205,14 @@ func CheckText(text string, o Options) Verdict {
 	return f.Verdict()
 }
 
-// JSONText is the text of a JSON value the filters check: its strings
-// (keys and values), one per line, so each is its own piece. Numbers are
-// left out: an argument's number is a quantity or an id, which the phone
-// rule's context words could not tell. Text that is not JSON is checked as
-// it is.
+// JSONText is the text of a JSON value the filters check: its string
+// values, one per line, so each is its own piece. Keys are left out: they
+// are the tool's schema, named by the app, and a list of names such as
+// "current_supplements" read as a sentence looked like a claim to the
+// claim model (the WellTrack example's supplements workflow was refused).
+// Numbers are left out too: an argument's number is a quantity or an id,
+// which the phone rule's context words could not tell. Text that is not
+// JSON is checked as it is.
 func JSONText(raw []byte) string {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
@@ -228,8 +231,6 @@ func JSONText(raw []byte) string {
 			}
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
-				b.WriteString(k)
-				b.WriteByte('\n')
 				walk(v[k])
 			}
 		}
