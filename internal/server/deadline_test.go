@@ -146,6 +146,9 @@ func TestRequestDeadline(t *testing.T) {
 					return nil
 				}
 				_ = rc.Flush()
+				// measurement window: the stream ticks for streamFor, past the
+				// request timeout and its write margin, since what is tested
+				// is that a stream outlasts them.
 				time.Sleep(100 * time.Millisecond)
 			}
 			io.WriteString(w, "done\n")

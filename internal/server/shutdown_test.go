@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // A request whose client goes away is recorded as 499 in the access log
@@ -28,10 +30,9 @@ func TestClientGoneIs499(t *testing.T) {
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Fatal("the request completed; want it cancelled by the client")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(f.logs.String(), `"route":"GET /v1/wait"`) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, context.Background(), "the abandoned request's access log line", func() bool {
+		return strings.Contains(f.logs.String(), `"route":"GET /v1/wait"`)
+	})
 	logs := f.logs.String()
 	if !strings.Contains(logs, `"route":"GET /v1/wait","status":499`) {
 		t.Fatalf("access log: want status 499 for the abandoned request:\n%s", logs)
