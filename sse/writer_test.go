@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 func mustWriter(t *testing.T) (*Writer, *httptest.ResponseRecorder) {
@@ -193,7 +195,8 @@ func TestConcurrentSendPingClose(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(time.Millisecond)
+	// Close once the writers are under way, not after a guessed pause.
+	testkit.Eventually(t, context.Background(), "a first event sent", func() bool { return w.Events() > 0 })
 	w.Close()
 	wg.Wait()
 	w.mu.Lock()
@@ -225,24 +228,18 @@ func TestKeepAlivePings(t *testing.T) {
 	t.Parallel()
 	w, rec := mustWriter(t)
 	stop := w.KeepAlive(context.Background(), 5*time.Millisecond)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.Eventually(t, context.Background(), "2 pings at a 5 ms period", func() bool {
 		w.mu.Lock()
-		n := strings.Count(rec.Body.String(), ": ping\n\n")
-		w.mu.Unlock()
-		if n >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d pings in 5 s at a 5 ms period", n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer w.mu.Unlock()
+		return strings.Count(rec.Body.String(), ": ping\n\n") >= 2
+	})
 	stop()
 	stop()
 	w.mu.Lock()
 	n := rec.Body.Len()
 	w.mu.Unlock()
+	// measurement window: six periods in which a keep-alive that outlived
+	// stop would ping; a correct one writes nothing however long the pause.
 	time.Sleep(30 * time.Millisecond)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -280,6 +277,9 @@ func TestClientDisconnect(t *testing.T) {
 				break
 			}
 			res.sent++
+			// measurement window: the stream's pace, a tick every 2 ms as a
+			// live stream sends, so how soon Send fails after the hang-up is
+			// measured against it.
 			time.Sleep(2 * time.Millisecond)
 		}
 		hangMu.Lock()
@@ -354,6 +354,8 @@ func TestStreamOverHTTP(t *testing.T) {
 		_ = w.Send("content", map[string]string{"content": "a\nb"})
 		_ = w.Send("done", nil)
 		w.Close()
+		// measurement window: the handler lingers past the 20 ms per-event
+		// write deadline, which is what the test is about (see above).
 		time.Sleep(60 * time.Millisecond)
 	}))
 	defer srv.Close()
