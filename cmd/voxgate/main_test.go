@@ -18,6 +18,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 const testSecret = "e2e-test-secret-that-is-32-bytes-or-more"
@@ -138,20 +139,16 @@ func TestReadyzFollowsTheDatabase(t *testing.T) {
 // waitStatus polls url until it answers want, for at most 15 s.
 func waitStatus(t *testing.T, url string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	var got int
-	for time.Now().Before(deadline) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	testkit.Eventually(t, ctx, fmt.Sprintf("%s to answer %d", url, want), func() bool {
 		resp, err := http.Get(url)
-		if err == nil {
-			got = resp.StatusCode
-			resp.Body.Close()
-			if got == want {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: got %d, want %d within 15s", url, got, want)
+		resp.Body.Close()
+		return resp.StatusCode == want
+	})
 }
 
 // SIGTERM while a slow request is in flight: /readyz turns 503, the request
@@ -241,6 +238,8 @@ func childServe() int {
 			if r.URL.Path == "/slow" {
 				io.WriteString(w, "started\n")
 				http.NewResponseController(w).Flush()
+				// measurement window: the request stays in flight past the
+				// 1 s drain delay, so the drain is seen to wait for it.
 				time.Sleep(1500 * time.Millisecond)
 				io.WriteString(w, "done")
 				return

@@ -198,6 +198,8 @@ func TestNutrirExample(t *testing.T) {
 		// Minutes are fixed, UTC-aligned windows: start early in one, so
 		// that the 31 turns (about a second) share it.
 		if sec := time.Now().UTC().Second(); sec > 45 {
+			// measurement window: the wall clock's minute is the limit's
+			// window, so the test waits for the next one to begin.
 			time.Sleep(time.Duration(61-sec) * time.Second)
 		}
 		for i := 1; i <= 31; i++ {

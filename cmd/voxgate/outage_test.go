@@ -73,7 +73,9 @@ func TestAcquireGivesUpOnAHangingDatabase(t *testing.T) {
 	if _, err := m.Pool.Exec(context.Background(), "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // idle long enough to be pinged at acquire
+	// measurement window: the connection idles past the pool's 1 s
+	// threshold, so the next acquire pings it; the idle time is the point.
+	time.Sleep(1100 * time.Millisecond)
 	proxy.Freeze()
 	defer proxy.Thaw()
 	done := make(chan error, 1)

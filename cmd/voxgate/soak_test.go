@@ -19,6 +19,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/tools/demo"
 )
@@ -138,23 +139,24 @@ func TestSoak(t *testing.T) {
 		return m.soakSnapshot(t)
 	}
 
-	time.Sleep(total / 10) // warm-up: the load runs
+	// measurement windows, all of them: the soak's duration is what it
+	// measures, a warm-up, the load before the outage, the outage, the rest.
+	time.Sleep(total / 10) // measurement window: warm-up, the load runs
 	start := quiet()
-	time.Sleep(total/2 - total/10)
+	time.Sleep(total/2 - total/10) // measurement window: the load before the outage
 	outage := min(10*time.Second, total/10)
 	proxy.Cut()
-	time.Sleep(outage) // the database is down for this long under load
+	time.Sleep(outage) // measurement window: the database is down for this long under load
 	proxy.Restore()
-	time.Sleep(total - total/2 - outage)
+	time.Sleep(total - total/2 - outage) // measurement window: the load after the outage
 	close(stop)
 	workers.Wait()
-	deadline := time.Now().Add(60 * time.Second)
-	for n, _ := m.Spool.Pending(); n > 0; n, _ = m.Spool.Pending() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spooled jobs still waiting 60s after the load ended", n)
-		}
-		time.Sleep(100 * time.Millisecond) // polls the spool, which drains on its own
-	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer dcancel()
+	testkit.Eventually(t, dctx, "the spool drained after the load ended", func() bool {
+		n, _ := m.Spool.Pending()
+		return n == 0
+	})
 	end := quiet()
 
 	pool := pgtest.NewPool(t, dbURL, 1)
