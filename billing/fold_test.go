@@ -17,6 +17,7 @@ import (
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // wideFixture is a ledger over a pool of n connections.
@@ -185,19 +186,14 @@ func TestRunFoldFoldsWhatItsReplicaWrote(t *testing.T) {
 	if _, err := fx.ledger.Write(ctx, fx.pool, completion("carol", 1)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	testkit.Eventually(t, wctx, "no deltas pending and 1 record rolled up after the write", func() bool {
 		var pending, rolled int64
 		if err := fx.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM usage_rollup_deltas),
 			(SELECT coalesce(sum(records), 0) FROM usage_rollups)`).Scan(&pending, &rolled); err != nil {
 			t.Fatal(err)
 		}
-		if pending == 0 && rolled == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deltas pending and %d records rolled up 30 s after the write", pending, rolled)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return pending == 0 && rolled == 1
+	})
 }

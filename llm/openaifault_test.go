@@ -91,6 +91,8 @@ func TestOpenAISlowCallerIsNotATimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// measurement window: the caller dawdles three times the 50 ms timeout
+	// before its first Next; the test is that this time is not counted.
 	time.Sleep(150 * time.Millisecond)
 	if r := drain(t, st); r.err != nil || r.text != answer {
 		t.Fatalf("got %q, %v; want the whole answer", r.text, r.err)
@@ -223,17 +225,17 @@ func TestOpenAICallerCancelBeforeFirstEvent(t *testing.T) {
 	t.Parallel()
 	s, url := newSim(t, sim.Config{Faults: []sim.Fault{{Endpoint: sim.EndpointChatCompletions, Kind: sim.FaultTimeout}}})
 	ctx, cancel := context.WithCancel(t.Context())
+	streamed := make(chan error, 1)
 	go func() {
-		// Give up once the request is in the simulator's hands: polling its
-		// counter, bounded, not guessing a delay.
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if s.Stats().Endpoints[sim.EndpointChatCompletions].InFlight == 1 {
-				break
-			}
-		}
-		cancel()
+		_, err := newOpenAI(t, url, 10*time.Second, nil).Stream(ctx, userRequest("gpt-4o", "hi"))
+		streamed <- err
 	}()
-	_, err := newOpenAI(t, url, 10*time.Second, nil).Stream(ctx, userRequest("gpt-4o", "hi"))
+	// Give up once the request is in the simulator's hands.
+	testkit.Eventually(t, t.Context(), "the request in flight at the simulator", func() bool {
+		return s.Stats().Endpoints[sim.EndpointChatCompletions].InFlight == 1
+	})
+	cancel()
+	err := <-streamed
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Stream: got %v, want context.Canceled", err)
 	}
