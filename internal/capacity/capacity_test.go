@@ -13,6 +13,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/capacity"
 	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // The mock streams its ten chunks 10 ms apart: a streamed request's first
@@ -112,17 +113,14 @@ func TestBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	var before capacity.PGSnapshot
-	for deadline := time.Now().Add(StatsWait); ; time.Sleep(100 * time.Millisecond) {
+	sctx, scancel := context.WithTimeout(ctx, StatsWait)
+	defer scancel()
+	testkit.Eventually(t, sctx, "the table's catalog rows counted", func() bool {
 		if before, err = b.Snapshot(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if before.Rows > initial.Rows {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the table's catalog rows were never counted")
-		}
-	}
+		return before.Rows > initial.Rows
+	})
 	if len(before.Gateway) != 1 || !before.Local {
 		t.Fatalf("the watched pool's backend: %+v", before)
 	}
@@ -133,21 +131,19 @@ func TestBackends(t *testing.T) {
 	}
 	// A backend's counts reach pg_stat_database at the latest as it exits.
 	watched.Close()
-	deadline := time.Now().Add(StatsWait)
-	for {
+	wctx, wcancel := context.WithTimeout(ctx, StatsWait)
+	defer wcancel()
+	testkit.Eventually(t, wctx, "20×50 rows written counted", func() bool {
 		after, err := b.Snapshot(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := after.Since(before)
-		if d.Rows == 1000 {
-			break
-		}
-		if d.Rows > 1000 || time.Now().After(deadline) {
+		if d.Rows > 1000 {
 			t.Fatalf("%d rows written, want 20×50", d.Rows)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return d.Rows == 1000
+	})
 }
 
 // StatsWait bounds how long the server may take to count an exited
