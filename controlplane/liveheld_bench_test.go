@@ -78,7 +78,9 @@ func benchLiveHeld(b *testing.B, n int, reflect bool, window time.Duration) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second) // setup's garbage and the first reflected frames settle
+	// measurement window: a warm-up kept out of the measurement, for setup's
+	// garbage and the first reflected frames to settle (nothing signals it).
+	time.Sleep(2 * time.Second)
 	during := heldMem()
 	child0, err := phones.do(phoneCmd{Op: "stats"})
 	if err != nil {
@@ -87,7 +89,7 @@ func benchLiveHeld(b *testing.B, n int, reflect bool, window time.Duration) {
 	cpu0, began := processCPU(), time.Now()
 	b.ResetTimer()
 	for range b.N {
-		time.Sleep(window)
+		time.Sleep(window) // measurement window: the held calls over this window are what is measured
 	}
 	b.StopTimer()
 	cpu, took := processCPU()-cpu0, time.Since(began)
@@ -159,6 +161,8 @@ func placeLive(b *testing.B, f fixture, phones *livePhones, n int) {
 					errs <- fmt.Errorf("offer: %d %s", w.Code, w.Body)
 					return
 				}
+				// measurement window: an app's pause before placing the offer
+				// again after a 503 (see retry_after_s above), not a wait for state.
 				time.Sleep(time.Second)
 			}
 			if _, err := phones.do(phoneCmd{Op: "accept", Phone: offer.Phone, SDP: w.Body.String()}); err != nil {

@@ -102,6 +102,8 @@ func waitForFreshMinute(t *testing.T, f fixture) {
 		t.Fatal(err)
 	}
 	if left < 20 {
+		// measurement window: the database's minute is the limit's window,
+		// so the test waits for the next one to begin.
 		time.Sleep(time.Duration(left*float64(time.Second)) + 100*time.Millisecond)
 	}
 }

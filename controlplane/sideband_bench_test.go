@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/latency"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -171,17 +172,10 @@ func placeHeld(b *testing.B, f fixture, n int, mode string, placed func() string
 		}
 		calls = append(calls, heldCall{placed(), start.SessionID, p})
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		held := attached()
-		if held >= n {
-			return calls
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d sidebands attached", held, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	testkit.Eventually(b, ctx, fmt.Sprintf("%d sidebands attached", n), func() bool { return attached() >= n })
+	return calls
 }
 
 func benchFixture(b *testing.B, fake *fakeCalls, url string, reg *prometheus.Registry) fixture {
@@ -270,10 +264,12 @@ func pacedEvery(sessions []heldCall, per int, every time.Duration, op func(i, j 
 	var first atomic.Pointer[error]
 	for i, c := range sessions {
 		wg.Go(func() {
+			// measurement window: the sessions' calls are staggered over a
+			// period, the load's pace being what the benchmark measures.
 			time.Sleep(time.Duration(i) * every / time.Duration(len(sessions)))
 			for j := range per {
 				if j > 0 {
-					time.Sleep(every)
+					time.Sleep(every) // measurement window: a call every period per session
 				}
 				if err := op(i, j, c); err != nil {
 					first.CompareAndSwap(nil, &err)
@@ -352,14 +348,14 @@ func BenchmarkSidebandHeld(b *testing.B) {
 	}
 	// Backends report their statistics late (an idle one within 10 s):
 	// let the starts' writes land before counting.
-	time.Sleep(statsLag)
+	time.Sleep(statsLag) // measurement window: the server's statistics lag, which nothing signals
 	var cpuBefore, cpuAfter time.Duration
 	cpuBefore = processCPU()
 	w0, began := writes(), time.Now()
 	b.ResetTimer()
-	time.Sleep(idle) // idle: the lease loop runs, nothing else
+	time.Sleep(idle) // measurement window: idle, the lease loop runs, nothing else
 	b.StopTimer()
-	time.Sleep(statsLag) // the window's statistics, reported late
+	time.Sleep(statsLag) // measurement window: the window's statistics, reported late
 
 	w1, took := writes(), time.Since(began)
 	cpuAfter = processCPU()

@@ -215,6 +215,8 @@ func TestSidebandEmptyInstructionsNoLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A loop sends an update per session.updated, hundreds a second.
+	// measurement window: a correct gateway sends none however long this
+	// is; half a second is long enough for a loop to show.
 	time.Sleep(500 * time.Millisecond)
 	st, _ := f.sim.Call(callID)
 	if n := sumMetric(t, reg, "voxgate_voice_sideband_config_reasserted_total"); n != 0 || st.EventsIn > 4 {

@@ -183,6 +183,8 @@ func BenchmarkTimeToFirstContent(b *testing.B) {
 			for range streams {
 				wg.Go(func() {
 					if c.spread && streams > 1 {
+						// measurement window: the streams' starts are spread
+						// over a turn, the arrival pattern being measured.
 						time.Sleep(rand.N(turn))
 					}
 					for i := range next {
