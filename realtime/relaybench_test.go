@@ -107,6 +107,8 @@ func (r *latencyRow) phase(ctx context.Context, tb testing.TB, k int, aligned bo
 	for i, p := range r.phones {
 		wg.Go(func() {
 			if !aligned {
+				// measurement window: the phones' frames are staggered over a
+				// 20 ms frame, the traffic pattern being measured.
 				time.Sleep(time.Until(start.Add(time.Duration(i) * 20 * time.Millisecond / time.Duration(len(r.phones)))))
 			}
 			tick := time.NewTicker(20 * time.Millisecond)
@@ -271,7 +273,7 @@ func BenchmarkRelayIdle(b *testing.B) {
 				dialDirect(ctx, b, ec, newPhone(b, phoneOpts{paced: true}))
 				relay.relay(ctx, b, newPhone(b, phoneOpts{paced: true}), 1)
 			}
-			time.Sleep(window / 2) // the calls' setup (first checks, first reports) is not holding them
+			time.Sleep(window / 2) // measurement window: warm-up, the calls' setup (first checks, first reports) is not holding them
 			e1, r1 := echo.stats(b, true), relay.stats(b, true)
 			if dir := os.Getenv("VOXGATE_RELAY_PROFILE"); dir != "" {
 				err := relay.profile("goroutine", "debug=1", filepath.Join(dir, "relay-idle.goroutines"))
@@ -282,7 +284,7 @@ func BenchmarkRelayIdle(b *testing.B) {
 					b.Fatal(err)
 				}
 			} else {
-				time.Sleep(window) // the measured window itself, not a wait for a condition
+				time.Sleep(window) // measurement window: the measured window itself, not a wait for a condition
 			}
 			e2, r2 := echo.stats(b, false), relay.stats(b, false)
 			b.StopTimer()

@@ -95,13 +95,13 @@ func holdSessions(b *testing.B, s *sim.Server, base string, n int) {
 	for err := range errs {
 		b.Fatal(err)
 	}
-	time.Sleep(time.Second) // warm up: the first second is setup, not steady state
+	time.Sleep(time.Second) // measurement window: warm-up, the first second is setup, not steady state
 	memDuring := memInUse()
 	readBefore := read.Load()
 	cpuBefore := cpuTime()
 	b.ResetTimer()
 	start := time.Now()
-	time.Sleep(time.Duration(b.N) * time.Second)
+	time.Sleep(time.Duration(b.N) * time.Second) // measurement window: b.N seconds of steady streaming
 	wall := time.Since(start)
 	cpu := cpuTime() - cpuBefore
 	b.StopTimer()

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/realtime"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
 
@@ -94,19 +97,15 @@ func TestRealtimeSidebandOutlivesPeer(t *testing.T) {
 // waitCall waits until the call has ended for reason.
 func waitCall(t *testing.T, s *sim.Server, id, reason string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, _ := s.Call(id)
-		if st.Status == "ended" {
-			if st.EndReason != reason {
-				t.Errorf("call ended for %q, want %q", st.EndReason, reason)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("call still %s", st.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var st realtime.CallStats
+	testkit.Eventually(t, ctx, "the call ended", func() bool {
+		st, _ = s.Call(id)
+		return st.Status == "ended"
+	})
+	if st.EndReason != reason {
+		t.Errorf("call ended for %q, want %q", st.EndReason, reason)
 	}
 }
 
