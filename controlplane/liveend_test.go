@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,10 @@ import (
 func TestLiveDelegationRunningAtEndIsRecorded(t *testing.T) {
 	t.Parallel()
 	var started atomic.Int64
+	release := make(chan struct{}) // the tool returns once the session has ended
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	defer free() // a test that fails first still lets the tool return
 	no := false
 	script := sim.Script{Rules: []sim.Rule{{When: sim.When{Contains: []string{"pasta"}, ToolResults: &no},
 		Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "slow", Arguments: map[string]any{}}}}}}}
@@ -28,7 +33,7 @@ func TestLiveDelegationRunningAtEndIsRecorded(t *testing.T) {
 		moreTools: []*tools.Tool{{Name: "slow", Description: "Takes its time.", Voice: true, Parameters: json.RawMessage(`{"type":"object"}`),
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
 				started.Add(1)
-				time.Sleep(time.Second) // the session ends meanwhile
+				<-release // the session ends meanwhile
 				return tools.Outcome{Data: "done"}, nil
 			}}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -36,6 +41,7 @@ func TestLiveDelegationRunningAtEndIsRecorded(t *testing.T) {
 	p, start, liveID := askLive(t, ctx, f)
 	testkit.Eventually(t, ctx, "the tool running", func() bool { return started.Load() == 1 })
 	ended, st := endLive(t, ctx, f, p, start.SessionID, liveID)
+	free()
 	rec := ended.Cost
 	ms, tk := liveMillis(st), rec.Tokens
 	want := priceLiveWithBackend(ms, tk)
