@@ -172,6 +172,12 @@ func claimHits(norm, lang string) []string {
 // present, alone and in pairs; the English rules that matched; a
 // deferral; the language. Each appears once.
 func claimFeatures(norm, lang string, rules []string) []uint32 {
+	return claimFeaturesExcept(norm, lang, rules, "")
+}
+
+// claimFeaturesExcept leaves out the feature kinds named in skip (one
+// byte each), for the training's cross-validation to weigh each kind.
+func claimFeaturesExcept(norm, lang string, rules []string, skip string) []uint32 {
 	var toks, abs []string
 	classes := 0
 	wordsOf(norm, func(w string, _, _ int) {
@@ -200,7 +206,7 @@ func claimFeatures(norm, lang string, rules []string) []uint32 {
 			toks, abs = append(toks, w), append(abs, c)
 		}
 	})
-	fs := featureSet{seen: make(map[uint32]bool, 16*len(toks)+16)}
+	fs := featureSet{seen: make(map[uint32]bool, 16*len(toks)+16), skip: skip}
 	for i, t := range toks {
 		fs.add("w", t, "", "")
 		if i+1 < len(toks) {
@@ -258,9 +264,13 @@ func classIndex(c string) int { return slices.Index(featureClasses, c) }
 type featureSet struct {
 	seen map[uint32]bool
 	list []uint32
+	skip string
 }
 
 func (fs *featureSet) add(kind, a, b, c string) {
+	if fs.skip != "" && strings.Contains(fs.skip, kind) {
+		return
+	}
 	h := uint32(2166136261)
 	for _, part := range [...]string{kind, a, b, c} {
 		for i := 0; i < len(part); i++ {

@@ -75,6 +75,7 @@ func main() {
 	rows = append(rows, hw...)
 	rows = dedupe(rows)
 	split(rows)
+	rows = addTrainOnly(rows)
 	slices.SortFunc(rows, func(a, b row) int {
 		return strings.Compare(strings.Join([]string{a.split, a.lang, a.label, a.cat, a.family, a.text}, "\t"),
 			strings.Join([]string{b.split, b.lang, b.label, b.cat, b.family, b.text}, "\t"))
