@@ -146,22 +146,39 @@ var allowlisted = strings.NewReplacer(strings.ToLower(Fallback), " ", strings.To
 // unjudged) or the model scores it below its threshold; else the ids of
 // the rules that matched it, or RuleClaimModel.
 func claimHits(norm, lang string) []string {
+	c := scoreClaim(norm, lang)
+	if !c.gated || c.score < claimModel.threshold {
+		return nil
+	}
+	return c.ids()
+}
+
+// claimScore is the model's reading of a piece.
+type claimScore struct {
+	gated             bool // it holds a risk word, so the model judged it
+	score             float32
+	english, skeleton []string // the rules that matched
+}
+
+func scoreClaim(norm, lang string) claimScore {
 	norm = allowlisted.Replace(norm)
 	if !medicalRisk(norm) {
-		return nil
+		return claimScore{}
 	}
-	english := medicalHits(norm)
-	skeleton := claimRuleHits(skeletonText(norm), nil)
-	if claimModel.score(claimFeatures(norm, lang, append(slices.Clip(english), skeleton...))) < claimModel.threshold {
-		return nil
-	}
-	// The ids reported are the most specific that matched: medical.go's
-	// English rules, else the skeleton's, else the model's own.
+	c := claimScore{gated: true, english: medicalHits(norm), skeleton: claimRuleHits(skeletonText(norm), nil)}
+	c.score = claimModel.score(claimFeatures(norm, lang, append(slices.Clip(c.english), c.skeleton...)))
+	return c
+}
+
+// ids are the ids a blocked piece reports: the most specific that
+// matched, medical.go's English rules, else the skeleton's, else the
+// model's own.
+func (c claimScore) ids() []string {
 	switch {
-	case len(english) > 0:
-		return english
-	case len(skeleton) > 0:
-		return skeleton
+	case len(c.english) > 0:
+		return c.english
+	case len(c.skeleton) > 0:
+		return c.skeleton
 	}
 	return []string{RuleClaimModel}
 }

@@ -160,3 +160,31 @@ func TestCrossValidate(t *testing.T) {
 // round): they are fitted on, but scoring them out of fold would measure
 // the round against itself, so the figures leave them out.
 func addedAfterSplit(family string) bool { return strings.HasPrefix(family, "train4.") }
+
+// TestJudgeBand reports, out of fold, how much of the gated traffic a
+// band around the threshold sends to the judge and how many of the
+// model's errors fall inside it (docs/safety.md, "A second opinion").
+func TestJudgeBand(t *testing.T) {
+	if !*crossval {
+		t.Skip("run with -cv")
+	}
+	set, neg := cvSet(t)
+	scores := outOfFold(set, evalExamples(t), defaultParams)
+	th := thresholdFor(scores, neg, cvFalseBlockBudget)
+	for _, band := range []float32{0.5, 1, 1.5, 2, 3} {
+		in, errs, errsIn := 0, 0, 0
+		for _, x := range scores {
+			inBand := x.s >= th-band && x.s < th+band
+			if inBand {
+				in++
+			}
+			if (x.s >= th) != x.claim {
+				errs++
+				if inBand {
+					errsIn++
+				}
+			}
+		}
+		t.Logf("band ±%.1f: %.1f %% of judged sentences asked, %d of %d errors inside", band, pct(in, len(scores)), errsIn, errs)
+	}
+}

@@ -54,6 +54,8 @@ type Verdict struct {
 	Flags []Flag
 	// Ran are the output filters that ran over every released piece.
 	Ran []string
+	// Judged are the sentences put to the judge (Options.Judge), in order.
+	Judged []Judgement
 }
 
 // Options configure a filter for one user.
@@ -68,6 +70,11 @@ type Options struct {
 	// both languages whichever is chosen; the language picks the
 	// prescriptive-tone rules and is one of the model's features.
 	Language string
+	// Judge, when set, is asked about sentences the claim model is
+	// unsure of (judge.go); nil never asks.
+	Judge Judge
+	// JudgeBand is the unsure band's half width; 0 is DefaultJudgeBand.
+	JudgeBand float32
 }
 
 // Filter is the streaming output filter of DESIGN §12. Text goes in as it
@@ -88,6 +95,7 @@ type Filter struct {
 	outcome   Outcome
 	rules     []string
 	tone      bool
+	judged    []Judgement
 }
 
 // NewFilter makes a filter for one answer.
@@ -166,7 +174,7 @@ func (f *Filter) judge(window string) bool {
 		return false
 	}
 	lang := sentenceLanguage(f.opts, window)
-	if ids := claimHits(norm, lang); len(ids) > 0 {
+	if ids := f.decideClaim(window, norm, lang); len(ids) > 0 {
 		f.outcome, f.rules = Blocked, append(f.rules, ids...)
 		return false
 	}
@@ -185,6 +193,7 @@ func (f *Filter) Verdict() Verdict {
 		v.Kept = v.Released[:f.kept]
 	}
 	v.Rules = slices.Compact(slices.Sorted(slices.Values(f.rules)))
+	v.Judged = slices.Clone(f.judged)
 	if f.outcome == Blocked {
 		v.Flags = append(v.Flags, Flag{Type: MedicalClaim, Blocked: true,
 			Message: "Part of the answer read as medical advice and was replaced."})
