@@ -32,6 +32,7 @@ type Config struct {
 	Demo     Demo     `yaml:"demo"`
 	Voice    Voice    `yaml:"voice"`
 	Chat     Chat     `yaml:"chat"`
+	Safety   Safety   `yaml:"safety"`
 	Prices   Prices   `yaml:"prices"`
 	// Providers and Routes are the text router's (DESIGN §11, routes.go);
 	// read the routes through RouteList, which supplies the default.

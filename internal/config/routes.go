@@ -168,6 +168,7 @@ func (c *Config) validateRouting() []error {
 	if !routes[c.Chat.Route] {
 		bad("chat.route", "%q is not among routes (have %v)", c.Chat.Route, names)
 	}
+	c.checkSafety(routes, names, bad)
 	// A plan naming a route that does not exist would silently narrow
 	// what its users may call (a typo hides a route from GET /v1/models):
 	// refused at startup, like chat.route.
