@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,6 +47,38 @@ func (l *Log) Begin(ctx context.Context, r Row) error {
 	}
 	_, err := l.db.Exec(ctx, beginSQL, r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
 	return database.Error("audit: begin a row", err)
+}
+
+// beginIfSQL is beginSQL for a row that rides another statement's
+// transaction (QueueBeginIf): inserted only when the named predicate of
+// the user id is true there.
+const beginIfSQL = `INSERT INTO ai_audit_log
+	(turn_id, kind, user_id, session_id, call_id, tool, route, status, input_hash, failover_trace, duration_ms)
+SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, '[]', 0
+WHERE %s($3)
+ON CONFLICT (turn_id) DO NOTHING`
+
+// QueueBeginIf queues Begin's insert on b, to be made only if the SQL
+// function onlyIf (of one text argument, the row's user id) is true in
+// b's transaction: a chat unit's pending row rides its admission
+// (quota.Rider, quota.AdmittedSQL), so it costs no round trip and no
+// commit of its own and exists only for an admitted unit. onlyIf is the
+// caller's constant, never user input. The row is checked here, so the
+// statement cannot fail on it and take the batch down.
+func (l *Log) QueueBeginIf(b *pgx.Batch, r Row, onlyIf string) error {
+	r.Status = Pending
+	if err := r.check(); err != nil {
+		return err
+	}
+	for _, v := range []string{r.ID, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash} {
+		// Text PostgreSQL refuses (a NUL byte, invalid UTF-8) would fail
+		// every unit of the batch this row rides, not just its own.
+		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			return apierr.Wrap(apierr.Internal, "", errors.New("audit: a row's text is not storable"))
+		}
+	}
+	b.Queue(fmt.Sprintf(beginIfSQL, pgx.Identifier{onlyIf}.Sanitize()), r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
+	return nil
 }
 
 // finishSQL moves a pending row to its final status, once. A unit whose

@@ -45,7 +45,10 @@ type Daily struct {
 //
 // Concurrent calls share one statement (see batch.go); each is decided on
 // its own, in one round trip's time.
-func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate) (*Ticket, error) {
+//
+// Riders queue statements that travel with this admission and run only if
+// it admits (rider.go).
+func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate, riders ...Rider) (*Ticket, error) {
 	if p.UserID == "" {
 		return nil, apierr.New(apierr.Unauthorized, "")
 	}
@@ -60,7 +63,7 @@ func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate) (*T
 		return nil, dbError("admit", err)
 	}
 	start := time.Now()
-	c := &admitCall{userID: p.UserID, fallback: s.fallbackPlan(p), est: est}
+	c := &admitCall{userID: p.UserID, fallback: s.fallbackPlan(p), est: est, riders: riders}
 	ok := s.admits.admit(ctx, c)
 	s.metrics.latency.WithLabelValues("chat").Observe(time.Since(start).Seconds())
 	if !ok {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Admissions are batched per replica, "group commit" style. Each admission
@@ -81,6 +83,7 @@ type admitCall struct {
 	userID   string
 	fallback string
 	est      Estimate
+	riders   []Rider
 	state    atomic.Int32
 	done     chan struct{} // closed once the result below is set
 
@@ -206,11 +209,36 @@ func (b *admitBatcher) query(ctx context.Context, batch []*admitCall,
 	users, fallbacks []string, calls, tokens, costs []int64) (windows, error) {
 	s := b.s
 	var w windows
-	rows, err := s.pool.Query(ctx, admitBatchSQL, s.clockArg(),
-		s.plans, users, fallbacks, calls, tokens, costs, LeaseTTL.Seconds(), s.cfg.GlobalRequestsPerMinute)
+	args := []any{s.clockArg(), s.plans, users, fallbacks, calls, tokens, costs, LeaseTTL.Seconds(), s.cfg.GlobalRequestsPerMinute}
+	var riders pgx.Batch
+	if queueRiders(&riders, batch) {
+		// The admission first, then the riders, one round trip and one
+		// implicit transaction: the riders see its tickets.
+		b := &pgx.Batch{QueuedQueries: append([]*pgx.QueuedQuery{{SQL: admitBatchSQL, Arguments: args}}, riders.QueuedQueries...)}
+		res := s.pool.SendBatch(ctx, b)
+		rows, err := res.Query()
+		if err != nil {
+			res.Close()
+			return w, err
+		}
+		w, err = scanAdmissions(rows, batch)
+		if err != nil {
+			res.Close()
+			return w, err
+		}
+		// Close reads the riders' results: the batch's error, if any.
+		return w, res.Close()
+	}
+	rows, err := s.pool.Query(ctx, admitBatchSQL, args...)
 	if err != nil {
 		return w, err
 	}
+	return scanAdmissions(rows, batch)
+}
+
+// scanAdmissions reads the batch statement's rows into its calls.
+func scanAdmissions(rows pgx.Rows, batch []*admitCall) (windows, error) {
+	var w windows
 	defer rows.Close()
 	got := 0
 	for rows.Next() {
