@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/internal/apierr"
+	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/quota"
 )
 
 // flagMedicalClaim is DESIGN §7's safety flag for a medical claim the
@@ -74,28 +78,25 @@ func traceEntries(calls []llm.Trace) []audit.TraceEntry {
 // completionAudit is what a completion's audit row needs beyond the
 // completion itself.
 type completionAudit struct {
-	began   bool     // the pending row is in
-	failure error    // what the completion failed with, nil when it answered
-	ran     []string // filters that ran on the completion's text, set by its filters
-	rules   []string // ids of the filter rules that fired on it (completion_screen.go)
-	blocked bool     // the output filter blocked a medical claim
+	began     bool     // the pending row is in
+	inputHash string   // the conversation's, as the pending row has it
+	failure   error    // what the completion failed with, nil when it answered
+	ran       []string // filters that ran on the completion's text, set by its filters
+	rules     []string // ids of the filter rules that fired on it (completion_screen.go)
+	blocked   bool     // the output filter blocked a medical claim
 }
 
-// beginAudit inserts the completion's pending audit row once it is
-// admitted, before the model call. Its input hash is the hash of the
-// conversation it sends.
-func (c *completion) beginAudit(ctx context.Context) error {
-	if err := c.s.audit.Begin(ctx, audit.Row{ID: c.id, Kind: audit.KindCompletion, UserID: c.p.UserID,
-		SessionID: c.id, Route: c.req.Model, InputHash: c.inputHash()}); err != nil {
-		return err
-	}
-	c.audit.began = true
-	return nil
-}
-
-func (c *completion) inputHash() string {
-	raw, _ := json.Marshal(c.llmReq.Messages)
-	return audit.Hash(string(raw))
+// auditRider is the completion's pending audit row as a rider of its
+// admission (quota.Rider, docs/quota.md "Riders"): inserted in the
+// admission's round trip and transaction, only if it admits. What the
+// row's check refuses is kept in *refused for the caller, which fails the
+// completion as a Begin that failed did. Its input hash is the hash of the
+// conversation it sends, computed once for both of the unit's rows.
+func (s *Service) auditRider(id string, p auth.Principal, route string, lreq llm.Request, refused *error) (quota.Rider, string) {
+	raw, _ := json.Marshal(lreq.Messages)
+	hash := audit.Hash(string(raw))
+	row := audit.Row{ID: id, Kind: audit.KindCompletion, UserID: p.UserID, SessionID: id, Route: route, InputHash: hash}
+	return func(b *pgx.Batch) { *refused = s.audit.QueueBeginIf(b, row, quota.AdmittedSQL) }, hash
 }
 
 // auditRow is the completion's final audit row, nil when it began none.
@@ -105,7 +106,7 @@ func (c *completion) auditRow(ctx context.Context) *audit.Row {
 		return nil
 	}
 	r := &audit.Row{ID: c.id, Kind: audit.KindCompletion, UserID: c.p.UserID, SessionID: c.id, Route: c.req.Model,
-		FailoverTrace: traceEntries([]llm.Trace{c.trace}), FiltersRan: c.audit.ran, RuleIDs: c.audit.rules, InputHash: c.inputHash(),
+		FailoverTrace: traceEntries([]llm.Trace{c.trace}), FiltersRan: c.audit.ran, RuleIDs: c.audit.rules, InputHash: c.audit.inputHash,
 		DurationMS: time.Since(c.started).Milliseconds()}
 	if a, ok := c.trace.Answered(); ok {
 		r.Provider, r.Model = a.Provider, a.Model

@@ -152,19 +152,26 @@ func (s *Service) admitCompletion(ctx context.Context, p auth.Principal, req *Co
 			return nil, invalidField(field, "no target of %q can honour it; leave it out or use another model", req.Model)
 		}
 	}
-	ticket, err := s.quota.Admit(ctx, p, s.reserve(completionEstimate(s.cfg.EstimateTokens, size, lreq.MaxOutputTokens), s.modelsOf(req.Model)))
+	// The audit row, pending until the completion ends, rides the
+	// admission: one round trip before the model call, not two.
+	id := newID("chatcmpl-")
+	var refused error
+	rider, hash := s.auditRider(id, p, req.Model, lreq, &refused)
+	ticket, err := s.quota.Admit(ctx, p, s.reserve(completionEstimate(s.cfg.EstimateTokens, size, lreq.MaxOutputTokens), s.modelsOf(req.Model)), rider)
 	if err != nil {
 		return nil, err
 	}
-	c := &completion{s: s, p: p, req: req, llmReq: lreq, ticket: ticket, id: newID("chatcmpl-"),
+	c := &completion{s: s, p: p, req: req, llmReq: lreq, ticket: ticket, id: id,
 		created: time.Now().Unix(), started: time.Now()}
-	if !s.routeAllowed(req.Model, ticket.Limits.AllowsRoute) {
+	c.audit.began, c.audit.inputHash = refused == nil, hash
+	if refused != nil {
 		c.end(ctx)
-		return nil, errNoSuchModel()
+		return nil, refused
 	}
-	if err := c.beginAudit(ctx); err != nil { // pending until the completion ends
+	if !s.routeAllowed(req.Model, ticket.Limits.AllowsRoute) {
+		c.audit.failure = errNoSuchModel()
 		c.end(ctx)
-		return nil, err
+		return nil, c.audit.failure
 	}
 	return c, nil
 }
