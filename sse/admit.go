@@ -12,8 +12,10 @@ import (
 )
 
 // admit takes the turn's quota ticket. The workflow and a confirmation
-// are checked first, so a refused request counts nothing (DESIGN §9); the
-// workflow is checked again against the plan admission found.
+// are checked first, then the session's owner, so a refused request
+// counts nothing and another user's session is 404 before any effect
+// (DESIGN §9); the workflow is checked again against the plan admission
+// found. The turn's pending audit row rides the admission (quota.Rider).
 func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*turn, error) {
 	if req.Workflow != "" {
 		if err := s.checkWorkflow(ctx, p, req.Workflow); err != nil {
@@ -30,14 +32,23 @@ func (s *Service) admit(ctx context.Context, p auth.Principal, req *Request) (*t
 		}
 		req.SessionID = pp.SessionID
 	}
-	ticket, err := s.quota.Admit(ctx, p, s.reservation())
+	sessionID, fresh, err := s.ensureSession(ctx, p.UserID, req.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	t := &turn{s: s, p: p, req: req, ticket: ticket, turnID: newID("turn_"), started: time.Now(), out: discard{}}
+	t := &turn{s: s, p: p, req: req, sessionID: sessionID, fresh: fresh, turnID: newID("turn_"), out: discard{}}
+	var refused error
+	ticket, err := s.quota.Admit(ctx, p, s.reservation(), t.auditRider(&refused))
+	if err != nil {
+		return nil, err
+	}
+	t.ticket, t.started, t.began = ticket, time.Now(), refused == nil
 	// decodeChat sanitized the message and checked its length (DESIGN §7)
 	// before admission: the input filter has run.
 	t.ran = append(t.ran, audit.FilterInput)
+	if refused != nil {
+		return nil, t.release(ctx, refused)
+	}
 	if req.Workflow != "" {
 		// The plan may have changed since checkWorkflow read it.
 		if tool, _ := s.tools.Registry().Lookup(req.Workflow); !tool.AllowsPlan(ticket.Plan) {

@@ -22,11 +22,15 @@ const flagMedicalClaim = "medical_claim"
 // did (audit.Required lists what success needs).
 func (t *turn) filtersRan() []string { return t.ran }
 
-// beginAudit inserts the turn's pending audit row once it is admitted and
-// has its session, before any model call: a crash leaves it pending.
-func (t *turn) beginAudit(ctx context.Context) error {
-	return t.s.audit.Begin(ctx, audit.Row{ID: t.turnID, Kind: audit.KindChat, UserID: t.p.UserID,
-		SessionID: t.sessionID, Route: t.s.cfg.Route, InputHash: audit.Hash(t.req.Message)})
+// auditRider is the turn's pending audit row as a rider of its admission
+// (quota.Rider, docs/quota.md "Riders"): inserted in the admission's round
+// trip and transaction, only if it admits, once the session is known and
+// before any model call, so a crash leaves it pending. What the row's
+// check refuses is kept in *refused for admit.
+func (t *turn) auditRider(refused *error) quota.Rider {
+	row := audit.Row{ID: t.turnID, Kind: audit.KindChat, UserID: t.p.UserID,
+		SessionID: t.sessionID, Route: t.s.cfg.Route, InputHash: audit.Hash(t.req.Message)}
+	return func(b *pgx.Batch) { *refused = t.s.audit.QueueBeginIf(b, row, quota.AdmittedSQL) }
 }
 
 // answeredStatus is the final status of a turn that answered (a

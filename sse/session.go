@@ -10,15 +10,11 @@ import (
 	"github.com/voxgate/voxgate/internal/database"
 )
 
-// session finds the turn's session (DESIGN §7: ensure the session and its
-// ownership) and, when the request answers a confirmation, uses it: the
-// confirmation must belong to this session, and only one request can use
-// it, whichever replica it reaches.
-func (t *turn) session(ctx context.Context) error {
-	var err error
-	if t.sessionID, t.fresh, err = t.s.ensureSession(ctx, t.p.UserID, t.req.SessionID); err != nil {
-		return err
-	}
+// useConfirmation uses the confirmation the request answers, if any: it
+// must belong to the turn's session (admit found it, DESIGN §7: ensure
+// the session and its ownership), and only one request can use it,
+// whichever replica it reaches.
+func (t *turn) useConfirmation(ctx context.Context) error {
 	if t.req.Confirm == nil {
 		return nil
 	}

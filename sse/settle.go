@@ -111,6 +111,11 @@ func (t *turn) end(ctx context.Context, write, written *billing.Record, row *aud
 // release ends a turn that used nothing: its ticket is freed. It
 // returns err.
 func (t *turn) release(ctx context.Context, err error) error {
-	t.end(ctx, nil, nil, nil)
+	var row *audit.Row
+	if t.began { // its pending row ends with the refusal
+		code := string(apierr.From(err).Code)
+		row = t.auditRow(failedStatus(code), code, "")
+	}
+	t.end(ctx, nil, nil, row)
 	return err
 }

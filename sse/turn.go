@@ -54,9 +54,10 @@ type turn struct {
 	traces      traces // every routed call's trace (route.go)
 	degraded    bool   // every target failed: the configured fallback answered
 
-	// The audit row (auditrow.go).
-	// filters that ran on this turn's text, set by filters.go (admission
+	// The audit row (auditrow.go): whether its pending row is in, and
+	// the filters that ran on this turn's text, set by filters.go (admission
 	// adds input: decodeChat sanitized the message before it)
+	began bool
 	ran   []string
 	rules []string // ids of the filter rules that fired on it, sorted, set by screen.go
 
@@ -92,14 +93,11 @@ func (s *Service) chat(ctx context.Context, p auth.Principal, req *Request, key 
 			}
 		}()
 	}
-	t, err := s.admit(ctx, p, req) // §7.3 admission: refusals before it count nothing
+	t, err := s.admit(ctx, p, req) // §7.3–7.4 the session's owner, then admission: refusals before it count nothing
 	if err != nil {
 		return nil, err
 	}
-	if err := t.session(ctx); err != nil { // §7.4 the session, and a confirmation's one use
-		return nil, t.release(ctx, err)
-	}
-	if err := t.beginAudit(ctx); err != nil { // the audit row, pending until the turn ends
+	if err := t.useConfirmation(ctx); err != nil { // §7.4 a confirmation's one use
 		return nil, t.release(ctx, err)
 	}
 	t.key, t.out = key, out
