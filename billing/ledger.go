@@ -27,12 +27,16 @@ const (
 	// never as a completion (DESIGN §11). Its turn_id is the turn's,
 	// followed by "/" and the attempt's number.
 	KindAttempt = "attempt"
+	// KindJudge is a question the safety filter's judge answered (issue
+	// #37): the operator's cost, like an attempt. Its turn_id is the
+	// unit's, followed by "/judge/" and the question's number.
+	KindJudge = "judge"
 )
 
 // validKind says whether kind is one of the kinds above.
 func validKind(kind string) bool {
 	switch kind {
-	case KindVoice, KindChat, KindCompletion, KindAttempt:
+	case KindVoice, KindChat, KindCompletion, KindAttempt, KindJudge:
 		return true
 	}
 	return false

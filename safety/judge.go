@@ -13,6 +13,15 @@ import "strings"
 // claim model alone would have let the sentence pass.
 const RuleClaimJudge = "medical.judge"
 
+// The ids a verdict carries for the judge's other outcomes, so the audit
+// row shows every question (docs/audit.md): the judge cleared a sentence
+// the claim model would have blocked, or gave no answer in its budget
+// (the model's verdict stood). Neither blocks anything.
+const (
+	RuleJudgeCleared    = "medical.judge_cleared"
+	RuleJudgeUnanswered = "medical.judge_unanswered"
+)
+
 // DefaultJudgeBand is how far from the threshold, in the model's score
 // (a logit), a sentence counts as unsure. Out of fold (go test ./safety
 // -run TestJudgeBand -cv) ±1.0 holds 10.7 % of the sentences the model
@@ -54,13 +63,16 @@ func (f *Filter) decideClaim(window, norm, lang string) []string {
 		if c.score >= th-band && c.score < th+band {
 			claim, ok := j.Judge(strings.TrimSpace(window), lang)
 			f.judged = append(f.judged, Judgement{Model: model, Answered: ok, Claim: ok && claim})
-			if ok {
-				switch {
-				case claim && !model:
-					return []string{RuleClaimJudge}
-				case !claim:
-					return nil
+			switch {
+			case !ok:
+				f.rules = append(f.rules, RuleJudgeUnanswered)
+			case claim && !model:
+				return []string{RuleClaimJudge}
+			case !claim:
+				if model {
+					f.rules = append(f.rules, RuleJudgeCleared)
 				}
+				return nil
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,8 +75,8 @@ func TestJudgeDecidesOnlyUnsureSentences(t *testing.T) {
 	// A judge that clears everything lets an unsure claim pass, never a
 	// sure one.
 	no := &fixedJudge{claim: false, ok: true}
-	if v := CheckText(unsureAbove, Options{Judge: no}); v.Outcome != Pass {
-		t.Errorf("unsure, above the threshold, judge says no claim: %v, want Pass", v.Outcome)
+	if v := CheckText(unsureAbove, Options{Judge: no}); v.Outcome != Pass || !slices.Contains(v.Rules, RuleJudgeCleared) {
+		t.Errorf("unsure, above the threshold, judge says no claim: %v %v, want Pass with %s", v.Outcome, v.Rules, RuleJudgeCleared)
 	}
 	if v := CheckText(sureAbove, Options{Judge: no}); v.Outcome != Blocked {
 		t.Errorf("sure claim: %v, want Blocked whatever the judge says", v.Outcome)
@@ -89,7 +90,8 @@ func TestJudgeDecidesOnlyUnsureSentences(t *testing.T) {
 	for _, s := range []string{unsureBelow, unsureAbove} {
 		want := CheckText(s, Options{})
 		got := CheckText(s, Options{Judge: silent})
-		if got.Outcome != want.Outcome || strings.Join(got.Rules, ",") != strings.Join(want.Rules, ",") {
+		if got.Outcome != want.Outcome || !slices.Equal(slices.DeleteFunc(slices.Clone(got.Rules), func(r string) bool { return r == RuleJudgeUnanswered }), want.Rules) ||
+			!slices.Contains(got.Rules, RuleJudgeUnanswered) {
 			t.Errorf("%q: with a silent judge %v %v, without %v %v", s, got.Outcome, got.Rules, want.Outcome, want.Rules)
 		}
 		if len(got.Judged) != 1 || got.Judged[0].Answered {

@@ -55,7 +55,7 @@ func (t *turn) answeredStatus(resp *Response) audit.Status {
 func (t *turn) auditRow(status audit.Status, code, answer string) *audit.Row {
 	return &audit.Row{ID: t.turnID, Kind: audit.KindChat, UserID: t.p.UserID, SessionID: t.sessionID,
 		Route: t.s.cfg.Route, Provider: t.provider, Model: t.answerModel, Status: status, ErrorCode: code,
-		FailoverTrace: traceEntries(t.traces.all()), FiltersRan: t.filtersRan(), RuleIDs: t.rules,
+		FailoverTrace: traceEntries(append(t.traces.all(), judgeTraces(t.judge)...)), FiltersRan: t.filtersRan(), RuleIDs: t.rules,
 		InputHash: audit.Hash(t.req.Message), OutputHash: audit.Hash(answer),
 		DurationMS: time.Since(t.started).Milliseconds()}
 }
@@ -110,7 +110,7 @@ func (c *completion) auditRow(ctx context.Context) *audit.Row {
 		return nil
 	}
 	r := &audit.Row{ID: c.id, Kind: audit.KindCompletion, UserID: c.p.UserID, SessionID: c.id, Route: c.req.Model,
-		FailoverTrace: traceEntries([]llm.Trace{c.trace}), FiltersRan: c.audit.ran, RuleIDs: c.audit.rules, InputHash: c.audit.inputHash,
+		FailoverTrace: traceEntries(append([]llm.Trace{c.trace}, judgeTraces(c.judge)...)), FiltersRan: c.audit.ran, RuleIDs: c.audit.rules, InputHash: c.audit.inputHash,
 		DurationMS: time.Since(c.started).Milliseconds()}
 	if a, ok := c.trace.Answered(); ok {
 		r.Provider, r.Model = a.Provider, a.Model

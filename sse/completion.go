@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/safety/judge"
 )
 
 // The OpenAI-compatible endpoint (DESIGN §7, docs/chat.md): the client
@@ -88,6 +89,7 @@ type completion struct {
 	lost      error // what end said when its usage could not be kept
 
 	audit completionAudit // its audit row (auditrow.go)
+	judge *judge.Judge    // the output filter's judge, nil without one (judge.go)
 }
 
 // HandleCompletions serves POST /v1/chat/completions. Errors before the

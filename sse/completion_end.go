@@ -56,10 +56,14 @@ func (j *completionEnd) Complete(ctx context.Context) error {
 	return err
 }
 
-// usage is the settlement's: every record's tokens, calls and cost.
+// usage is the settlement's: every record's tokens, calls and cost but
+// the judge's, which are the operator's (judge.go).
 func (j *completionEnd) usage(costs []*int64) quota.Usage {
 	var u quota.Usage
 	for i, er := range j.Records {
+		if er.Record.Kind == billing.KindJudge {
+			continue
+		}
 		u.Tokens += er.Usage.TextIn + er.Usage.TextOut
 		u.Calls++
 		if costs[i] != nil {
@@ -111,6 +115,9 @@ func (c *completion) records() []endRecord {
 			continue
 		}
 		out = append(out, c.record(billing.KindAttempt, c.id+"/"+strconv.Itoa(i+1), a.Provider, a.Model, *a.Usage, false, dur))
+	}
+	for _, jr := range judgeRecords(c.judge, c.p.UserID, c.id, c.id) {
+		out = append(out, endRecord(jr))
 	}
 	if c.usage == nil {
 		return out

@@ -45,6 +45,8 @@ func complScript() sim.Script {
 		{Name: "weathered", When: sim.When{Contains: []string{"weather"}, ToolResults: yes()}, Reply: sim.Reply{Text: weatherAnswer}},
 		{Name: "story", When: sim.When{Contains: []string{"story"}}, Reply: sim.Reply{Text: "Hi. Once upon a time ", TextTokens: 60}}, // a short sentence first: the output filter lets it out at once
 		{Name: "claim", When: sim.When{Contains: []string{"breakfast"}}, Reply: sim.Reply{Text: claimAnswer}},
+		{Name: "judge", When: sim.When{Contains: []string{"Sentence:"}}, Reply: sim.Reply{Text: "CLAIM"}},
+		{Name: "oats", When: sim.When{Contains: []string{"oats"}}, Reply: sim.Reply{Text: "Sure. " + benignRisky}},
 		{Name: "email", When: sim.When{Contains: []string{"coach"}},
 			Reply: sim.Reply{Text: "Sure. Your coach is at " + leakEmail + " for questions. Happy training."}},
 	}}
@@ -133,25 +135,6 @@ func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 	target := func(provider, model string) llm.Target {
 		return llm.Target{Provider: provider, Model: model, FirstContent: complFirstContent, Timeout: complFirstContent}
 	}
-	r, err := llm.NewRouter(llm.RouterParams{
-		Providers: map[string]llm.Provider{
-			"primary":  adapter(c.primary.url, simtest.TestKey),
-			"fallback": adapter(c.fallback.url, simtest.TestKey),
-			"locked":   adapter(c.primary.url, "sk-not-a-key-the-simulator-takes"),
-		},
-		Routes: []llm.Route{
-			{Name: "chat", Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel), target("fallback", fallbackModel)}},
-			{Name: "solo", Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel)}},
-			{Name: "premium", Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel)}},
-			{Name: "locked", Budget: complBudget, Targets: []llm.Target{target("locked", primaryModel)}},
-		},
-		RetryDelay: complRetryDelay,
-		Now:        c.clock.now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.router = &tracedRouter{Router: r}
 	o := options{sim: c.primary.sim, simURL: c.primary.url,
 		provider: func(llm.Provider) llm.Provider { return c.router },
 		plans: func(q *config.Quota) {
@@ -165,6 +148,30 @@ func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 	for _, f := range tune {
 		f(&o)
 	}
+	// A test with a judge gets its route, on the primary.
+	routes := []llm.Route{
+		{Name: "chat", Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel), target("fallback", fallbackModel)}},
+		{Name: "solo", Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel)}},
+		{Name: "premium", Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel)}},
+		{Name: "locked", Budget: complBudget, Targets: []llm.Target{target("locked", primaryModel)}},
+	}
+	if o.judge != nil {
+		routes = append(routes, llm.Route{Name: o.judge.Route, Budget: complBudget, Targets: []llm.Target{target("primary", primaryModel)}})
+	}
+	r, err := llm.NewRouter(llm.RouterParams{
+		Providers: map[string]llm.Provider{
+			"primary":  adapter(c.primary.url, simtest.TestKey),
+			"fallback": adapter(c.fallback.url, simtest.TestKey),
+			"locked":   adapter(c.primary.url, "sk-not-a-key-the-simulator-takes"),
+		},
+		Routes:     routes,
+		RetryDelay: complRetryDelay,
+		Now:        c.clock.now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.router = &tracedRouter{Router: r}
 	c.fixture = newFixture(t, o)
 	mux := http.NewServeMux()
 	user := func(h httpx.HandlerFunc) http.Handler {

@@ -1,6 +1,8 @@
 package sse
 
 import (
+	"context"
+
 	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/safety"
@@ -16,8 +18,11 @@ type answerScreen struct {
 	fellBack bool
 }
 
-func newAnswerScreen() *answerScreen {
-	return &answerScreen{f: safety.NewFilter(safety.Options{})}
+func (c *completion) newAnswerScreen(ctx context.Context) *answerScreen {
+	if c.judge == nil {
+		c.judge = c.s.judgeFor(ctx)
+	}
+	return &answerScreen{f: safety.NewFilter(c.s.judged(safety.Options{}, c.judge))}
 }
 
 // write takes a delta of the answer and returns the text to send now.

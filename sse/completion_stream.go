@@ -28,7 +28,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter, r *http.
 	cw.SetModel(c.model())
 	// run closes the writer and ends the watch, after a panic too.
 	c.wr, c.cw, c.cut = wr, cw, watchCut(r.Context(), func(e *apierr.Error) { _ = cw.Fail(e) })
-	screen := newAnswerScreen() // the output filter: text goes out as it lets it
+	screen := c.newAnswerScreen(ctx) // the output filter: text goes out as it lets it
 	for {
 		ev, err := st.Next(ctx)
 		if err != nil {
@@ -162,7 +162,7 @@ func (c *completion) whole(ctx context.Context, w http.ResponseWriter, st llm.St
 		case llm.EventDone:
 			// The output filter, as on a stream: its verdict on the whole
 			// text, before the audit row is written.
-			screen := newAnswerScreen()
+			screen := c.newAnswerScreen(ctx)
 			out, leak := screen.whole(string(text))
 			c.judged(screen)
 			c.done(ev)

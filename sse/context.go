@@ -61,7 +61,8 @@ func (t *turn) profile(ctx context.Context) string {
 	if prof.Language != "" {
 		t.language = prof.Language
 	}
-	t.screen = safety.NewFilter(safety.Options{DisplayName: prof.DisplayName, Language: prof.Language})
+	t.judge = t.s.judgeFor(ctx)
+	t.screen = safety.NewFilter(t.s.judged(safety.Options{DisplayName: prof.DisplayName, Language: prof.Language}, t.judge))
 	return prof.Block
 }
 

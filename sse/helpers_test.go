@@ -25,6 +25,7 @@ import (
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/safety"
+	"github.com/voxgate/voxgate/safety/judge"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/sse"
@@ -158,6 +159,9 @@ type options struct {
 	production bool
 	// quotaNow is quota's clock; nil is the database's.
 	quotaNow func() time.Time
+	// judge, when set, is the safety filter's judge: its route joins the
+	// router, with chat.model on the simulator as its one target.
+	judge *judge.Config
 }
 
 // testQuota opens the request windows so tests hit only what they mean to,
@@ -181,6 +185,15 @@ func testRoute(cfg config.Chat, o options) llm.Route {
 		rt.Budget, rt.Targets[0].FirstContent = time.Hour, time.Hour
 	}
 	return rt
+}
+
+// testRoutes are chat.route's, and the judge's when the test has one.
+func testRoutes(cfg config.Chat, o options) []llm.Route {
+	rts := []llm.Route{testRoute(cfg, o)}
+	if o.judge != nil {
+		rts = append(rts, llm.Route{Name: o.judge.Route, Targets: []llm.Target{{Provider: "openai", Model: cfg.Model}}})
+	}
+	return rts
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -234,7 +247,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	var router llm.Provider = provider
 	if _, routed := provider.(interface{ Routes() []string }); !routed {
 		router, err = llm.NewRouter(llm.RouterParams{Providers: map[string]llm.Provider{"openai": provider},
-			Routes: []llm.Route{testRoute(cfg, o)}})
+			Routes: testRoutes(cfg, o)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,8 +264,12 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.registry != nil {
 		reg = o.registry
 	}
+	var jc judge.Config
+	if o.judge != nil {
+		jc = *o.judge
+	}
 	svc, err := sse.New(sse.Params{Pool: g.Pool, Quota: g.Quota, Tools: g.Tools, Provider: router, RouteModels: append([]string{cfg.Model}, o.moreModels...), Ledger: g.Ledger,
-		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs, Registerer: reg})
+		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: log, SafetyIDs: o.safetyIDs, Registerer: reg, Judge: jc})
 	if err != nil {
 		t.Fatal(err)
 	}

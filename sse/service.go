@@ -21,6 +21,7 @@ import (
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/safety"
+	"github.com/voxgate/voxgate/safety/judge"
 	"github.com/voxgate/voxgate/tools"
 )
 
@@ -112,6 +113,9 @@ type Params struct {
 	// SafetyIDs make the salted user hash the provider sees as its safety
 	// identifier; the zero value sends none.
 	SafetyIDs safety.Identifiers
+	// Judge is the safety filter's optional judge (config safety.judge);
+	// the zero value asks none.
+	Judge judge.Config
 	// Registerer receives the voxgate_chat_* metrics; nil keeps them
 	// unexported (tests).
 	Registerer prometheus.Registerer
@@ -135,6 +139,7 @@ type Service struct {
 	metrics  *metrics
 
 	safetyID    safety.Identifiers // the provider's view of a user
+	judge       judge.Config       // Params.Judge
 	contextTool string             // Params.ContextTool
 	schema      *responseSchema
 	// pingEvery is PingEvery; tests shorten it.
@@ -178,7 +183,7 @@ func New(p Params) (*Service, error) {
 			return nil, err
 		}
 	}
-	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, models: p.RouteModels, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs,
+	s := &Service{pool: p.Pool, quota: p.Quota, tools: p.Tools, provider: p.Provider, models: p.RouteModels, ledger: p.Ledger, audit: audit.New(p.Pool), spool: p.Spool, safetyID: p.SafetyIDs, judge: p.Judge,
 		cfg: p.Config, contextTool: p.ContextTool, log: p.Logger, metrics: m, schema: schema, pingEvery: PingEvery,
 		created: time.Now().Unix()}
 	p.Spool.Register(turnEndKind, s.decodeTurnEnd)

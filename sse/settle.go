@@ -82,7 +82,8 @@ func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
 // after it; when the database did not take them in time, the record as it
 // will be written and the day as admission saw it.
 func (t *turn) end(ctx context.Context, write, written *billing.Record, row *audit.Row) (billing.Record, quota.Daily) {
-	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: t.attempts(), Audit: row, s: t.s}
+	attempts := append(t.attempts(), judgeRecords(t.judge, t.p.UserID, t.sessionID, t.turnID)...)
+	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: attempts, Audit: row, s: t.s}
 	var rec billing.Record
 	switch {
 	case written != nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/safety"
+	"github.com/voxgate/voxgate/safety/judge"
 )
 
 // sink receives a turn's events: a stream sends them, a stream:false
@@ -69,6 +70,7 @@ type turn struct {
 	// The output filters (screen.go): the answer's stream filter, whether
 	// its fallback went out, whether its verdict is in ran and rules.
 	screen   *safety.Filter
+	judge    *judge.Judge // the filter's judge, nil without one (judge.go)
 	fellBack bool
 	judged   bool
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/voxgate/voxgate/safety"
+	"github.com/voxgate/voxgate/safety/judge"
 	"github.com/voxgate/voxgate/sse"
 )
 
@@ -19,6 +20,7 @@ func newChat(m *Main) (chatService, error) {
 		Ledger: m.Ledger, Spool: m.Spool,
 		Config: m.Config.Chat, ContextTool: m.Config.ContextTool(), Registerer: m.Registry, Logger: m.Logger,
 		SafetyIDs: safety.NewIdentifiers(m.Config.Secrets.SafetyKey()),
+		Judge:     judge.Config(m.Config.Safety.Judge),
 	})
 	if err != nil {
 		return nil, err // not svc: a nil *Service would be a non-nil chatService
