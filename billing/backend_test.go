@@ -124,7 +124,7 @@ func TestBackendUsageIsChecked(t *testing.T) {
 	}
 }
 
-// TestTokenCountMatchesTheDatabase: TokenView.Count, what a user's day is
+// TestTokenCountMatchesTheDatabase: Record.TokenCount, what a user's day is
 // charged, and the database's usage_record_tokens_in and _out, what the
 // rollups sum, count a record with every token class the same.
 func TestTokenCountMatchesTheDatabase(t *testing.T) {
@@ -139,7 +139,7 @@ func TestTokenCountMatchesTheDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, out := w.Tokens.Count()
+	in, out := w.TokenCount()
 	var dbIn, dbOut int64
 	if err := fx.pool.QueryRow(ctx, `SELECT usage_record_tokens_in(r), usage_record_tokens_out(r) FROM usage_records r WHERE id = $1`,
 		w.ID).Scan(&dbIn, &dbOut); err != nil {

@@ -31,6 +31,15 @@ type Usage struct {
 	AudioMillis int64
 }
 
+// Tokens is u's tokens in and out, cached input being part of input and
+// durations no tokens: what a provider's usage reports as input and
+// output tokens, and what a user's day counts. The database states the
+// same rule for a whole record as usage_record_tokens_in and _out
+// (migration 0079); TestTokenCountMatchesTheDatabase keeps them together.
+func (u Usage) Tokens() (in, out int64) {
+	return u.TextIn + u.AudioIn + u.ImageIn, u.TextOut + u.AudioOut
+}
+
 // Add returns the sum of u and v, class by class.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{

@@ -110,13 +110,14 @@ type TokenView struct {
 	BackendTextOut          int64 `json:"backend_text_out"`
 }
 
-// Count is the record's tokens in and out, every model on it: what the
-// user's day counts toward a token quota. The database states the same
-// rule as usage_record_tokens_in and _out (migration 0079), which the
-// rollups use; TestTokenCountMatchesTheDatabase keeps the two together.
-func (t TokenView) Count() (in, out int64) {
-	in = t.TextIn + t.AudioIn + t.ImageIn + t.TranscriptionTextIn + t.TranscriptionAudioIn + t.BackendTextIn
-	out = t.TextOut + t.AudioOut + t.TranscriptionTextOut + t.BackendTextOut
+// TokenCount is the record's tokens in and out, every model on it
+// (Usage.Tokens of each): what the user's day counts toward a token
+// quota.
+func (r Record) TokenCount() (in, out int64) {
+	for _, u := range []Usage{r.Usage, r.Transcription, r.Backend} {
+		i, o := u.Tokens()
+		in, out = in+i, out+o
+	}
 	return in, out
 }
 

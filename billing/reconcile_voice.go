@@ -71,9 +71,9 @@ func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLi
 				}
 			}
 			rest -= share
-			out = append(out, ledgerLine{date, ln.Model, ln.Usage.billedTokens(), share})
+			out = append(out, ledgerLine{date, ln.Model, billedTokens(ln.Usage), share})
 		}
-		out = append(out, ledgerLine{date, r.Model, lines[0].Usage.billedTokens(), rest})
+		out = append(out, ledgerLine{date, r.Model, billedTokens(lines[0].Usage), rest})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, database.Error("billing: reconcile voice", err)
@@ -81,8 +81,9 @@ func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLi
 	return out, nil
 }
 
-// billedTokens is u's input and output tokens (cached input is part of
-// input): what a provider's usage reports as input_tokens + output_tokens.
-func (u Usage) billedTokens() int64 {
-	return u.TextIn + u.AudioIn + u.ImageIn + u.TextOut + u.AudioOut
+// billedTokens is u's input and output tokens together: what a provider's
+// usage reports as input_tokens + output_tokens.
+func billedTokens(u Usage) int64 {
+	in, out := u.Tokens()
+	return in + out
 }

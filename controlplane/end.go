@@ -229,7 +229,7 @@ func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int6
 // chargeDay counts the record's tokens and cost toward the user's day, in
 // the transaction that writes it. An unpriced record adds its tokens only.
 func (s *Service) chargeDay(ctx context.Context, tx pgx.Tx, rec billing.Record) error {
-	in, out := rec.Tokens.Count()
+	in, out := rec.TokenCount()
 	var cost int64
 	if rec.CostMicros != nil {
 		cost = *rec.CostMicros

@@ -64,7 +64,8 @@ func (j *completionEnd) usage(costs []*int64) quota.Usage {
 		if er.Record.Kind == billing.KindJudge {
 			continue
 		}
-		u.Tokens += er.Usage.TextIn + er.Usage.TextOut
+		in, out := er.Usage.Tokens()
+		u.Tokens += in + out
 		u.Calls++
 		if costs[i] != nil {
 			u.CostMicros += *costs[i]

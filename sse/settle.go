@@ -92,7 +92,8 @@ func (t *turn) end(ctx context.Context, write, written *billing.Record, row *aud
 		rec, j.Record, j.Usage = *write, write, write.Usage
 	}
 	if write != nil || written != nil {
-		j.Tokens, j.Calls = t.usage.TextIn+t.usage.TextOut, t.calls
+		in, out := t.usage.Tokens()
+		j.Tokens, j.Calls = in+out, t.calls
 	}
 	spooled, err := t.s.spool.Do(ctx, turnEndKind, j)
 	switch {
