@@ -41,3 +41,34 @@ func TestQueueBeginIf(t *testing.T) {
 		t.Error("a route with a NUL byte was queued")
 	}
 }
+
+// TestQueueAbandoned: a pending row whose unit never ran ends refused,
+// cancelled; a row already final is left as it was.
+func TestQueueAbandoned(t *testing.T) {
+	t.Parallel()
+	l, pool := newLog(t)
+	ctx := context.Background()
+	pending, final := chatRow("turn_abandoned"), chatRow("turn_final")
+	for _, r := range []Row{pending, final} {
+		if err := l.Begin(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := final
+	done.Status, done.FiltersRan = Success, Required(KindChat)
+	if err := l.Finish(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	var b pgx.Batch
+	l.QueueAbandoned(&b, pending.ID)
+	l.QueueAbandoned(&b, final.ID)
+	if err := pool.SendBatch(ctx, &b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := l.Get(ctx, pending.ID); err != nil || r.Status != Refused || r.ErrorCode != "cancelled" || r.FinishedAt == nil {
+		t.Errorf("abandoned: %+v, %v; want refused, cancelled, finished", r, err)
+	}
+	if r, err := l.Get(ctx, final.ID); err != nil || r.Status != Success {
+		t.Errorf("final: %+v, %v; want it left success", r, err)
+	}
+}

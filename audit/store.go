@@ -81,6 +81,18 @@ func (l *Log) QueueBeginIf(b *pgx.Batch, r Row, onlyIf string) error {
 	return nil
 }
 
+// abandonedSQL ends a pending row whose unit was admitted after its
+// caller went away, as a turn cut short ends (docs/audit.md): refused,
+// error_code cancelled. A row already final, or missing, is left alone.
+const abandonedSQL = `UPDATE ai_audit_log SET status = 'refused', error_code = 'cancelled', finished_at = now()
+WHERE turn_id = $1 AND status = 'pending'`
+
+// QueueAbandoned queues the end of a pending row whose unit never ran: its
+// admission came back after the caller had gone (quota.Rider.Abandoned).
+func (l *Log) QueueAbandoned(b *pgx.Batch, id string) {
+	b.Queue(abandonedSQL, id)
+}
+
 // finishSQL moves a pending row to its final status, once. A unit whose
 // pending row is missing (its start predates this release, say) gets its
 // final row inserted whole, so its end is never lost. A row that is final

@@ -273,9 +273,10 @@ func scanAdmissions(rows pgx.Rows, batch []*admitCall) (windows, error) {
 // releaseAbandoned frees the ticket of a caller that went away before its
 // admission came back.
 func (b *admitBatcher) releaseAbandoned(c *admitCall) {
-	t := &Ticket{svc: b.s, ID: c.ticketID, UserID: c.userID}
 	b.abandoned.Go(func() {
-		if err := t.Release(context.Background()); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		defer cancel()
+		if err := b.s.releaseWithRiders(ctx, c); err != nil {
 			b.s.log.Warn("quota: releasing the ticket of a cancelled admission failed; its lease will expire",
 				"user_id", c.userID, "ticket", c.ticketID, "err", err)
 		}

@@ -1,6 +1,10 @@
 package quota
 
-import "github.com/jackc/pgx/v5"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // A Rider queues statements that travel with one request's admission
 // (docs/quota.md, "Riders"): on the admission's batch, after its decision,
@@ -14,7 +18,15 @@ import "github.com/jackc/pgx/v5"
 // share the batch's fate: one that fails fails every admission of the
 // batch, so a rider queues only statements that cannot fail on valid
 // input (check the input in Go first).
-type Rider func(b *pgx.Batch)
+type Rider struct {
+	// Queue queues the statements.
+	Queue func(b *pgx.Batch)
+	// Abandoned, when set, queues what closes them for a request admitted
+	// after its caller went away: it travels with the release of the
+	// ticket nobody will use (batch.go), so a pending row does not stay
+	// pending for a unit that never ran.
+	Abandoned func(b *pgx.Batch)
+}
 
 // AdmittedSQL is the SQL function, of one text argument (the user id),
 // that is true in an admission's transaction when it admitted that user's
@@ -27,8 +39,30 @@ func queueRiders(b *pgx.Batch, batch []*admitCall) bool {
 	n := b.Len()
 	for _, c := range batch {
 		for _, r := range c.riders {
-			r(b)
+			if r.Queue != nil {
+				r.Queue(b)
+			}
 		}
 	}
 	return b.Len() > n
+}
+
+// releaseWithRiders frees an abandoned call's ticket, with its riders'
+// Abandoned statements in the same batch and transaction.
+func (s *Service) releaseWithRiders(ctx context.Context, c *admitCall) error {
+	var b pgx.Batch
+	st, err := s.QueueSettle(&b, c.userID, c.ticketID, Usage{})
+	if err != nil {
+		return err
+	}
+	for _, r := range c.riders {
+		if r.Abandoned != nil {
+			r.Abandoned(&b)
+		}
+	}
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return dbError("release an abandoned ticket", err)
+	}
+	_, err = st.Daily(ctx)
+	return err
 }

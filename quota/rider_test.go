@@ -23,8 +23,13 @@ func riderLog(t *testing.T, ctx context.Context, s *Service) {
 }
 
 func logRider(user, unit string) Rider {
-	return func(b *pgx.Batch) {
-		b.Queue(`INSERT INTO quota_rider_test (user_id, unit) SELECT $1, $2 WHERE `+AdmittedSQL+`($1)`, user, unit)
+	return Rider{
+		Queue: func(b *pgx.Batch) {
+			b.Queue(`INSERT INTO quota_rider_test (user_id, unit) SELECT $1, $2 WHERE `+AdmittedSQL+`($1)`, user, unit)
+		},
+		Abandoned: func(b *pgx.Batch) {
+			b.Queue(`UPDATE quota_rider_test SET unit = unit || ' abandoned' WHERE user_id = $1 AND unit = $2`, user, unit)
+		},
 	}
 }
 
@@ -91,7 +96,7 @@ func TestFailingRiderFailsItsAdmission(t *testing.T) {
 	ctx := context.Background()
 	s := mustService(t, testPool(t), onePlan(config.Plan{RequestsPerMinute: 1, ConcurrentTurns: 1}), newClock(t0))
 	p := user(t)
-	bad := func(b *pgx.Batch) { b.Queue(`SELECT 1 / 0 WHERE ` + AdmittedSQL + `($1)`, p.UserID) }
+	bad := Rider{Queue: func(b *pgx.Batch) { b.Queue(`SELECT 1 / 0 WHERE `+AdmittedSQL+`($1)`, p.UserID) }}
 	if _, err := s.Admit(ctx, p, Estimate{}, bad); err == nil {
 		t.Fatal("an admission whose rider failed was admitted")
 	}
@@ -106,4 +111,40 @@ func TestFailingRiderFailsItsAdmission(t *testing.T) {
 	if _, err := s.Admit(ctx, p, Estimate{}); err != nil {
 		t.Errorf("the next admission: %v, want admitted", err)
 	}
+}
+
+// TestAbandonedAdmissionClosesItsRiders: a caller that goes away after
+// the database admitted it gets an error; its ticket is released and, in
+// the same transaction, its riders' Abandoned statements close what they
+// opened.
+func TestAbandonedAdmissionClosesItsRiders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := mustService(t, testPool(t), onePlan(config.Plan{ConcurrentTurns: 1}), newClock(t0))
+	riderLog(t, ctx, s)
+	p := user(t)
+	cctx, cancel := context.WithCancel(ctx)
+	returned := make(chan struct{})
+	var once sync.Once
+	s.admits.afterQuery = func() {
+		once.Do(func() {
+			cancel()   // the caller goes away after the database admitted it…
+			<-returned // …and has returned before the answer is delivered
+		})
+	}
+	var err error
+	go func() {
+		_, err = s.Admit(cctx, p, Estimate{}, logRider(p.UserID, "unit-1"))
+		close(returned)
+	}()
+	<-returned
+	if err == nil {
+		t.Fatal("an abandoned admission returned a ticket")
+	}
+	waitIdle(t, s.admits)
+	s.admits.abandoned.Wait()
+	if got := riderRows(t, ctx, s, p.UserID); len(got) != 1 || got[0] != "unit-1 abandoned" {
+		t.Errorf("rider rows %v, want the one row, closed", got)
+	}
+	mustAdmit(t, s, p, Estimate{}) // the lease is back
 }

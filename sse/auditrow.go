@@ -30,7 +30,10 @@ func (t *turn) filtersRan() []string { return t.ran }
 func (t *turn) auditRider(refused *error) quota.Rider {
 	row := audit.Row{ID: t.turnID, Kind: audit.KindChat, UserID: t.p.UserID,
 		SessionID: t.sessionID, Route: t.s.cfg.Route, InputHash: audit.Hash(t.req.Message)}
-	return func(b *pgx.Batch) { *refused = t.s.audit.QueueBeginIf(b, row, quota.AdmittedSQL) }
+	return quota.Rider{
+		Queue:     func(b *pgx.Batch) { *refused = t.s.audit.QueueBeginIf(b, row, quota.AdmittedSQL) },
+		Abandoned: func(b *pgx.Batch) { t.s.audit.QueueAbandoned(b, row.ID) },
+	}
 }
 
 // answeredStatus is the final status of a turn that answered (a
@@ -100,7 +103,10 @@ func (s *Service) auditRider(id string, p auth.Principal, route string, lreq llm
 	raw, _ := json.Marshal(lreq.Messages)
 	hash := audit.Hash(string(raw))
 	row := audit.Row{ID: id, Kind: audit.KindCompletion, UserID: p.UserID, SessionID: id, Route: route, InputHash: hash}
-	return func(b *pgx.Batch) { *refused = s.audit.QueueBeginIf(b, row, quota.AdmittedSQL) }, hash
+	return quota.Rider{
+		Queue:     func(b *pgx.Batch) { *refused = s.audit.QueueBeginIf(b, row, quota.AdmittedSQL) },
+		Abandoned: func(b *pgx.Batch) { s.audit.QueueAbandoned(b, id) },
+	}, hash
 }
 
 // auditRow is the completion's final audit row, nil when it began none.
