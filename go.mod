@@ -16,7 +16,7 @@ require (
 	// The official MCP SDK: MCP servers as a tool source (streamable HTTP and
 	// stdio clients), and the in-process servers its tests run.
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/openai/openai-go/v3 v3.96.0
+	github.com/openai/openai-go/v3 v3.98.0
 	github.com/pganalyze/pg_query_go/v6 v6.2.2
 	github.com/pion/ice/v4 v4.4.2
 	github.com/pion/interceptor v0.1.48
