@@ -234,12 +234,24 @@ func TestLoadRetirements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const page = "the one OpenAI's deprecations page names"
 	cases := []struct{ model, shutdown, replacement string }{
 		{"gpt-5-mini", "2026-12-11", "gpt-6.1-terra"},
 		{"gpt-4.1-mini-2025-04-14", "2027-01-14", "gpt-6-luna"},
 		{"gpt-realtime", "2027-01-20", "gpt-realtime-2.1"},
 		{"gpt-realtime-mini", "2027-01-20", "gpt-realtime-2.1-mini"},
 		{"gpt-4o-mini-transcribe", "2027-02-26", "gpt-live-transcribe or gpt-transcribe"},
+		// issue 39: openai-go v3.98.0's announcements, snapshots by family
+		{"o3", "2026-12-11", page},
+		{"o3-2025-04-16", "2026-12-11", page},
+		{"o3-pro", "2026-12-11", page},
+		{"gpt-5-pro-2025-10-06", "2026-12-11", page},
+		{"tts-1", "2027-01-06", page},
+		{"tts-1-hd", "2027-01-06", page},
+		{"gpt-4o-mini-tts-2025-12-15", "2027-01-06", page},
+		{"gpt-audio-mini-2025-10-06", "2027-01-20", page},
+		{"gpt-5.1-2025-11-13", "2027-04-01", page},
+		{"gpt-5.4-nano-2026-03-17", "2027-04-01", page},
 	}
 	for _, tc := range cases {
 		got, ok := r.Lookup(tc.model)
@@ -247,8 +259,10 @@ func TestLoadRetirements(t *testing.T) {
 			t.Errorf("%s: got %+v (%v), want %s → %s", tc.model, got, ok, tc.shutdown, tc.replacement)
 		}
 	}
-	if _, ok := r.Lookup("gpt-6-luna"); ok {
-		t.Error("gpt-6-luna has no announced shutdown")
+	for _, m := range []string{"gpt-6-luna", "gpt-5.4-mini", "o3-mini"} {
+		if _, ok := r.Lookup(m); ok {
+			t.Errorf("%s has no announced shutdown", m)
+		}
 	}
 	bad := []string{
 		"models: {m: {shutdown: \"2027-01-01\", replacement: x}}\n",                  // no source
