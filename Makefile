@@ -16,10 +16,12 @@ run:
 # (found on localhost:5432 or provisioned from the local binaries), then one
 # short run of every benchmark the README and docs cite. The Node openai
 # client the completions test drives is installed first (scripts/node-openai.sh),
-# and Debian's chromium for the browser tests (scripts/chromium.sh).
+# the TypeScript client is built and unit-tested (scripts/client-ts.sh; its
+# live tests run in cmd/voxgate), and Debian's chromium for the browser tests (scripts/chromium.sh).
 test:
 	$(GO) vet ./...
 	bash scripts/node-openai.sh
+	bash scripts/client-ts.sh
 	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	bash scripts/bench-smoke.sh
