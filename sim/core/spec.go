@@ -79,6 +79,7 @@ func LoadSpec(path string) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: convert spec %s: %w", path, err)
 	}
+	resolveRecursiveRefs(doc)
 	c := jsonschema.NewCompiler()
 	// OpenAPI 3.1 component schemas are JSON Schema 2020-12.
 	c.DefaultDraft(jsonschema.Draft2020)
