@@ -13,6 +13,7 @@ import (
 	"github.com/voxgate/voxgate/sim/live"
 	"github.com/voxgate/voxgate/sim/openai"
 	"github.com/voxgate/voxgate/sim/realtime"
+	"github.com/voxgate/voxgate/sim/responses"
 )
 
 // Server is an OpenAI-compatible simulator. It is an http.Handler; mount it
@@ -25,6 +26,7 @@ type Server struct {
 	env      *core.Env
 	rts      *realtime.Server
 	live     *live.Server
+	resp     *responses.Server
 	mux      *http.ServeMux
 	closeOne sync.Once
 }
@@ -42,12 +44,13 @@ func New(cfg Config) (*Server, error) {
 	kinds[openai.EndpointChatCompletions] = openai.ChatFaultKinds()
 	maps.Copy(kinds, gemini.FaultKinds())
 	kinds[anthropic.EndpointMessages] = anthropic.FaultKinds()
+	kinds[responses.Endpoint] = responses.FaultKinds()
 	maps.Copy(kinds, live.FaultKinds())
 	endpoints := make([]string, 0, len(kinds)+1)
 	for ep := range kinds {
 		endpoints = append(endpoints, ep)
 	}
-	endpoints = append(endpoints, openai.EndpointModels, openai.EndpointOrgUsageCompletions, openai.EndpointOrgCosts)
+	endpoints = append(endpoints, openai.EndpointModels, openai.EndpointOrgUsageCompletions, openai.EndpointOrgCosts, responses.EndpointOne)
 	s := &Server{
 		env: &core.Env{Latency: cfg.latency(), Keys: core.NameSet(cfg.Keys), Faults: core.NewInjector(kinds, cfg.Seed),
 			Stats: core.NewStatsBook(endpoints), Clock: cfg.Now, Log: cfg.Logger, MaxBody: cfg.MaxBodyBytes,
@@ -61,6 +64,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.oa = openai.New(s.env, script, cfg.Models, cfg.ShutdownDates, cfg.Chat)
 	s.anth = anthropic.New(s.env, s.oa)
+	s.resp = responses.New(s.env, s.oa)
 	s.gem = gemini.New(s.env, s.oa)
 	if s.rts, err = realtime.New(s.env, s.oa, cfg.Realtime, cfg.WebRTC); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
@@ -80,6 +84,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST "+openai.EndpointChatCompletions, s.env.Endpoint(openai.EndpointChatCompletions, s.oa.ChatCompletions))
 	mux.Handle("POST "+anthropic.EndpointMessages, s.env.Endpoint(anthropic.EndpointMessages, s.anth.Messages))
+	mux.Handle("POST "+responses.Endpoint, s.env.Endpoint(responses.Endpoint, s.resp.Create))
+	mux.Handle("GET "+responses.EndpointOne, s.env.Endpoint(responses.EndpointOne, s.resp.Get))
+	mux.Handle("DELETE "+responses.EndpointOne, s.env.Endpoint(responses.EndpointOne, s.resp.Delete))
+	mux.Handle("GET "+responses.EndpointOne+"/input_items", s.env.Endpoint(responses.EndpointOne, s.resp.InputItems))
 	mux.Handle("POST "+realtime.EndpointRealtimeClientSecrets, s.env.Endpoint(realtime.EndpointRealtimeClientSecrets, s.rts.MintSecret))
 	mux.Handle("POST "+realtime.EndpointRealtimeCalls, realtime.CORSCalls(s.env.Endpoint(realtime.EndpointRealtimeCalls, s.rts.CreateCall)))
 	mux.Handle("OPTIONS "+realtime.EndpointRealtimeCalls, realtime.CORSCalls(nil))
