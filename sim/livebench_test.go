@@ -10,7 +10,6 @@ import (
 
 	"github.com/openai/openai-go/v3/live"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -81,12 +80,11 @@ func holdSessions(b *testing.B, s *sim.Server, base string, n int) {
 					read.Add(int64(len(raw)))
 				}
 			}()
-			for phone.PC.ConnectionState() != webrtc.PeerConnectionStateConnected {
-				if ctx.Err() != nil {
-					errs <- ctx.Err()
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
+			// The events channel opens over the connected peer's DTLS: a
+			// signal, where polling the connection state guessed a pause.
+			if err := phone.WaitOpen(ctx); err != nil {
+				errs <- err
+				return
 			}
 		})
 	}

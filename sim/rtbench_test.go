@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/webrtc/v4"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -64,12 +63,11 @@ func streamCalls(b *testing.B, base string, n int) {
 				errs <- err
 				return
 			}
-			for callers[i].PC.ConnectionState() != webrtc.PeerConnectionStateConnected {
-				if ctx.Err() != nil {
-					errs <- ctx.Err()
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
+			// The events channel opens over the connected peer's DTLS: a
+			// signal, where polling the connection state guessed a pause.
+			if err := callers[i].WaitOpen(ctx); err != nil {
+				errs <- err
+				return
 			}
 		})
 	}

@@ -35,7 +35,8 @@ type Config struct {
 	// tests run a long session quickly with 100. Zero means 1.
 	ClockRate float64 `yaml:"clock_rate" json:"clock_rate,omitempty"`
 	// MaxSession is how long, on the session clock, a session may last
-	// before it closes with reason expired. Zero means 60 minutes.
+	// before it closes with reason expired. Zero means 2 hours, the
+	// lifetime an integrator measured (docs/sim.md).
 	MaxSession time.Duration `yaml:"max_session" json:"max_session,omitempty"`
 	// ConnectTimeout is how long, on the session clock, a created session
 	// waits for the phone's media to connect before it closes with reason
@@ -114,7 +115,7 @@ func (l Config) withDefaults(heard string) Config {
 		l.ClockRate = 1
 	}
 	if l.MaxSession == 0 {
-		l.MaxSession = time.Hour
+		l.MaxSession = 2 * time.Hour
 	}
 	if l.ConnectTimeout == 0 {
 		l.ConnectTimeout = 30 * time.Second

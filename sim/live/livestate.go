@@ -74,6 +74,9 @@ type Stats struct {
 	// Transcript is what was heard and said, in order.
 	Transcript          []Line `json:"transcript"`
 	ReflectedAudioBytes int64  `json:"reflected_audio_bytes"`
+	// PacketsOut counts the RTP packets of the model's voice sent on the
+	// media track (Opus, 20 ms each).
+	PacketsOut int64 `json:"packets_out"`
 }
 
 // Applied is one client event a session applied.

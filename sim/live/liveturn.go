@@ -173,6 +173,32 @@ func (ls *liveSession) speak(text string) {
 	end := start + int64(len(strings.Fields(text))*ls.cfg.WordMS)
 	ls.speakingTo = end
 	ls.transcribe("session.output_transcript.delta", "model", text, start, end)
+	ls.voice(start, end)
+}
+
+// voice plays what the model says on the media track, as the API sends its
+// voice: from start to end on the session timeline, the same span its
+// output transcript deltas cover, in 20 ms Opus frames of real time (at
+// least one). The sim does not synthesise speech; the frames are silence,
+// enough for a phone, a relay or a browser to see the audio arrive.
+func (ls *liveSession) voice(start, end int64) {
+	wait := ls.clock.real(time.Duration(start-ls.clock.nowMS()) * time.Millisecond)
+	frames := max(1, int64(ls.clock.real(time.Duration(end-start)*time.Millisecond)/(realtime.PacketMS*time.Millisecond)))
+	go func() {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ls.ctx.Done():
+				return
+			case <-ls.exited:
+				return
+			}
+		}
+		ls.peer.Play(func(i int64) bool { return i < frames }, ls.ctx.Done(), ls.exited,
+			func() { ls.stats.update(func(s *Stats) { s.PacketsOut++ }) })
+	}()
 }
 
 func (ls *liveSession) transcribe(typ, speaker, text string, start, end int64) {

@@ -187,25 +187,33 @@ func (c *call) speak(ms int) *voice {
 	if c.echo {
 		return v
 	}
-	go func() {
-		// The first frame goes at once, so the last is sent before the
-		// reply's playback time is up.
-		t := time.NewTicker(PacketMS * time.Millisecond)
-		defer t.Stop()
-		for i := int64(0); i < v.packets.Load(); i++ {
-			if i > 0 {
-				select {
-				case <-v.done:
-					return
-				case <-c.ended:
-					return
-				case <-t.C:
-				}
-			}
-			c.send(OpusSilence())
-		}
-	}()
+	go c.peer.Play(func(i int64) bool { return i < v.packets.Load() }, v.done, c.ended,
+		func() { c.sess.stats.packetsOut.Add(1) })
 	return v
+}
+
+// Play speaks on the peer's track: a frame of Opus silence every 20 ms
+// while more(i) says frame i is still part of what is said, until stop or
+// ended closes; sent counts each frame that went out. The first frame goes
+// at once, so the last is sent before the speech's playback time is up.
+// Realtime replies and GPT-Live's voice both speak through it.
+func (p *MediaPeer) Play(more func(i int64) bool, stop, ended <-chan struct{}, sent func()) {
+	t := time.NewTicker(PacketMS * time.Millisecond)
+	defer t.Stop()
+	for i := int64(0); more(i); i++ {
+		if i > 0 {
+			select {
+			case <-stop:
+				return
+			case <-ended:
+				return
+			case <-t.C:
+			}
+		}
+		if p.send(OpusSilence()) {
+			sent()
+		}
+	}
 }
 
 // openEvents wires the caller's oai-events channel to the session.
