@@ -209,10 +209,12 @@ func (r Record) lines() []Line {
 	return []Line{{r.Model, r.Usage}, {r.TranscriptionModel, r.Transcription}, {r.BackendModel, r.Backend}}
 }
 
-// price is r's cost with the current table. A model or token class with no
-// price gives a nil cost, logged, never $0; any other failure is an error.
+// price is r's cost with the current table, at the prices valid at its
+// created_at (now, for a record being written). A model or token class
+// with no price gives a nil cost, logged, never $0; any other failure is
+// an error.
 func (l *Ledger) price(ctx context.Context, r Record) (*int64, error) {
-	cost, err := l.prices.Cost(r.lines()...)
+	cost, err := l.prices.At(r.CreatedAt).Cost(r.lines()...)
 	var unpriced *Unpriced
 	switch {
 	case err == nil:

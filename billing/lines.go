@@ -100,13 +100,14 @@ func (l *Ledger) Detail(ctx context.Context, id int64) (Detail, error) {
 	if err != nil {
 		return Detail{}, database.Error("billing: read record", err)
 	}
-	lines, sum, why := l.prices.costLines(r)
+	prices := l.prices.At(r.CreatedAt)
+	lines, sum, why := prices.costLines(r)
 	d := Detail{Record: r, Lines: lines, LinesVersion: l.prices.Version, Rounding: "0.000000"}
 	if why != nil {
 		d.UnpricedReason = why.Error()
 		return d, nil
 	}
-	total, err := l.prices.Cost(r.lines()...)
+	total, err := prices.Cost(r.lines()...)
 	if err != nil {
 		return Detail{}, apierr.Wrap(apierr.Internal, "", err)
 	}

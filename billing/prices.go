@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -65,6 +66,9 @@ type ModelPrice struct {
 	// tokens); 0 with HasPerMinute false means the model is not so priced.
 	PerMinute    int64
 	HasPerMinute bool
+	// dated are the model's later prices by day (dated.go); the
+	// entry a lookup returns has them resolved and none left.
+	dated []datedPrice
 }
 
 // Price is the micro-USD per 1M tokens of class c, and whether it is set.
@@ -74,6 +78,7 @@ func (m ModelPrice) Price(c Class) (int64, bool) { return m.per1M[c], m.has[c] }
 type Prices struct {
 	Version string
 	models  map[string]ModelPrice
+	at      time.Time // see At; zero prices at the time of the call
 }
 
 // DefaultPrices is the table embedded in the binary.
@@ -86,18 +91,19 @@ type priceFile struct {
 }
 
 type priceYAML struct {
-	Source         string  `yaml:"source"`
-	Date           string  `yaml:"date"`
-	TextIn         *micros `yaml:"text_in"`
-	TextCachedIn   *micros `yaml:"text_cached_in"`
-	TextOut        *micros `yaml:"text_out"`
-	AudioIn        *micros `yaml:"audio_in"`
-	AudioCachedIn  *micros `yaml:"audio_cached_in"`
-	AudioOut       *micros `yaml:"audio_out"`
-	ImageIn        *micros `yaml:"image_in"`
-	ImageCachedIn  *micros `yaml:"image_cached_in"`
-	CacheWriteIn   *micros `yaml:"text_cache_write_in"`
-	AudioPerMinute *micros `yaml:"audio_per_minute"`
+	Source         string      `yaml:"source"`
+	Date           string      `yaml:"date"`
+	TextIn         *micros     `yaml:"text_in"`
+	TextCachedIn   *micros     `yaml:"text_cached_in"`
+	TextOut        *micros     `yaml:"text_out"`
+	AudioIn        *micros     `yaml:"audio_in"`
+	AudioCachedIn  *micros     `yaml:"audio_cached_in"`
+	AudioOut       *micros     `yaml:"audio_out"`
+	ImageIn        *micros     `yaml:"image_in"`
+	ImageCachedIn  *micros     `yaml:"image_cached_in"`
+	CacheWriteIn   *micros     `yaml:"text_cache_write_in"`
+	AudioPerMinute *micros     `yaml:"audio_per_minute"`
+	Dated          []datedYAML `yaml:"dated"`
 }
 
 // micros is a price in whole micro-USD. The YAML decoder would truncate
@@ -195,13 +201,23 @@ func (y priceYAML) modelPrice() (ModelPrice, error) {
 	if !priced {
 		return m, errors.New("no prices")
 	}
-	return m, nil
+	dated, err := y.dated(m)
+	m.dated = dated
+	return m, err
 }
 
 // Lookup finds model's price: the name itself, else its family when the
-// name is a dated snapshot (gpt-realtime-2025-08-28 → gpt-realtime).
+// name is a dated snapshot (gpt-realtime-2025-08-28 → gpt-realtime); of a
+// model with dated prices, the one valid at p's time (At).
 func (p *Prices) Lookup(model string) (ModelPrice, bool) {
-	return modelname.Lookup(p.models, model)
+	m, ok := modelname.Lookup(p.models, model)
+	if !ok {
+		return m, false
+	}
+	if len(m.dated) == 0 {
+		return m, true
+	}
+	return m.at(p.when()), true
 }
 
 // Require fails naming the first configured model (in sorted order) that

@@ -82,7 +82,7 @@ func (l *Ledger) Reprice(ctx context.Context, f Filter, p *Prices) (Repricing, e
 		} else {
 			row.OldCost.Add(row.OldCost, cost.SetInt64(*r.CostMicros))
 		}
-		c, err := p.Cost(r.lines()...)
+		c, err := p.At(r.CreatedAt).Cost(r.lines()...)
 		var unpriced *Unpriced
 		switch {
 		case errors.As(err, &unpriced):
