@@ -119,3 +119,27 @@ func TestLiveUsageUnconfirmedWhenClosedUnseen(t *testing.T) {
 		t.Fatalf("record %+v; want unconfirmed at the last update's %d ms (the unseen final was %d ms)", rec, seen, final)
 	}
 }
+
+// The provider's lifetime runs out (2 h in the API, 40 s of the sim's
+// clock here): session.closed reason expired ends the session
+// upstream_expired, billed to the close, the final usage confirmed.
+func TestLiveExpiryEndsUpstreamExpired(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{MaxSession: 40 * time.Second, UsageInterval: time.Second})})
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, _, liveID := liveCall(t, ctx, f, p)
+	ended := waitEnded(t, ctx, f, p, start.SessionID)
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the sim's session closed", func() bool {
+		st, _ = f.sim.LiveSession(liveID)
+		return st.Status == "closed" // its stats settle after session.closed went out
+	})
+	rec := ended.Cost
+	if *ended.EndReason != controlplane.ReasonUpstreamExpired || st.CloseReason != "expired" || rec == nil ||
+		rec.UsageSource != "server_observed" || rec.DurationMS != liveMillis(st) || rec.DurationMS <= 15_000 ||
+		rec.CostMicros == nil || *rec.CostMicros != priceLive(rec.DurationMS) {
+		t.Fatalf("ended %s (sim %s, %v s), record %+v; want upstream_expired billed to the close", *ended.EndReason, st.CloseReason, st.UsageSeconds, rec)
+	}
+}

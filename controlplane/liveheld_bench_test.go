@@ -15,6 +15,7 @@ import (
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -59,25 +60,19 @@ func benchLiveHeld(b *testing.B, n int, reflect bool, window time.Duration) {
 	before := heldMem()
 
 	placeLive(b, f, phones, n)
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		r, err := phones.do(phoneCmd{Op: "stats"})
-		if err != nil {
+	placed, cancelPlaced := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancelPlaced()
+	var r, c phoneReply
+	testkit.Eventually(b, placed, fmt.Sprintf("%d phones connected, their sessions active, sideband-attached and held", n), func() bool {
+		var err error
+		if r, err = phones.do(phoneCmd{Op: "stats"}); err != nil {
 			b.Fatal(err)
 		}
-		c, err := phones.do(phoneCmd{Op: "connected"})
-		if err != nil {
+		if c, err = phones.do(phoneCmd{Op: "connected"}); err != nil {
 			b.Fatal(err)
 		}
-		if c.Connected == n && r.Active >= n && r.Sidebands >= int64(n) && f.svc.Held() == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d phones connected, %d sessions active with %d sidebands, %d held; want %d", c.Connected, r.Active,
-				r.Sidebands, f.svc.Held(), n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return c.Connected == n && r.Active >= n && r.Sidebands >= int64(n) && f.svc.Held() == n
+	})
 	// measurement window: a warm-up kept out of the measurement, for setup's
 	// garbage and the first reflected frames to settle (nothing signals it).
 	time.Sleep(2 * time.Second)
