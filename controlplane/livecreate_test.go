@@ -1,0 +1,47 @@
+package controlplane_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// A 429 at create is GPT-Live's per-organisation concurrent-session cap
+// for the model, normal load: the phone's offer is answered as a provider
+// rate limit with the provider's wait (Retry-After and retry_after_s, DESIGN
+// §5), and the same session's next offer, once the cap frees, is placed.
+func TestLiveCreateRateLimitedAnswersWait(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{})})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveSessions, Kind: sim.FaultRateLimit, RetryAfter: 7, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := mustStart(t, f, p, `{"mode":"live"}`)
+	offer, err := simtest.NewCaller(t).Offer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := postOffer(t, f, p, start.SessionID, "application/sdp", offer)
+	body := decode[errorBody](t, w)
+	if w.Code != http.StatusTooManyRequests || body.Error.Code != "AI_RATE_LIMITED" || w.Header().Get("Retry-After") != "7" ||
+		body.Error.RetryAfterS != 7 || w.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("offer at the provider's cap: %d %v %s; want 429 AI_RATE_LIMITED with a 7 s wait", w.Code, w.Header(), w.Body)
+	}
+	if n := len(f.sim.LiveSessions()); n != 0 {
+		t.Fatalf("%d live sessions after a refused create; want none", n)
+	}
+	phone := simtest.NewCaller(t)
+	if offer, err = phone.Offer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := postOffer(t, f, p, start.SessionID, "application/sdp", offer); w.Code != http.StatusCreated {
+		t.Fatalf("the offer again: %d %s; want the session placed", w.Code, w.Body)
+	}
+}
