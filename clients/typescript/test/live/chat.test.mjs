@@ -61,7 +61,7 @@ test('a turn with a tool, then a write confirmed, history and sessions', { skip 
   assert.ok(page.items.some((s) => s.id === sessionId) && 'next_cursor' in page);
 
   await c.chat.sessions.delete(sessionId);
-  await assert.rejects(c.chat.history(sessionId), (e) => e instanceof VoxgateError && e.code === 'NOT_FOUND' && !e.shouldRetry && e.request_id);
+  await assert.rejects(c.chat.history(sessionId), (e) => e instanceof VoxgateError && e.code === 'NOT_FOUND' && !e.shouldRetry && !!e.request_id);
 });
 
 test('stream:false, and the same Idempotency-Key replays the answer', { skip }, async () => {
