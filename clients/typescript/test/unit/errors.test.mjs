@@ -86,3 +86,21 @@ test('a stream cut before done or error throws; nothing is retried', async () =>
   assert.deepEqual(got, ['session']);
   assert.equal(calls, 1);
 });
+
+test('aborting a turn ends the loop with the abort, not a retry', async () => {
+  let calls = 0;
+  const fetch = async (url, init) => (calls++, new Response(new ReadableStream({
+    start(c) {
+      c.enqueue(new TextEncoder().encode('event: session\ndata: {"type":"session","session_id":"s"}\n\n'));
+      init.signal.addEventListener('abort', () => c.error(init.signal.reason));
+    },
+  }), { headers: { 'Content-Type': 'text/event-stream' } }));
+  const c = createClient({ baseUrl: 'http://gw', fetch, token: () => 't' });
+  const ac = new AbortController();
+  const got = [];
+  await assert.rejects(async () => {
+    for await (const ev of c.chat.send('hi', { signal: ac.signal })) { got.push(ev.type); ac.abort(); }
+  }, (e) => e.name === 'AbortError');
+  assert.deepEqual(got, ['session']);
+  assert.equal(calls, 1);
+});
