@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -43,5 +45,44 @@ func TestLiveCreateRateLimitedAnswersWait(t *testing.T) {
 	}
 	if w := postOffer(t, f, p, start.SessionID, "application/sdp", offer); w.Code != http.StatusCreated {
 		t.Fatalf("the offer again: %d %s; want the session placed", w.Code, w.Body)
+	}
+}
+
+// The session is created but its sideband cannot be attached (the
+// provider answers 500 twice): the holder gives up, and since a WebRTC
+// session left open bills until it expires, the gateway attaches again
+// only to close it, which the second refusal does not stop. The session
+// ends error, its record the 15 s start charge, and the provider's session is
+// closed at the gateway's request.
+func TestLiveAttachFailureClosesSession(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{})})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultServerError, Count: 2}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := mustStart(t, f, p, `{"mode":"live"}`)
+	phone := simtest.NewCaller(t)
+	offer, err := phone.Offer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := postOffer(t, f, p, start.SessionID, "application/sdp", offer)
+	if w.Code != http.StatusCreated {
+		t.Fatalf("offer: %d %s", w.Code, w.Body)
+	}
+	ended := waitEnded(t, ctx, f, p, start.SessionID)
+	var st sim.LiveStats
+	testkit.Eventually(t, ctx, "the provider's session closed", func() bool {
+		sessions := f.sim.LiveSessions()
+		st = sessions[len(sessions)-1]
+		return st.Status == "closed"
+	})
+	if *ended.EndReason != controlplane.ReasonError || st.CloseReason != "close_requested" || ended.Cost == nil ||
+		ended.Cost.DurationMS != 15_000 || ended.Cost.CostMicros == nil || *ended.Cost.CostMicros != priceLive(15_000) {
+		t.Fatalf("ended %s, record %+v, the provider's session closed %q; want error at the 15 s start charge, close_requested",
+			*ended.EndReason, ended.Cost, st.CloseReason)
 	}
 }

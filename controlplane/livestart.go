@@ -47,17 +47,42 @@ func (s *Service) offerLive(ctx context.Context, userID, id, offer string, confi
 
 // closeLive ends a live session nobody here holds: attach, ask for the
 // close, and let the socket go (the holder, where there is one, reads the
-// session.closed). Failures are logged: the session then runs to the
-// provider's own limit, and the sweeper has already ended the row.
+// session.closed). A WebRTC session has no other means of ending it from
+// the server (hangup is for SIP calls): left open, it bills until the
+// provider expires it, 2 h on. So the attach is tried closeLiveTries times
+// within the 10 s bound, whatever refused it, and a session still open
+// after that is logged with why, as left running until it expires.
 func (s *Service) closeLive(ctx context.Context, liveID string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	sb, err := s.rt.AttachLive(ctx, liveID)
-	if err == nil {
-		err = sb.CloseSession(ctx)
-		_ = sb.Close()
+	var err error
+	for try, wait := 1, 200*time.Millisecond; ; try, wait = try+1, 2*wait {
+		var sb *realtime.LiveSideband
+		if sb, err = s.rt.AttachLive(ctx, liveID); err == nil {
+			err = sb.CloseSession(ctx)
+			_ = sb.Close()
+		}
+		if err == nil || try == closeLiveTries || !sleepCtx(ctx, wait) {
+			break
+		}
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "live session close failed", "live_id", liveID, "err", err)
+		s.log.WarnContext(ctx, "live session close failed; it runs, and bills, until the provider expires it",
+			"live_id", liveID, "tries", closeLiveTries, "err", err)
+	}
+}
+
+// closeLiveTries bounds the attaches closeLive makes to end a session.
+const closeLiveTries = 3
+
+// sleepCtx waits d, or reports false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
