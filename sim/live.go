@@ -29,4 +29,5 @@ const (
 const (
 	FaultExpired            = live.FaultExpired
 	FaultSidebandCutAtClose = live.FaultSidebandCutAtClose
+	FaultUsageRegress       = live.FaultUsageRegress
 )

@@ -260,3 +260,31 @@ func attach(t *testing.T, ctx context.Context, base, id, graceful string) *live.
 	t.Cleanup(sb.Abort)
 	return sb
 }
+
+// TestLiveUsageRegress: with usage_regress, a stale session.usage.updated
+// with half the figure follows a real one, decoded by openai-go like any
+// other; the stats keep the real figure.
+func TestLiveUsageRegress(t *testing.T) {
+	t.Parallel()
+	s, base := newLiveSim(t, sim.Live{UsageInterval: 5 * time.Second})
+	ctx := testCtx(t)
+	c := dialLive(t, ctx, s, base, defaultParams)
+	first, _ := until(t, ctx, c.sb, "session.usage.updated")
+	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointLiveSessions, Kind: sim.FaultUsageRegress, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The fault may be drawn right after first went out: the stale copy
+	// is the first report lower than the one before it.
+	real, stale := first.AsSessionUsageUpdatedEvent().Usage.Seconds, 0.0
+	for stale == 0 {
+		ev, _ := until(t, ctx, c.sb, "session.usage.updated")
+		if sec := ev.AsSessionUsageUpdatedEvent().Usage.Seconds; sec < real {
+			stale = sec
+		} else {
+			real = sec
+		}
+	}
+	if st, _ := s.LiveSession(c.id); stale <= 0 || stale*2 > real+0.002 || st.UsageSeconds < real {
+		t.Errorf("real %v then stale %v (stats %v); want the stale one half the real", real, stale, st.UsageSeconds)
+	}
+}

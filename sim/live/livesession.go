@@ -225,6 +225,7 @@ func (ls *liveSession) run() {
 			ls.acknowledge(id)
 		case <-usage.C:
 			ls.emit(ls.usageEvent(), false)
+			ls.regressUsage()
 		case <-reflect:
 			ls.reflectAudio()
 		case <-expire.C:
@@ -324,6 +325,21 @@ func (ls *liveSession) usageEvent() *liveEvent {
 	ev.ContextWindow = &liveContext{UsageRatio: min(1, float64(ls.ctxTokens)/float64(ls.cfg.ContextTokens))}
 	ls.stats.update(func(s *Stats) { s.UsageSeconds, s.UpdatedSeconds = ev.Usage.Seconds, ev.Usage.Seconds })
 	return ev
+}
+
+// regressUsage sends, when the usage_regress fault is drawn, a stale
+// session.usage.updated with half the last figure; the stats keep the real
+// one.
+func (ls *liveSession) regressUsage() {
+	f := ls.srv.env.Faults.Take(EndpointSessions, ls.set.model, FaultUsageRegress)
+	if f == nil {
+		return
+	}
+	ls.srv.env.Stats.Fault(EndpointSessions, f.Kind)
+	ev := newLiveEvent("session.usage.updated")
+	ev.Usage = &liveUsage{Seconds: float64(ls.usageMS/2) / 1000}
+	ev.ContextWindow = &liveContext{UsageRatio: min(1, float64(ls.ctxTokens)/float64(ls.cfg.ContextTokens))}
+	ls.emit(ev, false)
 }
 
 // resource is the session snapshot (SessionResource).

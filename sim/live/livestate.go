@@ -31,11 +31,15 @@ const (
 	// a close frame when its session closes, just before session.closed:
 	// the backend never reads the final usage.
 	FaultSidebandCutAtClose core.FaultKind = "sideband_cut_at_close"
+	// FaultUsageRegress, drawn at each session.usage.updated, sends right
+	// after it a stale one with half its usage.seconds: a report out of
+	// order, which a backend that keeps the last figure would bill.
+	FaultUsageRegress core.FaultKind = "usage_regress"
 )
 
 func FaultKinds() map[string][]core.FaultKind {
 	return map[string][]core.FaultKind{
-		EndpointSessions: append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter),
+		EndpointSessions: append(realtime.HTTPFaultKinds(), core.FaultSDPReject, FaultExpired, core.FaultContentFilter, FaultUsageRegress),
 		EndpointAttach:   append(realtime.HTTPFaultKinds(), realtime.FaultSidebandNotFound, core.FaultSidebandDrop, FaultSidebandCutAtClose),
 	}
 }
