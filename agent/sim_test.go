@@ -6,6 +6,7 @@ import (
 
 	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -22,7 +23,7 @@ func TestRunAgainstTheSimulator(t *testing.T) {
 			Reply: sim.Reply{Text: "Let me look. ", ToolCalls: []sim.ScriptCall{{Name: "search", Arguments: map[string]any{"q": "soup"}}}}},
 		{When: sim.When{Contains: []string{"find"}, ToolResults: &yes}, Reply: sim.Reply{Text: "I found {{tool_names}}."}},
 	}}})
-	p, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: ts.URL + "/v1", APIKey: simtest.TestKey})
+	p, err := openai.New(openai.Params{BaseURL: ts.URL + "/v1", APIKey: simtest.TestKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/testgraph"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/realtime"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
@@ -138,7 +139,7 @@ func newFixture(t testing.TB, o options) fixture {
 		Spool: o.spool, Config: cfg, ContextTool: contextTool, Logger: testkit.Quiet(), Registerer: metrics, SafetyIDs: o.safetyIDs, Clock: o.clock,
 		Relay: relay}
 	if o.backend != "" {
-		if params.Backend, err = llm.NewOpenAI(llm.OpenAIParams{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey}); err != nil {
+		if params.Backend, err = openai.New(openai.Params{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey}); err != nil {
 			t.Fatal(err)
 		}
 		params.BackendModel = o.backend

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
 
-func newAnthropic(t *testing.T, url string, p llm.AnthropicParams, rt http.RoundTripper) *llm.Anthropic {
+func newAnthropic(t *testing.T, url string, p anthropic.Params, rt http.RoundTripper) *anthropic.Anthropic {
 	t.Helper()
 	p.Name, p.BaseURL = "claude", url
 	if p.APIKey == "" {
@@ -21,7 +22,7 @@ func newAnthropic(t *testing.T, url string, p llm.AnthropicParams, rt http.Round
 	if rt != nil {
 		p.HTTPClient = &http.Client{Transport: rt}
 	}
-	a, err := llm.NewAnthropic(p)
+	a, err := anthropic.New(p)
 	if err != nil {
 		t.Fatalf("NewAnthropic: %v", err)
 	}
@@ -54,7 +55,7 @@ func tok(s string) int64 { return int64((len(s) + 3) / 4) }
 func TestAnthropicToolTurn(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
-	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
+	a := newAnthropic(t, url, anthropic.Params{}, rec)
 	if a.Name() != "claude" {
 		t.Fatalf("name %q", a.Name())
 	}
@@ -124,7 +125,7 @@ func TestAnthropicToolTurn(t *testing.T) {
 func TestAnthropicForeignHistory(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
-	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
+	a := newAnthropic(t, url, anthropic.Params{}, rec)
 	id1, id2 := llm.NewCallID(), llm.NewCallID()
 	req := llm.Request{Model: "claude-sonnet-5-5", Tools: []llm.ToolSpec{weatherTool}, Messages: []llm.Message{
 		{Role: llm.RoleUser, Content: "weather in Paris and Oslo?"},
@@ -160,7 +161,7 @@ func TestAnthropicForeignHistory(t *testing.T) {
 
 func TestAnthropicCacheUsage(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "ok"}})
-	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
+	a := newAnthropic(t, url, anthropic.Params{}, nil)
 	long := strings.Repeat("abcd", 1100) // 1,100 tokens
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: long}}
 	r := drain(t, mustStream(t, a, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
@@ -173,7 +174,7 @@ func TestAnthropicCacheUsage(t *testing.T) {
 	if u.InputTokens != 2201 || u.CachedInputTokens != 1024 || u.CacheWriteInputTokens != 2176-1024 {
 		t.Fatalf("second usage %+v: want 2201 in, 1024 read, 1152 written", u)
 	}
-	off := newAnthropic(t, url, llm.AnthropicParams{NoPromptCache: true}, nil)
+	off := newAnthropic(t, url, anthropic.Params{NoPromptCache: true}, nil)
 	r = drain(t, mustStream(t, off, llm.Request{Model: "claude-haiku-5-5", Messages: msgs}))
 	if u := r.done.Usage; u.InputTokens != 2201 || u.CachedInputTokens != 0 || u.CacheWriteInputTokens != 0 {
 		t.Fatalf("uncached usage %+v", u)
@@ -192,7 +193,7 @@ func mustStream(t *testing.T, p llm.Provider, req llm.Request) llm.Stream {
 func TestAnthropicMaxTokens(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Script: sim.Script{Rules: []sim.Rule{{Reply: sim.Reply{TextTokens: 50}}}}})
 	rec := &recorder{}
-	a := newAnthropic(t, url, llm.AnthropicParams{MaxTokens: 10}, rec)
+	a := newAnthropic(t, url, anthropic.Params{MaxTokens: 10}, rec)
 	r := drain(t, mustStream(t, a, userRequest("claude-haiku-5-5", "hi")))
 	if r.err != nil || r.done.FinishReason != llm.FinishLength || r.done.Usage.OutputTokens != 10 {
 		t.Fatalf("result %+v", r)
@@ -208,7 +209,7 @@ func TestAnthropicMaxTokens(t *testing.T) {
 func TestAnthropicContinuesOpenAILoop(t *testing.T) {
 	_, root := newRootSim(t, sim.Config{Script: weatherScript()})
 	o := newOpenAI(t, root+"/v1", 0, nil)
-	a := newAnthropic(t, root, llm.AnthropicParams{}, nil)
+	a := newAnthropic(t, root, anthropic.Params{}, nil)
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "weather in Paris?"}}
 	req := llm.Request{Model: "gpt-4o", Messages: msgs, Tools: []llm.ToolSpec{weatherTool}}
 	st, err := o.Stream(t.Context(), req)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestAnthropicForcedToolChoice(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Script: weatherScript()})
 	rec := &recorder{}
-	a := newAnthropic(t, url, llm.AnthropicParams{}, rec)
+	a := newAnthropic(t, url, anthropic.Params{}, rec)
 	for _, c := range []struct {
 		model, choice, want string
 	}{

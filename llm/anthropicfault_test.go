@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -17,7 +18,7 @@ func TestAnthropicFaults(t *testing.T) {
 		answer: "A reply long enough for several chunks of text.",
 		start: func(t *testing.T, cfg sim.Config) llm.Provider {
 			_, url := newRootSim(t, cfg)
-			return newAnthropic(t, url, llm.AnthropicParams{Timeout: faultTimeout}, nil)
+			return newAnthropic(t, url, anthropic.Params{Timeout: faultTimeout}, nil)
 		}}, []faultCase{
 		{name: "429 with retry-after", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 2},
 			code: llm.ProviderRateLimit, retryable: true, retryAfter: 2, status: 429, atStream: true},
@@ -54,7 +55,7 @@ func TestAnthropicFaults(t *testing.T) {
 // is finished at once with its usage, not taken for a cut answer.
 func TestAnthropicNoMessageStop(t *testing.T) {
 	s, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "Complete."}})
-	a := newAnthropic(t, url, llm.AnthropicParams{}, nil)
+	a := newAnthropic(t, url, anthropic.Params{}, nil)
 	if _, err := s.AddFault(sim.Fault{Endpoint: sim.EndpointAnthropicMessages, Kind: sim.FaultNoDone}); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestAnthropicNoMessageStop(t *testing.T) {
 
 func TestAnthropicBadKey(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Keys: []string{"right"}})
-	a := newAnthropic(t, url, llm.AnthropicParams{APIKey: "wrong"}, nil)
+	a := newAnthropic(t, url, anthropic.Params{APIKey: "wrong"}, nil)
 	_, err := a.Stream(t.Context(), userRequest("claude-haiku-5-5", "hi"))
 	if e := anthErr(t, err); e.Code != llm.ProviderAuth || e.Retryable || e.Status != http.StatusUnauthorized {
 		t.Fatalf("got %+v", e)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 )
 
 // anthStub serves one canned answer: status, headers and body.
@@ -51,7 +52,7 @@ func TestAnthropicErrorTypes(t *testing.T) {
 		{"502 no body", 502, "<html>bad gateway</html>", llm.ProviderUnavailable, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAnthropic(t, anthStub(t, tc.status, jsonType, tc.body), llm.AnthropicParams{}, nil)
+			a := newAnthropic(t, anthStub(t, tc.status, jsonType, tc.body), anthropic.Params{}, nil)
 			_, err := a.Stream(t.Context(), userRequest("stub", "hi"))
 			e := anthErr(t, err)
 			if e.Code != tc.code || e.Retryable != tc.retryable || e.Status != tc.status {
@@ -74,7 +75,7 @@ func TestAnthropicErrorTypes(t *testing.T) {
 	} {
 		t.Run("in-stream "+tc.typ, func(t *testing.T) {
 			body := anthStart + "event: error\ndata: " + anthErrorBody(tc.typ, tc.message) + "\n\n"
-			a := newAnthropic(t, anthStub(t, 200, sse, body), llm.AnthropicParams{}, nil)
+			a := newAnthropic(t, anthStub(t, 200, sse, body), anthropic.Params{}, nil)
 			r := drain(t, mustStream(t, a, userRequest("stub", "hi")))
 			e := anthErr(t, r.err)
 			if e.Code != tc.code || e.Retryable != tc.retryable || e.Status != 0 || e.RetryAfter != 0 {
@@ -102,7 +103,7 @@ func TestAnthropicRetryHeaders(t *testing.T) {
 			if tc.status == 529 {
 				typ = "overloaded_error"
 			}
-			a := newAnthropic(t, anthStub(t, tc.status, tc.h, anthErrorBody(typ, "x")), llm.AnthropicParams{}, nil)
+			a := newAnthropic(t, anthStub(t, tc.status, tc.h, anthErrorBody(typ, "x")), anthropic.Params{}, nil)
 			_, err := a.Stream(t.Context(), userRequest("stub", "hi"))
 			if e := anthErr(t, err); e.Retryable != tc.retryable || e.RetryAfter != tc.after {
 				t.Fatalf("got %+v", e)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -27,7 +28,7 @@ func stalledAdapters() []stalledAdapter {
 		}},
 		{"anthropic", sim.EndpointAnthropicMessages, "claude-haiku-5-5", 4, func(t *testing.T, cfg sim.Config) (*sim.Server, llm.Provider) {
 			s, url := newRootSim(t, cfg)
-			return s, newAnthropic(t, url, llm.AnthropicParams{Timeout: time.Minute}, nil)
+			return s, newAnthropic(t, url, anthropic.Params{Timeout: time.Minute}, nil)
 		}},
 		{"gemini", sim.EndpointGeminiStream, geminiModel, 1, func(t *testing.T, cfg sim.Config) (*sim.Server, llm.Provider) {
 			s, url := newRootSim(t, cfg)

@@ -9,6 +9,12 @@ import (
 // ErrClosed is what a Stream's Next returns after Close.
 var ErrClosed = errors.New("llm: stream closed")
 
+// ErrClosing is the cause a Stream's Close (the router's or an adapter's)
+// gives the context of the call it ends: the one value, so that an adapter
+// whose context a router's Close ended reads it as ErrClosed, not as a
+// failure of the provider.
+var ErrClosing = errors.New("stream closed")
+
 // Class is e's classification, whose APIError is what a client sees: the
 // one mapping the voice side uses too.
 func (e *Error) Class() aierr.Class {

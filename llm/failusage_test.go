@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -49,7 +50,7 @@ func TestOpenAIContentFilterUsage(t *testing.T) {
 // input classes as an answered call of the same prompt.
 func TestAnthropicRefusalUsage(t *testing.T) {
 	s, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "A reply long enough for several chunks of text."}})
-	a := newAnthropic(t, url, llm.AnthropicParams{NoPromptCache: true}, nil)
+	a := newAnthropic(t, url, anthropic.Params{NoPromptCache: true}, nil)
 	req := userRequest("claude-haiku-5-5", "hi")
 	answered := drain(t, mustStream(t, a, req))
 	if answered.err != nil {
@@ -208,7 +209,7 @@ func TestCutAfterUsageCarriesIt(t *testing.T) {
 				panic(http.ErrAbortHandler) // the connection drops: no message_stop
 			}))
 			t.Cleanup(ts.Close)
-			a := newAnthropic(t, ts.URL, llm.AnthropicParams{NoPromptCache: true}, nil)
+			a := newAnthropic(t, ts.URL, anthropic.Params{NoPromptCache: true}, nil)
 			e := anthErr(t, drain(t, mustStream(t, a, userRequest("stub", "hi"))).err)
 			if e.Code != llm.ProviderNetwork {
 				t.Fatalf("%s: got %s, want PROVIDER_NETWORK", tc.name, e.Code)

@@ -8,19 +8,20 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/gemini"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
 
 const geminiModel = "gemini-3.8-flash"
 
-func newGemini(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *llm.Gemini {
+func newGemini(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *gemini.Gemini {
 	t.Helper()
-	p := llm.GeminiParams{Name: "gemini-main", BaseURL: baseURL, APIKey: simtest.TestKey, Timeout: timeout}
+	p := gemini.Params{Name: "gemini-main", BaseURL: baseURL, APIKey: simtest.TestKey, Timeout: timeout}
 	if rt != nil {
 		p.HTTPClient = &http.Client{Transport: rt}
 	}
-	g, err := llm.NewGemini(t.Context(), p)
+	g, err := gemini.New(t.Context(), p)
 	if err != nil {
 		t.Fatalf("NewGemini: %v", err)
 	}

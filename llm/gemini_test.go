@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/gemini"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -40,7 +41,7 @@ func TestGeminiToolLoop(t *testing.T) {
 	if delta.ID != call.ID || delta.Name != call.Name || delta.Arguments != call.Arguments || r.callDeltas[0].Index != 0 {
 		t.Errorf("delta %+v at %d: want the whole call %+v at index 0", delta, r.callDeltas[0].Index, call)
 	}
-	if call.SignedBy != llm.SignedByGemini || call.Signature == "" {
+	if call.SignedBy != gemini.SignedByGemini || call.Signature == "" {
 		t.Errorf("call signed by %q with %q: want a Gemini signature", call.SignedBy, call.Signature)
 	}
 	if r.done.FinishReason != llm.FinishToolCalls {
@@ -235,7 +236,7 @@ func TestGeminiRefusesBadRequests(t *testing.T) {
 func TestGeminiBaseURLFromEnvironment(t *testing.T) {
 	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "from the environment"}})
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", url)
-	g, err := llm.NewGemini(t.Context(), llm.GeminiParams{APIKey: "k"})
+	g, err := gemini.New(t.Context(), gemini.Params{APIKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -61,7 +62,7 @@ func TestToolFieldsForwarded(t *testing.T) {
 	t.Run("anthropic", func(t *testing.T) {
 		_, url := newRootSim(t, sim.Config{Script: twoCallsScript()})
 		rec := &recorder{}
-		s, err := newAnthropic(t, url, llm.AnthropicParams{}, rec).Stream(t.Context(), oneStrictCall("claude-haiku-5-5"))
+		s, err := newAnthropic(t, url, anthropic.Params{}, rec).Stream(t.Context(), oneStrictCall("claude-haiku-5-5"))
 		if err != nil {
 			t.Fatal(err)
 		}

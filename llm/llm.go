@@ -85,8 +85,8 @@ type Request struct {
 	ParallelToolCalls *bool
 }
 
-// oneCall reports whether req asks for at most one tool call an answer.
-func (r Request) oneCall() bool { return r.ParallelToolCalls != nil && !*r.ParallelToolCalls }
+// OneCall reports whether req asks for at most one tool call an answer.
+func (r Request) OneCall() bool { return r.ParallelToolCalls != nil && !*r.ParallelToolCalls }
 
 // Limited is a provider that cannot act on every request: Unhonoured
 // names the first field of req it cannot honour ("tools[0].function.strict"),

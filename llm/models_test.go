@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -36,7 +37,7 @@ func TestReasoningModelFirstChunk(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: url, APIKey: simtest.TestKey, Timeout: common, FirstChunk: tc.firstChunk})
+			o, err := openai.New(openai.Params{BaseURL: url, APIKey: simtest.TestKey, Timeout: common, FirstChunk: tc.firstChunk})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +62,7 @@ func TestReasoningModelFirstChunk(t *testing.T) {
 
 func TestFirstChunkTimeoutLookup(t *testing.T) {
 	t.Parallel()
-	o, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", Timeout: 7 * time.Second,
+	o, err := openai.New(openai.Params{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", Timeout: 7 * time.Second,
 		FirstChunk: map[string]time.Duration{"gpt-6.2-sol": time.Minute}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestFirstChunkTimeoutLookup(t *testing.T) {
 		}
 	}
 	for _, bad := range []map[string]time.Duration{{"m": 0}, {"m": -time.Second}, {"": time.Second}} {
-		if _, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: "http://x/v1", APIKey: "k", FirstChunk: bad}); err == nil {
+		if _, err := openai.New(openai.Params{BaseURL: "http://x/v1", APIKey: "k", FirstChunk: bad}); err == nil {
 			t.Errorf("FirstChunk %v: got nil error", bad)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 )
 
 // cannedBody answers every request with 200 and body as an event stream,
@@ -45,7 +46,7 @@ func FuzzOpenAIStream(f *testing.F) {
 	f.Add(": comment\n\nevent: x\ndata: {}\n\n")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, body string) {
-		o, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: "http://provider.test/v1", APIKey: "k",
+		o, err := openai.New(openai.Params{BaseURL: "http://provider.test/v1", APIKey: "k",
 			HTTPClient: &http.Client{Transport: cannedBody(body)}})
 		if err != nil {
 			t.Fatal(err)

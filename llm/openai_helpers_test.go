@@ -14,6 +14,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -64,13 +65,13 @@ func (r *recorder) last(t *testing.T) []byte {
 	return r.bodies[len(r.bodies)-1]
 }
 
-func newOpenAI(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *llm.OpenAI {
+func newOpenAI(t *testing.T, baseURL string, timeout time.Duration, rt http.RoundTripper) *openai.OpenAI {
 	t.Helper()
-	p := llm.OpenAIParams{BaseURL: baseURL, APIKey: simtest.TestKey, Timeout: timeout}
+	p := openai.Params{BaseURL: baseURL, APIKey: simtest.TestKey, Timeout: timeout}
 	if rt != nil {
 		p.HTTPClient = &http.Client{Transport: rt}
 	}
-	o, err := llm.NewOpenAI(p)
+	o, err := openai.New(p)
 	if err != nil {
 		t.Fatalf("NewOpenAI: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 )
 
@@ -373,14 +374,14 @@ func TestOpenAIRefusesBadRequests(t *testing.T) {
 
 func TestNewOpenAIChecksParams(t *testing.T) {
 	t.Parallel()
-	for _, p := range []llm.OpenAIParams{
+	for _, p := range []openai.Params{
 		{APIKey: "k"},
 		{BaseURL: "http://x/v1"},
 		{BaseURL: "ftp://x/v1", APIKey: "k"},
 		{BaseURL: "http://x/v1", APIKey: "k", Timeout: -1},
 	} {
-		if _, err := llm.NewOpenAI(p); err == nil {
-			t.Errorf("NewOpenAI(%+v): got nil error", p)
+		if _, err := openai.New(p); err == nil {
+			t.Errorf("New(%+v): got nil error", p)
 		}
 	}
 }

@@ -167,7 +167,7 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 		if st != nil {
 			_ = st.Close()
 		}
-		cancel(errClosing)
+		cancel(ErrClosing)
 		if ctx.Err() != nil {
 			b.release(probe)
 			return nil, ctx.Err()

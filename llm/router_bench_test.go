@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -28,7 +29,7 @@ func BenchmarkRouterFirstContent(b *testing.B) {
 	ts := httptest.NewServer(s)
 	b.Cleanup(ts.Close)
 	b.Cleanup(func() { _ = s.Close() })
-	adapter, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: ts.URL + "/v1", APIKey: simtest.TestKey})
+	adapter, err := openai.New(openai.Params{BaseURL: ts.URL + "/v1", APIKey: simtest.TestKey})
 	if err != nil {
 		b.Fatal(err)
 	}

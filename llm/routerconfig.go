@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/voxgate/voxgate/internal/config"
@@ -19,64 +18,6 @@ type ProviderSpec struct {
 // Factory builds a provider's adapter. The router takes one per kind, so
 // it depends on no adapter's code.
 type Factory func(ProviderSpec) (Provider, error)
-
-// DefaultOpenAIBaseURL is the OpenAI API's base, for an openai provider
-// neither the file nor OPENAI_BASE_URL points elsewhere.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
-
-// OpenAIFactory builds openai adapters on params, each with its
-// provider's base URL and key. The adapter's own first-chunk wait stays
-// beneath the router's deadlines, so a params without FirstChunk gets
-// DefaultFirstChunkTimeouts: a reasoning model's route must not be cut at
-// the adapter's 10 s.
-func OpenAIFactory(params OpenAIParams) Factory {
-	return func(s ProviderSpec) (Provider, error) {
-		p := params
-		p.BaseURL, p.APIKey = s.BaseURL, s.APIKey
-		if p.FirstChunk == nil {
-			p.FirstChunk = DefaultFirstChunkTimeouts()
-		}
-		if p.BaseURL == "" {
-			p.BaseURL = DefaultOpenAIBaseURL
-		}
-		return NewOpenAI(p)
-	}
-}
-
-// GeminiFactory builds gemini adapters on params, each with its
-// provider's name, base URL and key. An empty base URL leaves genai's own
-// (GOOGLE_GEMINI_BASE_URL, else Google's endpoint).
-func GeminiFactory(params GeminiParams) Factory {
-	return func(s ProviderSpec) (Provider, error) {
-		p := params
-		p.Name, p.BaseURL, p.APIKey = s.Name, s.BaseURL, s.APIKey
-		if p.FirstChunk == nil {
-			p.FirstChunk = DefaultFirstChunkTimeouts()
-		}
-		// genai reads only its environment defaults from the context.
-		return NewGemini(context.Background(), p)
-	}
-}
-
-// DefaultAnthropicBaseURL is the Messages API's root.
-const DefaultAnthropicBaseURL = "https://api.anthropic.com"
-
-// AnthropicFactory builds anthropic adapters on params, each with its
-// provider's name, base URL (the API root: the SDK adds v1/messages) and
-// key.
-func AnthropicFactory(params AnthropicParams) Factory {
-	return func(s ProviderSpec) (Provider, error) {
-		p := params
-		p.Name, p.BaseURL, p.APIKey = s.Name, s.BaseURL, s.APIKey
-		if p.FirstChunk == nil {
-			p.FirstChunk = DefaultFirstChunkTimeouts()
-		}
-		if p.BaseURL == "" {
-			p.BaseURL = DefaultAnthropicBaseURL
-		}
-		return NewAnthropic(p)
-	}
-}
 
 // NewRouterFromConfig builds the router of cfg's providers and routes.
 // A provider without a key, or of a kind with no factory, is not

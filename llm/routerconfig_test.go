@@ -7,6 +7,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 )
 
 // TestRouterFromConfig builds DESIGN §11's shape from a file: the openai
@@ -36,7 +37,7 @@ routes:
 	factories := map[string]llm.Factory{
 		config.KindOpenAI: func(s llm.ProviderSpec) (llm.Provider, error) {
 			specs = append(specs, s)
-			return llm.OpenAIFactory(llm.OpenAIParams{})(s)
+			return openai.Factory(openai.Params{})(s)
 		},
 	}
 	r, err := llm.NewRouterFromConfig(cfg, func(k string) string { return env[k] }, factories, llm.RouterParams{})

@@ -100,7 +100,7 @@ func (s *routedStream) Next(ctx context.Context) (Event, error) {
 	if r, ok := s.st.(reporter); ok {
 		// The router's own deadline ended the call: the adapter saw only
 		// its context end, and the usage it had read is the call's.
-		e = withReported(e, r.Reported())
+		e = WithReported(e, r.Reported())
 	}
 	s.end(func() {
 		s.b.failure(s.c.r.now())
@@ -111,7 +111,7 @@ func (s *routedStream) Next(ctx context.Context) (Event, error) {
 		outcome = RouteContentFiltered
 	}
 	s.err = &RouteError{Route: s.c.route.Name, Outcome: outcome, Committed: true, Trace: s.c.snapshot(), Err: e}
-	s.cancel(errClosing)
+	s.cancel(ErrClosing)
 	return Event{}, s.err
 }
 
@@ -137,7 +137,7 @@ func (s *routedStream) end(fn func()) { s.ended.Do(fn) }
 // its end gives the breaker no verdict and counts as answered.
 func (s *routedStream) Close() error {
 	s.closed.Store(true)
-	s.cancel(errClosing)
+	s.cancel(ErrClosing)
 	s.dog.stop()
 	err := s.st.Close()
 	s.end(func() {

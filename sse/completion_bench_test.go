@@ -22,6 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/sse"
@@ -133,7 +134,7 @@ func BenchmarkCompletionsFirstByte(b *testing.B) {
 	fast := realistic
 	fast.Latency = simtest.ZeroLatency()
 	_, fastSim := simtest.NewServer(b, fast)
-	fastProvider, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: fastSim.URL + "/v1", APIKey: simtest.TestKey})
+	fastProvider, err := openai.New(openai.Params{BaseURL: fastSim.URL + "/v1", APIKey: simtest.TestKey})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/gemini"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 	"github.com/voxgate/voxgate/sse"
@@ -110,7 +111,7 @@ func fieldsOf(e *apierr.Error) map[string]any {
 func TestCompletionStrictNoTargetHonours(t *testing.T) {
 	t.Parallel()
 	s, url := testkit.NewSim(t, sim.Config{})
-	gem, err := llm.NewGemini(t.Context(), llm.GeminiParams{Name: "gemini", BaseURL: url, APIKey: simtest.TestKey})
+	gem, err := gemini.New(t.Context(), gemini.Params{Name: "gemini", BaseURL: url, APIKey: simtest.TestKey})
 	if err != nil {
 		t.Fatal(err)
 	}

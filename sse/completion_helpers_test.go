@@ -19,6 +19,7 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/llm"
+	llmopenai "github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
 )
@@ -126,7 +127,7 @@ func newComplFixture(t testing.TB, tune ...func(*options)) *complFixture {
 	t.Helper()
 	c := &complFixture{primary: newUpstream(t), fallback: newUpstream(t), clock: &complClock{}}
 	adapter := func(url, key string) llm.Provider {
-		p, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: url + "/v1", APIKey: key, Timeout: complFirstContent})
+		p, err := llmopenai.New(llmopenai.Params{BaseURL: url + "/v1", APIKey: key, Timeout: complFirstContent})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/voxgate/voxgate/internal/testgraph"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/safety/judge"
 	"github.com/voxgate/voxgate/sim"
@@ -223,14 +224,14 @@ func newFixture(t testing.TB, o options) *fixture {
 			o.simURL = spy.URL
 		}
 	}
-	pp := llm.OpenAIParams{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout}
+	pp := openai.Params{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout}
 	if o.tls {
 		tr := llm.NewTransport()
 		tr.TLSClientConfig = o.simTLS.Transport.(*http.Transport).TLSClientConfig
 		pp.HTTPClient = &http.Client{Transport: tr}
 	}
 	var provider llm.Provider
-	provider, err := llm.NewOpenAI(pp)
+	provider, err := openai.New(pp)
 	if err != nil {
 		t.Fatal(err)
 	}

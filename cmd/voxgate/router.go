@@ -7,6 +7,9 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/anthropic"
+	"github.com/voxgate/voxgate/llm/gemini"
+	"github.com/voxgate/voxgate/llm/openai"
 )
 
 // factories are the adapters the router may build, one per provider kind:
@@ -16,9 +19,9 @@ func factories(m *Main) map[string]llm.Factory {
 	firstChunk := llm.DefaultFirstChunkTimeouts()
 	maps.Copy(firstChunk, m.Config.Chat.FirstChunkTimeouts)
 	return map[string]llm.Factory{
-		config.KindOpenAI:    llm.OpenAIFactory(llm.OpenAIParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
-		config.KindAnthropic: llm.AnthropicFactory(llm.AnthropicParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
-		config.KindGemini:    llm.GeminiFactory(llm.GeminiParams{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
+		config.KindOpenAI:    openai.Factory(openai.Params{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
+		config.KindAnthropic: anthropic.Factory(anthropic.Params{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
+		config.KindGemini:    gemini.Factory(gemini.Params{Timeout: m.Config.Chat.ChunkTimeout, FirstChunk: firstChunk}),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/voxgate/voxgate/internal/aierr"
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/realtime"
 )
 
@@ -74,7 +75,7 @@ func TestSidesAgree(t *testing.T) {
 
 func chatError(t *testing.T, url string) *apierr.Error {
 	t.Helper()
-	o, err := llm.NewOpenAI(llm.OpenAIParams{BaseURL: url, APIKey: "sk-test", Timeout: 5 * time.Second})
+	o, err := openai.New(openai.Params{BaseURL: url, APIKey: "sk-test", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

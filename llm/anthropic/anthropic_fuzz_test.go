@@ -1,8 +1,10 @@
-package llm
+package anthropic
 
 import (
 	"bytes"
 	"errors"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 	"net/http"
 	"testing"
 	"time"
@@ -12,8 +14,8 @@ import (
 
 // FuzzAnthropicEvents feeds arbitrary event data, one JSON event per line,
 // through the adapter's event handling, and arbitrary error bodies through
-// its classifier: no panic; every failure an *Error of a known code; a
-// delta names a call that its first delta opened; EventDone comes once,
+// its classifier: no panic; every failure an *llm.Error of a known code; a
+// delta names a call that its first delta opened; llm.EventDone comes once,
 // last, with usage whose cache classes are parts of its input.
 func FuzzAnthropicEvents(f *testing.F) {
 	for _, s := range []string{
@@ -37,9 +39,9 @@ func FuzzAnthropicEvents(f *testing.F) {
 		f.Add([]byte(s), 200)
 		f.Add([]byte(s), 529)
 	}
-	known := map[Code]bool{ProviderTimeout: true, ProviderRateLimit: true, ProviderAuth: true, ProviderUnavailable: true,
-		ProviderInvalidResponse: true, ProviderContentFilter: true, ProviderContextLength: true, ProviderNetwork: true,
-		UnknownProviderError: true}
+	known := map[llm.Code]bool{llm.ProviderTimeout: true, llm.ProviderRateLimit: true, llm.ProviderAuth: true, llm.ProviderUnavailable: true,
+		llm.ProviderInvalidResponse: true, llm.ProviderContentFilter: true, llm.ProviderContextLength: true, llm.ProviderNetwork: true,
+		llm.UnknownProviderError: true}
 	f.Fuzz(func(t *testing.T, data []byte, status int) {
 		// The error body, as an HTTP refusal (status) or an in-stream event (200).
 		apiErr := &anthropic.Error{StatusCode: status, Response: &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {"3"}}}}
@@ -49,7 +51,7 @@ func FuzzAnthropicEvents(f *testing.F) {
 				t.Fatalf("error %q status %d: %+v", data, status, e)
 			}
 		}
-		s := &anthDecoder{emitter: &emitter{provider: "p"}, calls: map[int64]*anthCall{}}
+		s := &anthDecoder{Emitter: &adapt.Emitter{Provider: "p"}, calls: map[int64]*anthCall{}}
 		opened := map[int]bool{}
 		done := false
 		for line := range bytes.Lines(data) {
@@ -58,18 +60,18 @@ func FuzzAnthropicEvents(f *testing.F) {
 				continue
 			}
 			err := s.event(ev)
-			for _, out := range s.pending {
+			for _, out := range s.Emitted() {
 				if done {
 					t.Fatalf("event %+v after EventDone", out)
 				}
 				switch out.Kind {
-				case EventToolCallDelta:
+				case llm.EventToolCallDelta:
 					if out.ToolCall.ID != "" {
 						opened[out.Index] = true
 					} else if !opened[out.Index] {
 						t.Fatalf("delta for call %d before its first", out.Index)
 					}
-				case EventDone:
+				case llm.EventDone:
 					done = true
 					if u := out.Usage; u.CachedInputTokens < 0 || u.CacheWriteInputTokens < 0 || u.OutputTokens < 0 ||
 						u.CachedInputTokens+u.CacheWriteInputTokens > u.InputTokens {
@@ -77,9 +79,8 @@ func FuzzAnthropicEvents(f *testing.F) {
 					}
 				}
 			}
-			s.pending = s.pending[:0]
 			if err != nil {
-				var e *Error
+				var e *llm.Error
 				if !errors.As(err, &e) || !known[e.Code] {
 					t.Fatalf("take: %v", err)
 				}

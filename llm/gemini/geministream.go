@@ -1,10 +1,12 @@
-package llm
+package gemini
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 
 	"google.golang.org/genai"
 )
@@ -16,14 +18,14 @@ import (
 // finish reason arrives: a call from a stream that fails before its end is
 // never run.
 type geminiDecoder struct {
-	*emitter
+	*adapt.Emitter
 	wire   *wireSeen
 	pull   func() (*genai.GenerateContentResponse, error, bool) // iter.Pull2's next
 	stop   func()
 	cur    *genai.GenerateContentResponse // the chunk next read
-	calls  []*ToolCall
+	calls  []*llm.ToolCall
 	finish string
-	usage  *Usage
+	usage  *llm.Usage
 	model  string
 
 	// oneCall keeps only an answer's first function call: Gemini has no
@@ -31,19 +33,21 @@ type geminiDecoder struct {
 	oneCall bool
 }
 
-func (s *geminiDecoder) take() error { return s.chunk(s.cur) }
+func (s *geminiDecoder) Take() error { return s.chunk(s.cur) }
 
-func (s *geminiDecoder) classify(err error) *Error { return classifyGemini(s.provider, err, s.wire) }
+func (s *geminiDecoder) Classify(err error) *llm.Error {
+	return classifyGemini(s.Provider, err, s.wire)
+}
 
-func (s *geminiDecoder) close() { s.stop() }
+func (s *geminiDecoder) Close() { s.stop() }
 
 // reported is the usageMetadata of the chunk with the finish reason: the
 // counts of earlier chunks are the call's so far.
-func (s *geminiDecoder) reported() *Usage {
+func (s *geminiDecoder) Reported() *llm.Usage {
 	if s.finish == "" {
 		return nil
 	}
-	return withModel(s.usage, s.model)
+	return adapt.WithModel(s.usage, s.model)
 }
 
 // errUndecodable is a chunk genai could not convert: its converters
@@ -55,7 +59,7 @@ var errUndecodable = errors.New("genai could not decode a chunk")
 // next is pull, with genai's panic on an undecodable chunk made an error
 // (iter.Pull2 re-raises the iterator's panic in the caller; the iterator
 // is finished after it).
-func (s *geminiDecoder) next() (ok bool, err error) {
+func (s *geminiDecoder) Next() (ok bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.cur, ok, err = nil, false, fmt.Errorf("%w: %v", errUndecodable, v)
@@ -71,20 +75,20 @@ func (s *geminiDecoder) next() (ok bool, err error) {
 // chunk turns one chunk into events.
 func (s *geminiDecoder) chunk(r *genai.GenerateContentResponse) error {
 	if r == nil {
-		return s.invalid(errors.New("an empty chunk"))
+		return s.Invalid(errors.New("an empty chunk"))
 	}
 	if r.ModelVersion != "" {
 		s.model = r.ModelVersion
 	}
 	if u := r.UsageMetadata; u != nil {
-		s.usage = &Usage{
+		s.usage = &llm.Usage{
 			InputTokens:       int64(u.PromptTokenCount), // cached tokens are part of it
 			CachedInputTokens: int64(u.CachedContentTokenCount),
 			OutputTokens:      int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
 		}
 	}
 	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
-		return s.refused(errors.New("the prompt was blocked: "+string(pf.BlockReason)), withModel(s.usage, s.model))
+		return s.Refused(errors.New("the prompt was blocked: "+string(pf.BlockReason)), adapt.WithModel(s.usage, s.model))
 	}
 	if len(r.Candidates) == 0 || r.Candidates[0] == nil {
 		return nil // a chunk of usage only
@@ -108,17 +112,17 @@ func (s *geminiDecoder) part(p *genai.Part) error {
 		return nil
 	}
 	if s.finish != "" && (p.Text != "" || p.FunctionCall != nil) {
-		return s.invalid(errors.New("content after the finish reason"))
+		return s.Invalid(errors.New("content after the finish reason"))
 	}
 	if p.Text != "" {
-		s.emit(Event{Kind: EventText, Text: p.Text})
+		s.Emit(llm.Event{Kind: llm.EventText, Text: p.Text})
 	}
 	fc := p.FunctionCall
 	if fc == nil {
 		return nil
 	}
 	if fc.Name == "" {
-		return s.invalid(fmt.Errorf("function call %d has no name", len(s.calls)))
+		return s.Invalid(fmt.Errorf("function call %d has no name", len(s.calls)))
 	}
 	if s.oneCall && len(s.calls) > 0 {
 		return nil
@@ -127,16 +131,16 @@ func (s *geminiDecoder) part(p *genai.Part) error {
 	if fc.Args != nil {
 		b, err := json.Marshal(fc.Args)
 		if err != nil {
-			return s.invalid(fmt.Errorf("function call %q: arguments: %w", fc.Name, err))
+			return s.Invalid(fmt.Errorf("function call %q: arguments: %w", fc.Name, err))
 		}
 		args = b
 	}
-	tc := &ToolCall{ID: NewCallID(), Name: fc.Name, Arguments: string(args)}
+	tc := &llm.ToolCall{ID: llm.NewCallID(), Name: fc.Name, Arguments: string(args)}
 	if len(p.ThoughtSignature) > 0 {
 		tc.Signature, tc.SignedBy = base64.StdEncoding.EncodeToString(p.ThoughtSignature), SignedByGemini
 	}
 	delta := *tc
-	s.emit(Event{Kind: EventToolCallDelta, Index: len(s.calls), ToolCall: &delta})
+	s.Emit(llm.Event{Kind: llm.EventToolCallDelta, Index: len(s.calls), ToolCall: &delta})
 	s.calls = append(s.calls, tc)
 	return nil
 }
@@ -148,23 +152,23 @@ func (s *geminiDecoder) part(p *genai.Part) error {
 func (s *geminiDecoder) finished(reason genai.FinishReason) error {
 	switch reason {
 	case genai.FinishReasonStop:
-		s.finish = FinishStop
+		s.finish = llm.FinishStop
 		if len(s.calls) > 0 {
-			s.finish = FinishToolCalls
+			s.finish = llm.FinishToolCalls
 		}
 	case genai.FinishReasonMaxTokens:
-		s.finish = FinishLength
+		s.finish = llm.FinishLength
 	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonBlocklist,
 		genai.FinishReasonProhibitedContent, genai.FinishReasonSPII, genai.FinishReasonImageSafety,
 		genai.FinishReasonImageProhibitedContent:
-		return s.refused(errors.New("the answer was stopped: "+string(reason)), withModel(s.usage, s.model))
+		return s.Refused(errors.New("the answer was stopped: "+string(reason)), adapt.WithModel(s.usage, s.model))
 	case genai.FinishReasonMalformedFunctionCall, genai.FinishReasonUnexpectedToolCall, genai.FinishReasonTooManyToolCalls:
-		return s.invalid(fmt.Errorf("the answer ended with %s", reason))
+		return s.Invalid(fmt.Errorf("the answer ended with %s", reason))
 	default:
-		return &Error{Provider: s.provider, Code: UnknownProviderError, Err: fmt.Errorf("the answer ended with %s", reason)}
+		return &llm.Error{Provider: s.Provider, Code: llm.UnknownProviderError, Err: fmt.Errorf("the answer ended with %s", reason)}
 	}
 	for _, tc := range s.calls {
-		s.emit(Event{Kind: EventToolCall, ToolCall: tc})
+		s.Emit(llm.Event{Kind: llm.EventToolCall, ToolCall: tc})
 	}
 	s.calls = nil
 	return nil
@@ -174,6 +178,6 @@ func (s *geminiDecoder) finished(reason genai.FinishReason) error {
 // the chunk with the finish reason is the end, so a stream that closes
 // without one was cut short, and its usage is not the answer's
 // (emitter.done).
-func (s *geminiDecoder) end() error {
-	return s.done(s.finish, s.usage, s.model)
+func (s *geminiDecoder) End() error {
+	return s.Done(s.finish, s.usage, s.model)
 }

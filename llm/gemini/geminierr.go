@@ -1,7 +1,8 @@
-package llm
+package gemini
 
 import (
 	"errors"
+	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"strings"
 	"time"
@@ -18,8 +19,8 @@ import (
 // A chunk genai could not decode is an invalid response; transport
 // failures (timeouts, refused, reset or cut connections) are read by the
 // one classifier every adapter uses for them (aierr.OpenAI).
-func classifyGemini(provider string, err error, wire *wireSeen) *Error {
-	e := &Error{Provider: provider, Err: err}
+func classifyGemini(provider string, err error, wire *wireSeen) *llm.Error {
+	e := &llm.Error{Provider: provider, Err: err}
 	var apiErr genai.APIError
 	var apiErrPtr *genai.APIError
 	switch {
@@ -36,7 +37,7 @@ func classifyGemini(provider string, err error, wire *wireSeen) *Error {
 		}
 	case errors.Is(err, errUndecodable), strings.Contains(err.Error(), "iterateResponseStream"):
 		// genai's own decoding failures, which never wrap a transport's.
-		e.Code = ProviderInvalidResponse
+		e.Code = llm.ProviderInvalidResponse
 	default:
 		c := aierr.OpenAI(err, time.Now())
 		e.Code, e.Retryable = c.Code, c.Retryable
@@ -54,21 +55,21 @@ func classifyGemini(provider string, err error, wire *wireSeen) *Error {
 //   - 401, 403 are auth failures;
 //   - 408 and 504 DEADLINE_EXCEEDED are the provider timing out;
 //   - 500 INTERNAL, 503 UNAVAILABLE and other 5xx are outages.
-func geminiRefusal(e genai.APIError) (Code, bool) {
+func geminiRefusal(e genai.APIError) (llm.Code, bool) {
 	switch {
 	case e.Code == http.StatusTooManyRequests || e.Status == "RESOURCE_EXHAUSTED":
-		return ProviderRateLimit, true
+		return llm.ProviderRateLimit, true
 	case e.Code == http.StatusUnauthorized || e.Code == http.StatusForbidden ||
 		e.Status == "UNAUTHENTICATED" || e.Status == "PERMISSION_DENIED" || hasReason(e, "API_KEY_INVALID"):
-		return ProviderAuth, false
+		return llm.ProviderAuth, false
 	case e.Code == http.StatusRequestTimeout || e.Code == http.StatusGatewayTimeout || e.Status == "DEADLINE_EXCEEDED":
-		return ProviderTimeout, true
+		return llm.ProviderTimeout, true
 	case e.Code >= 500:
-		return ProviderUnavailable, true
+		return llm.ProviderUnavailable, true
 	case tooManyInputTokens(e.Message):
-		return ProviderContextLength, false
+		return llm.ProviderContextLength, false
 	}
-	return UnknownProviderError, false
+	return llm.UnknownProviderError, false
 }
 
 func hasReason(e genai.APIError, reason string) bool {

@@ -1,9 +1,10 @@
-package llm
+package anthropic
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
 
 	"github.com/anthropics/anthropic-sdk-go"
 )
@@ -23,7 +24,7 @@ import (
 //     use needs no thinking blocks carried back.
 //   - A forced tool choice goes as auto to a model known to refuse it
 //     (refusesForcedToolChoice).
-func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, error) {
+func (a *Anthropic) messageParams(req llm.Request) (*anthropic.MessageNewParams, error) {
 	switch {
 	case req.Model == "":
 		return nil, errors.New("request: model is required")
@@ -65,7 +66,7 @@ func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, err
 		// and the prompt is what steers it to the tool.
 		choice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
 	}
-	if req.oneCall() {
+	if req.OneCall() {
 		// Anthropic's form of parallel_tool_calls: false rides on the
 		// choice itself.
 		switch {
@@ -83,21 +84,21 @@ func (a *Anthropic) messageParams(req Request) (*anthropic.MessageNewParams, err
 
 // addMessage appends m to p, merging it into the last message when both
 // have the same role.
-func addMessage(p *anthropic.MessageNewParams, m Message) error {
+func addMessage(p *anthropic.MessageNewParams, m llm.Message) error {
 	var role anthropic.MessageParamRole
 	var blocks []anthropic.ContentBlockParamUnion
 	switch m.Role {
-	case RoleSystem:
+	case llm.RoleSystem:
 		if m.Content != "" {
 			p.System = append(p.System, anthropic.TextBlockParam{Text: m.Content})
 		}
 		return nil
-	case RoleUser:
+	case llm.RoleUser:
 		if m.Content == "" {
 			return errors.New("a user message needs content")
 		}
 		role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}
-	case RoleTool:
+	case llm.RoleTool:
 		if m.ToolCallID == "" {
 			return errors.New("a tool message needs the id of the call it answers")
 		}
@@ -107,7 +108,7 @@ func addMessage(p *anthropic.MessageNewParams, m Message) error {
 			r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
 		}
 		role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{{OfToolResult: &r}}
-	case RoleAssistant:
+	case llm.RoleAssistant:
 		role = anthropic.MessageParamRoleAssistant
 		if m.Content != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
@@ -126,7 +127,7 @@ func addMessage(p *anthropic.MessageNewParams, m Message) error {
 	}
 	if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
 		last := &p.Messages[n-1]
-		if m.Role == RoleTool {
+		if m.Role == llm.RoleTool {
 			// tool_result blocks come first in their user message.
 			at := 0
 			for at < len(last.Content) && last.Content[at].OfToolResult != nil {
@@ -155,7 +156,7 @@ func toolInput(args string) json.RawMessage {
 
 // anthTool maps a tool: the schema's properties and required list have
 // their own fields, the rest of it rides along as extra fields.
-func anthTool(t ToolSpec) (anthropic.ToolUnionParam, error) {
+func anthTool(t llm.ToolSpec) (anthropic.ToolUnionParam, error) {
 	if t.Name == "" {
 		return anthropic.ToolUnionParam{}, errors.New("name is required")
 	}
@@ -194,7 +195,7 @@ func anthTool(t ToolSpec) (anthropic.ToolUnionParam, error) {
 
 // anthToolChoice maps Request.ToolChoice as toolChoice does for OpenAI:
 // "required" is Anthropic's "any".
-func anthToolChoice(choice string, tools []ToolSpec) (anthropic.ToolChoiceUnionParam, error) {
+func anthToolChoice(choice string, tools []llm.ToolSpec) (anthropic.ToolChoiceUnionParam, error) {
 	var c anthropic.ToolChoiceUnionParam
 	if len(tools) == 0 {
 		if choice != "" && choice != "none" {

@@ -1,9 +1,11 @@
-package llm
+package openai
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 	"slices"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -15,30 +17,30 @@ import (
 // assembled by index, go out whole when the finish reason arrives;
 // EventDone follows the usage chunk and the end of the stream.
 type openaiDecoder struct {
-	*emitter
+	*adapt.Emitter
 	sse    *ssestream.Stream[chatChunk]
-	calls  map[int64]*ToolCall
+	calls  map[int64]*llm.ToolCall
 	finish string
-	usage  *Usage
+	usage  *llm.Usage
 	model  string
 }
 
-func (s *openaiDecoder) next() (bool, error) {
+func (s *openaiDecoder) Next() (bool, error) {
 	if s.sse.Next() {
 		return true, nil
 	}
 	return false, s.sse.Err()
 }
 
-func (s *openaiDecoder) take() error { return s.chunk(s.sse.Current()) }
+func (s *openaiDecoder) Take() error { return s.chunk(s.sse.Current()) }
 
-func (s *openaiDecoder) classify(err error) *Error { return classifyOpenAI(s.provider, err) }
+func (s *openaiDecoder) Classify(err error) *llm.Error { return classifyOpenAI(s.Provider, err) }
 
-func (s *openaiDecoder) close() { _ = s.sse.Close() }
+func (s *openaiDecoder) Close() { _ = s.sse.Close() }
 
 // reported is the usage chunk's, which OpenAI sends last, after the
 // finish reason.
-func (s *openaiDecoder) reported() *Usage { return withModel(s.usage, s.model) }
+func (s *openaiDecoder) Reported() *llm.Usage { return adapt.WithModel(s.usage, s.model) }
 
 // chatChunk is the part of a Chat Completions chunk the decoder reads,
 // decoded with encoding/json. The SDK's own chunk type keeps every field
@@ -80,7 +82,7 @@ func (s *openaiDecoder) chunk(c chatChunk) error {
 		s.model = c.Model
 	}
 	if c.Usage != nil {
-		s.usage = &Usage{
+		s.usage = &llm.Usage{
 			InputTokens: c.Usage.PromptTokens,
 			// OpenAI counts cached tokens inside prompt_tokens already.
 			CachedInputTokens:     c.Usage.PromptTokensDetails.CachedTokens,
@@ -93,10 +95,10 @@ func (s *openaiDecoder) chunk(c chatChunk) error {
 			continue
 		}
 		if s.finish != "" && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
-			return s.invalid(errors.New("content after the finish reason"))
+			return s.Invalid(errors.New("content after the finish reason"))
 		}
 		if ch.Delta.Content != "" {
-			s.emit(Event{Kind: EventText, Text: ch.Delta.Content})
+			s.Emit(llm.Event{Kind: llm.EventText, Text: ch.Delta.Content})
 		}
 		for _, d := range ch.Delta.ToolCalls {
 			s.addCallDelta(d)
@@ -116,12 +118,12 @@ func (s *openaiDecoder) chunk(c chatChunk) error {
 // refuse its form when the history moves to them (DESIGN §11).
 func (s *openaiDecoder) addCallDelta(d chatChunkToolCall) {
 	if s.calls == nil {
-		s.calls = map[int64]*ToolCall{}
+		s.calls = map[int64]*llm.ToolCall{}
 	}
-	piece := &ToolCall{Name: d.Function.Name, Arguments: d.Function.Arguments}
+	piece := &llm.ToolCall{Name: d.Function.Name, Arguments: d.Function.Arguments}
 	tc := s.calls[d.Index]
 	if tc == nil {
-		tc = &ToolCall{ID: NewCallID()}
+		tc = &llm.ToolCall{ID: llm.NewCallID()}
 		s.calls[d.Index] = tc
 		piece.ID = tc.ID
 	}
@@ -129,14 +131,14 @@ func (s *openaiDecoder) addCallDelta(d chatChunkToolCall) {
 	// pieces.
 	tc.Name += d.Function.Name
 	tc.Arguments += d.Function.Arguments
-	s.emit(Event{Kind: EventToolCallDelta, Index: int(d.Index), ToolCall: piece})
+	s.Emit(llm.Event{Kind: llm.EventToolCallDelta, Index: int(d.Index), ToolCall: piece})
 }
 
 // finished records the finish reason and releases the assembled tool calls
 // in index order.
 func (s *openaiDecoder) finished(reason string) error {
 	s.finish = reason
-	if reason == FinishContentFilter {
+	if reason == llm.FinishContentFilter {
 		// The refusal is returned at the end of the stream (end), with the
 		// usage that follows it: the stopped answer may still be billed.
 		s.calls = nil
@@ -150,9 +152,9 @@ func (s *openaiDecoder) finished(reason string) error {
 	for _, i := range idx {
 		tc := s.calls[i]
 		if tc.Name == "" {
-			return s.invalid(fmt.Errorf("tool call at index %d has no name", i))
+			return s.Invalid(fmt.Errorf("tool call at index %d has no name", i))
 		}
-		s.emit(Event{Kind: EventToolCall, ToolCall: tc})
+		s.Emit(llm.Event{Kind: llm.EventToolCall, ToolCall: tc})
 	}
 	s.calls = nil
 	return nil
@@ -161,10 +163,10 @@ func (s *openaiDecoder) finished(reason string) error {
 // end handles a stream that ended without a transport error: a content
 // filter's stop is a refusal, anything else whole only with its finish
 // reason and the usage asked for (emitter.done).
-func (s *openaiDecoder) end() error {
-	if s.finish == FinishContentFilter {
+func (s *openaiDecoder) End() error {
+	if s.finish == llm.FinishContentFilter {
 		// The usage that followed the stop is the stopped answer's.
-		return s.refused(errors.New("the provider's content filter stopped the answer"), withModel(s.usage, s.model))
+		return s.Refused(errors.New("the provider's content filter stopped the answer"), adapt.WithModel(s.usage, s.model))
 	}
-	return s.done(s.finish, s.usage, s.model)
+	return s.Done(s.finish, s.usage, s.model)
 }

@@ -1,9 +1,11 @@
-package llm
+package anthropic
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 	"net/http"
 	"strings"
 	"time"
@@ -17,8 +19,8 @@ import (
 // provider's config sets it: the Messages API requires one.
 const DefaultAnthropicMaxTokens = 4096
 
-// AnthropicParams configure an Anthropic provider.
-type AnthropicParams struct {
+// Params configure an Anthropic provider.
+type Params struct {
 	// Name is the provider's name in config, traces and records.
 	Name string
 	// BaseURL is the API root (ANTHROPIC_BASE_URL), e.g.
@@ -44,17 +46,17 @@ type AnthropicParams struct {
 // Anthropic streams Messages through anthropic-sdk-go, one request per
 // call: retries and failover belong to the router behind Provider.
 type Anthropic struct {
-	waits
+	adapt.Waits
 	name      string
 	client    anthropic.Client
 	maxTokens int
 	cache     bool
 }
 
-var _ Provider = (*Anthropic)(nil)
+var _ llm.Provider = (*Anthropic)(nil)
 
 // NewAnthropic checks p and builds the provider.
-func NewAnthropic(p AnthropicParams) (*Anthropic, error) {
+func New(p Params) (*Anthropic, error) {
 	switch {
 	case p.Name == "":
 		return nil, errors.New("llm: anthropic: a provider name is required")
@@ -65,15 +67,15 @@ func NewAnthropic(p AnthropicParams) (*Anthropic, error) {
 	case p.MaxTokens < 0:
 		return nil, fmt.Errorf("llm: %s: max tokens must not be negative", p.Name)
 	}
-	w, err := newWaits(p.Name, p.Timeout, p.FirstChunk)
+	w, err := adapt.NewWaits(p.Name, p.Timeout, p.FirstChunk)
 	if err != nil {
 		return nil, err
 	}
 	client := p.HTTPClient
 	if client == nil {
-		client = &http.Client{Transport: NewTransport()}
+		client = &http.Client{Transport: llm.NewTransport()}
 	}
-	a := &Anthropic{waits: w, name: p.Name, maxTokens: p.MaxTokens, cache: !p.NoPromptCache}
+	a := &Anthropic{Waits: w, name: p.Name, maxTokens: p.MaxTokens, cache: !p.NoPromptCache}
 	if a.maxTokens == 0 {
 		a.maxTokens = DefaultAnthropicMaxTokens
 	}
@@ -95,21 +97,21 @@ func (a *Anthropic) Name() string { return a.name }
 // Stream starts a streamed Message and waits for its first event, so that
 // every failure before it is returned here, where the router may still
 // fail over. The call runs under ctx until the stream is closed.
-func (a *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
+func (a *Anthropic) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	params, err := a.messageParams(req)
 	if err != nil {
-		return nil, &Error{Provider: a.name, Code: UnknownProviderError, Err: err}
+		return nil, &llm.Error{Provider: a.name, Code: llm.UnknownProviderError, Err: err}
 	}
-	body, err := encodeWith(params.MarshalJSON)
+	body, err := adapt.EncodeWith(params.MarshalJSON)
 	if err != nil {
-		return nil, &Error{Provider: a.name, Code: UnknownProviderError, Err: err}
+		return nil, &llm.Error{Provider: a.name, Code: llm.UnknownProviderError, Err: err}
 	}
-	s := newStreamCore(ctx, a.name, a.waits, req.Model)
+	s := adapt.NewCore(ctx, a.name, a.Waits, req.Model)
 	// NewStreaming's request with the body encoded on its own goroutine
 	// (see encodeWith): the same path, headers and "stream": true.
 	var raw *http.Response
-	err = a.client.Post(s.upstream, "v1/messages", nil, &raw,
+	err = a.client.Post(s.Upstream(), "v1/messages", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
-	return s.start(&anthDecoder{emitter: &s.emitter, calls: map[int64]*anthCall{},
+	return s.Start(&anthDecoder{Emitter: &s.Emitter, calls: map[int64]*anthCall{},
 		sse: ssestream.NewStream[anthropic.MessageStreamEventUnion](ssestream.NewDecoder(raw), err)})
 }

@@ -1,9 +1,11 @@
-package llm
+package gemini
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 	"iter"
 	"net/http"
 	"time"
@@ -14,8 +16,8 @@ import (
 // SignedByGemini is ToolCall.SignedBy for calls a Gemini model signed.
 const SignedByGemini = "gemini"
 
-// GeminiParams configures a Gemini provider.
-type GeminiParams struct {
+// Params configures a Gemini provider.
+type Params struct {
 	// Name is the provider's configured name, as traces and records show
 	// it. Empty means "gemini".
 	Name string
@@ -37,23 +39,23 @@ type GeminiParams struct {
 // Gemini API backend. The SDK's HTTP retries and its automatic stream
 // continuation are off: retrying is the router's job.
 type Gemini struct {
-	waits
+	adapt.Waits
 	name   string
 	client *genai.Client
 }
 
-var _ Provider = (*Gemini)(nil)
+var _ llm.Provider = (*Gemini)(nil)
 
 // NewGemini checks p and builds the provider.
-func NewGemini(ctx context.Context, p GeminiParams) (*Gemini, error) {
+func New(ctx context.Context, p Params) (*Gemini, error) {
 	if p.APIKey == "" {
 		return nil, errors.New("llm: gemini: APIKey is required")
 	}
-	w, err := newWaits("gemini", p.Timeout, p.FirstChunk)
+	w, err := adapt.NewWaits("gemini", p.Timeout, p.FirstChunk)
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Transport: NewTransport()}
+	hc := &http.Client{Transport: llm.NewTransport()}
 	if p.HTTPClient != nil {
 		c := *p.HTTPClient
 		hc = &c
@@ -77,7 +79,7 @@ func NewGemini(ctx context.Context, p GeminiParams) (*Gemini, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: gemini: %w", err)
 	}
-	g := &Gemini{waits: w, name: p.Name, client: client}
+	g := &Gemini{Waits: w, name: p.Name, client: client}
 	if g.name == "" {
 		g.name = "gemini"
 	}
@@ -90,7 +92,7 @@ func (g *Gemini) Name() string { return g.name }
 // Unhonoured names a strict tool: Gemini's function declarations have no
 // strict mode, so nothing would hold the arguments to the schema.
 // parallel_tool_calls: false it honours, by keeping one call an answer.
-func (g *Gemini) Unhonoured(req Request) string {
+func (g *Gemini) Unhonoured(req llm.Request) string {
 	for i, t := range req.Tools {
 		if t.Strict {
 			return fmt.Sprintf("tools[%d].function.strict", i)
@@ -102,16 +104,16 @@ func (g *Gemini) Unhonoured(req Request) string {
 // Stream starts a streamed generateContent call and waits for its first
 // chunk, so a refusal or a silent upstream is an error here, where the
 // router may still fail over.
-func (g *Gemini) Stream(ctx context.Context, req Request) (Stream, error) {
+func (g *Gemini) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	contents, cfg, err := geminiRequest(req)
 	if err != nil {
-		return nil, &Error{Provider: g.name, Code: UnknownProviderError, Err: fmt.Errorf("request: %w", err)}
+		return nil, &llm.Error{Provider: g.name, Code: llm.UnknownProviderError, Err: fmt.Errorf("request: %w", err)}
 	}
-	s := newStreamCore(ctx, g.name, g.waits, req.Model)
-	d := &geminiDecoder{emitter: &s.emitter, wire: &wireSeen{}, oneCall: req.oneCall() && len(req.Tools) > 0}
-	callCtx := context.WithValue(s.upstream, wireKey{}, d.wire)
+	s := adapt.NewCore(ctx, g.name, g.Waits, req.Model)
+	d := &geminiDecoder{Emitter: &s.Emitter, wire: &wireSeen{}, oneCall: req.OneCall() && len(req.Tools) > 0}
+	callCtx := context.WithValue(s.Upstream(), wireKey{}, d.wire)
 	d.pull, d.stop = iter.Pull2(g.client.Models.GenerateContentStream(callCtx, req.Model, contents, cfg))
-	return s.start(d)
+	return s.Start(d)
 }
 
 // wireSeen is what the transport saw of a call's HTTP answer: the status

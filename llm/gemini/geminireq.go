@@ -1,10 +1,11 @@
-package llm
+package gemini
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
 	"strings"
 
 	"google.golang.org/genai"
@@ -24,7 +25,7 @@ var geminiSkipSignature = []byte("skip_thought_signature_validator")
 // responses). SafetyIdentifier is not sent: Gemini has no such field, and
 // nothing else about the user goes to it. ReasoningEffort is not sent
 // either: the model thinks at its default level.
-func geminiRequest(req Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+func geminiRequest(req llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	switch {
 	case req.Model == "":
 		return nil, nil, errors.New("model is required")
@@ -43,18 +44,18 @@ func geminiRequest(req Request) ([]*genai.Content, *genai.GenerateContentConfig,
 	var contents []*genai.Content
 	for i, m := range req.Messages {
 		switch m.Role {
-		case RoleSystem:
+		case llm.RoleSystem:
 			if cfg.SystemInstruction == nil {
 				cfg.SystemInstruction = &genai.Content{}
 			}
 			if m.Content != "" {
 				cfg.SystemInstruction.Parts = append(cfg.SystemInstruction.Parts, genai.NewPartFromText(m.Content))
 			}
-		case RoleUser:
+		case llm.RoleUser:
 			if m.Content != "" { // Gemini refuses a part without data
 				contents = append(contents, genai.NewContentFromText(m.Content, genai.RoleUser))
 			}
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			c, err := modelContent(m, names, strict && i > turnStart)
 			if err != nil {
 				return nil, nil, fmt.Errorf("messages[%d]: %w", i, err)
@@ -62,7 +63,7 @@ func geminiRequest(req Request) ([]*genai.Content, *genai.GenerateContentConfig,
 			if c != nil {
 				contents = append(contents, c)
 			}
-		case RoleTool:
+		case llm.RoleTool:
 			part, err := responsePart(m, names)
 			if err != nil {
 				return nil, nil, fmt.Errorf("messages[%d]: %w", i, err)
@@ -90,9 +91,9 @@ func geminiRequest(req Request) ([]*genai.Content, *genai.GenerateContentConfig,
 
 // lastUser is the index of the last user message, where the current turn
 // begins (-1 for none).
-func lastUser(msgs []Message) int {
+func lastUser(msgs []llm.Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleUser {
+		if msgs[i].Role == llm.RoleUser {
 			return i
 		}
 	}
@@ -111,7 +112,7 @@ func geminiChecksSignatures(model string) bool {
 // step that has none (another provider's) carries the documented skip
 // value instead, so the history is accepted. Only the first call of a step
 // is checked, so later ones are left unsigned.
-func modelContent(m Message, names map[string]string, inTurn bool) (*genai.Content, error) {
+func modelContent(m llm.Message, names map[string]string, inTurn bool) (*genai.Content, error) {
 	var parts []*genai.Part
 	if m.Content != "" {
 		parts = append(parts, genai.NewPartFromText(m.Content))
@@ -153,7 +154,7 @@ func callArgs(args string) map[string]any {
 // responsePart is a tool message as a functionResponse part. A result that
 // is a JSON object is sent as the response; anything else goes under
 // "output", the key Gemini reads a function's output from.
-func responsePart(m Message, names map[string]string) (*genai.Part, error) {
+func responsePart(m llm.Message, names map[string]string) (*genai.Part, error) {
 	if m.ToolCallID == "" {
 		return nil, errors.New("a tool message needs the id of the call it answers")
 	}
@@ -195,7 +196,7 @@ func onlyFunctionResponses(c *genai.Content) bool {
 // geminiTools declares the tools (their JSON Schema as parametersJsonSchema)
 // and the function calling mode: "" and auto are AUTO, none NONE, required
 // ANY, a tool's name ANY restricted to it.
-func geminiTools(cfg *genai.GenerateContentConfig, tools []ToolSpec, choice string) error {
+func geminiTools(cfg *genai.GenerateContentConfig, tools []llm.ToolSpec, choice string) error {
 	if len(tools) == 0 {
 		if choice != "" && choice != "none" {
 			return fmt.Errorf("tool choice %q without tools", choice)

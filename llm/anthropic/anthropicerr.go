@@ -1,8 +1,9 @@
-package llm
+package anthropic
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"strings"
 	"time"
@@ -20,16 +21,16 @@ import (
 //   - an error event inside a 200 stream by its type alone, with status 0;
 //   - anything else (transport, timeouts, undecodable events) as
 //     aierr.OpenAI reads transport failures.
-func classifyAnthropic(provider string, err error, now time.Time) *Error {
+func classifyAnthropic(provider string, err error, now time.Time) *llm.Error {
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) {
 		c := aierr.OpenAI(err, now)
-		return &Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter, Err: err}
+		return &llm.Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter, Err: err}
 	}
 	typ, message := apiErr.Type(), errorMessage(apiErr.RawJSON())
 	if apiErr.StatusCode == http.StatusOK || apiErr.StatusCode == 0 {
 		c := anthropicType(typ, message, aierr.Class{Code: aierr.Unknown})
-		return &Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, Err: err}
+		return &llm.Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, Err: err}
 	}
 	var h http.Header
 	if apiErr.Response != nil {
@@ -49,7 +50,7 @@ func classifyAnthropic(provider string, err error, now time.Time) *Error {
 	if c.Retryable {
 		c.RetryAfter = aierr.Refusal(http.StatusTooManyRequests, "", "", "", h, now).RetryAfter
 	}
-	return &Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter,
+	return &llm.Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter,
 		Status: apiErr.StatusCode, Err: err}
 }
 

@@ -1,7 +1,8 @@
-package llm
+package openai
 
 import (
 	"errors"
+	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"time"
 
@@ -15,14 +16,14 @@ import (
 // keeps the HTTP status for the router's trace. A 400 refusal on safety
 // grounds is told apart here: the router must propagate it, never fail it
 // over, where any other 400 is a request the provider will not take.
-func classifyOpenAI(provider string, err error) *Error {
+func classifyOpenAI(provider string, err error) *llm.Error {
 	c := aierr.OpenAI(err, time.Now())
-	e := &Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter, Err: err}
+	e := &llm.Error{Provider: provider, Code: c.Code, Retryable: c.Retryable, RetryAfter: c.RetryAfter, Err: err}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		e.Status = apiErr.StatusCode
 		if apiErr.StatusCode == http.StatusBadRequest && contentPolicy(apiErr.Code) {
-			e.Code, e.Retryable, e.RetryAfter = ProviderContentFilter, false, 0
+			e.Code, e.Retryable, e.RetryAfter = llm.ProviderContentFilter, false, 0
 		}
 	}
 	return e

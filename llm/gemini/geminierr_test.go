@@ -1,8 +1,9 @@
-package llm
+package gemini
 
 import (
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"testing"
 
@@ -18,18 +19,18 @@ func TestClassifyGeminiStatuses(t *testing.T) {
 		name       string
 		err        genai.APIError
 		wire       int
-		code       Code
+		code       llm.Code
 		retryable  bool
 		retryAfter int
 		status     int
 	}{
-		{"unauthenticated", genai.APIError{Code: 401, Status: "UNAUTHENTICATED"}, 401, ProviderAuth, false, 0, 401},
-		{"permission denied", genai.APIError{Code: 403, Status: "PERMISSION_DENIED"}, 403, ProviderAuth, false, 0, 403},
-		{"deadline", genai.APIError{Code: 504, Status: "DEADLINE_EXCEEDED", Details: []map[string]any{retry}}, 504, ProviderTimeout, true, 2, 504},
-		{"not found", genai.APIError{Code: 404, Status: "NOT_FOUND"}, 404, UnknownProviderError, false, 0, 404},
-		{"failed precondition", genai.APIError{Code: 400, Status: "FAILED_PRECONDITION", Details: []map[string]any{retry}}, 400, UnknownProviderError, false, 0, 400},
-		{"quota in a stream", genai.APIError{Code: 429, Status: "RESOURCE_EXHAUSTED", Details: []map[string]any{retry}}, 200, ProviderRateLimit, true, 2, 0},
-		{"rate limit behind a proxy", genai.APIError{Code: 429, Status: "RESOURCE_EXHAUSTED"}, 429, ProviderRateLimit, true, 5, 429},
+		{"unauthenticated", genai.APIError{Code: 401, Status: "UNAUTHENTICATED"}, 401, llm.ProviderAuth, false, 0, 401},
+		{"permission denied", genai.APIError{Code: 403, Status: "PERMISSION_DENIED"}, 403, llm.ProviderAuth, false, 0, 403},
+		{"deadline", genai.APIError{Code: 504, Status: "DEADLINE_EXCEEDED", Details: []map[string]any{retry}}, 504, llm.ProviderTimeout, true, 2, 504},
+		{"not found", genai.APIError{Code: 404, Status: "NOT_FOUND"}, 404, llm.UnknownProviderError, false, 0, 404},
+		{"failed precondition", genai.APIError{Code: 400, Status: "FAILED_PRECONDITION", Details: []map[string]any{retry}}, 400, llm.UnknownProviderError, false, 0, 400},
+		{"quota in a stream", genai.APIError{Code: 429, Status: "RESOURCE_EXHAUSTED", Details: []map[string]any{retry}}, 200, llm.ProviderRateLimit, true, 2, 0},
+		{"rate limit behind a proxy", genai.APIError{Code: 429, Status: "RESOURCE_EXHAUSTED"}, 429, llm.ProviderRateLimit, true, 5, 429},
 	} {
 		h := http.Header{}
 		if tc.name == "rate limit behind a proxy" {

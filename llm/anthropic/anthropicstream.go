@@ -1,8 +1,10 @@
-package llm
+package anthropic
 
 import (
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -16,39 +18,39 @@ import (
 // when the stream ends cleanly without message_stop), with usage in
 // DESIGN §10's classes.
 type anthDecoder struct {
-	*emitter
+	*adapt.Emitter
 	sse     *ssestream.Stream[anthropic.MessageStreamEventUnion]
 	calls   map[int64]*anthCall // open tool_use blocks by content index
 	ncalls  int
 	started bool // message_start came
 	finish  string
-	usage   Usage
+	usage   llm.Usage
 }
 
 // anthCall is a tool_use block being streamed.
 type anthCall struct {
 	index int // the call's position among the response's calls
-	call  ToolCall
+	call  llm.ToolCall
 }
 
-func (s *anthDecoder) next() (bool, error) {
+func (s *anthDecoder) Next() (bool, error) {
 	if s.sse.Next() {
 		return true, nil
 	}
 	return false, s.sse.Err()
 }
 
-func (s *anthDecoder) take() error { return s.event(s.sse.Current()) }
+func (s *anthDecoder) Take() error { return s.event(s.sse.Current()) }
 
-func (s *anthDecoder) classify(err error) *Error {
-	return classifyAnthropic(s.provider, err, time.Now())
+func (s *anthDecoder) Classify(err error) *llm.Error {
+	return classifyAnthropic(s.Provider, err, time.Now())
 }
 
-func (s *anthDecoder) close() { _ = s.sse.Close() }
+func (s *anthDecoder) Close() { _ = s.sse.Close() }
 
 // reported is the call's usage once message_delta has brought its final,
 // cumulative counts; message_start's are only the input's.
-func (s *anthDecoder) reported() *Usage {
+func (s *anthDecoder) Reported() *llm.Usage {
 	if s.finish == "" {
 		return nil
 	}
@@ -57,24 +59,24 @@ func (s *anthDecoder) reported() *Usage {
 }
 
 // end is the body's clean end (see finished).
-func (s *anthDecoder) end() error { return s.finished(false) }
+func (s *anthDecoder) End() error { return s.finished(false) }
 
 // event reads one event.
 func (s *anthDecoder) event(ev anthropic.MessageStreamEventUnion) error {
 	if !s.started && ev.Type != "message_start" {
-		return s.invalid(fmt.Errorf("%q before message_start", ev.Type))
+		return s.Invalid(fmt.Errorf("%q before message_start", ev.Type))
 	}
 	if s.finish != "" && ev.Type != "message_stop" {
-		return s.invalid(fmt.Errorf("%q after message_delta", ev.Type))
+		return s.Invalid(fmt.Errorf("%q after message_delta", ev.Type))
 	}
 	switch ev.Type {
 	case "message_start":
 		if s.started {
-			return s.invalid(errors.New("a second message_start"))
+			return s.Invalid(errors.New("a second message_start"))
 		}
 		s.started = true
 		u := ev.Message.Usage
-		s.usage = Usage{Model: ev.Message.Model, OutputTokens: u.OutputTokens}
+		s.usage = llm.Usage{Model: ev.Message.Model, OutputTokens: u.OutputTokens}
 		if err := s.input(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens); err != nil {
 			return err
 		}
@@ -85,13 +87,13 @@ func (s *anthDecoder) event(ev anthropic.MessageStreamEventUnion) error {
 			s.text(b.Text)
 		case "tool_use":
 			if b.Name == "" {
-				return s.invalid(fmt.Errorf("tool_use block %d has no name", ev.Index))
+				return s.Invalid(fmt.Errorf("tool_use block %d has no name", ev.Index))
 			}
-			c := &anthCall{index: s.ncalls, call: ToolCall{ID: NewCallID(), Name: b.Name}}
+			c := &anthCall{index: s.ncalls, call: llm.ToolCall{ID: llm.NewCallID(), Name: b.Name}}
 			s.ncalls++
 			s.calls[ev.Index] = c
-			s.emit(Event{Kind: EventToolCallDelta, Index: c.index,
-				ToolCall: &ToolCall{ID: c.call.ID, Name: c.call.Name}})
+			s.Emit(llm.Event{Kind: llm.EventToolCallDelta, Index: c.index,
+				ToolCall: &llm.ToolCall{ID: c.call.ID, Name: c.call.Name}})
 		}
 		// Other blocks (thinking, server tools) carry nothing for the seam.
 	case "content_block_delta":
@@ -101,12 +103,12 @@ func (s *anthDecoder) event(ev anthropic.MessageStreamEventUnion) error {
 		case "input_json_delta":
 			c := s.calls[ev.Index]
 			if c == nil {
-				return s.invalid(fmt.Errorf("input_json_delta for block %d, which is no open tool_use", ev.Index))
+				return s.Invalid(fmt.Errorf("input_json_delta for block %d, which is no open tool_use", ev.Index))
 			}
 			if d.PartialJSON != "" {
 				c.call.Arguments += d.PartialJSON
-				s.emit(Event{Kind: EventToolCallDelta, Index: c.index,
-					ToolCall: &ToolCall{Arguments: d.PartialJSON}})
+				s.Emit(llm.Event{Kind: llm.EventToolCallDelta, Index: c.index,
+					ToolCall: &llm.ToolCall{Arguments: d.PartialJSON}})
 			}
 		}
 	case "content_block_stop":
@@ -116,7 +118,7 @@ func (s *anthDecoder) event(ev anthropic.MessageStreamEventUnion) error {
 			if call.Arguments == "" {
 				call.Arguments = "{}" // a call without input streams no JSON
 			}
-			s.emit(Event{Kind: EventToolCall, ToolCall: &call})
+			s.Emit(llm.Event{Kind: llm.EventToolCall, ToolCall: &call})
 		}
 	case "message_delta":
 		u := ev.Usage
@@ -147,7 +149,7 @@ const maxUsage = 1 << 40
 func (s *anthDecoder) input(uncached, read, write, output int64) error {
 	for _, n := range []int64{uncached, read, write, output} {
 		if n < 0 || n >= maxUsage {
-			return s.invalid(fmt.Errorf("usage count %d out of range", n))
+			return s.Invalid(fmt.Errorf("usage count %d out of range", n))
 		}
 	}
 	s.usage.InputTokens = uncached + read + write
@@ -158,7 +160,7 @@ func (s *anthDecoder) input(uncached, read, write, output int64) error {
 
 func (s *anthDecoder) text(t string) {
 	if t != "" {
-		s.emit(Event{Kind: EventText, Text: t})
+		s.Emit(llm.Event{Kind: llm.EventText, Text: t})
 	}
 }
 
@@ -168,21 +170,21 @@ func (s *anthDecoder) text(t string) {
 func (s *anthDecoder) stopped(reason anthropic.StopReason) error {
 	switch reason {
 	case anthropic.StopReasonToolUse:
-		s.finish = FinishToolCalls
+		s.finish = llm.FinishToolCalls
 	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
-		s.finish = FinishLength
+		s.finish = llm.FinishLength
 	case anthropic.StopReasonRefusal:
-		s.finish = FinishContentFilter
+		s.finish = llm.FinishContentFilter
 		// message_delta's usage, just read, is the refused call's.
 		u := s.usage
-		return s.refused(errors.New("the provider refused to answer (stop_reason refusal)"), &u)
+		return s.Refused(errors.New("the provider refused to answer (stop_reason refusal)"), &u)
 	case "":
-		return s.invalid(errors.New("message_delta without a stop reason"))
+		return s.Invalid(errors.New("message_delta without a stop reason"))
 	default: // end_turn, stop_sequence, pause_turn
-		s.finish = FinishStop
+		s.finish = llm.FinishStop
 	}
 	if len(s.calls) > 0 {
-		return s.invalid(errors.New("the message stopped with a tool_use block still open"))
+		return s.Invalid(errors.New("the message stopped with a tool_use block still open"))
 	}
 	return nil
 }
@@ -193,12 +195,12 @@ func (s *anthDecoder) stopped(reason anthropic.StopReason) error {
 func (s *anthDecoder) finished(stop bool) error {
 	if s.finish == "" {
 		if stop {
-			return s.invalid(errors.New("message_stop before message_delta"))
+			return s.Invalid(errors.New("message_stop before message_delta"))
 		}
-		return s.invalid(errors.New("the stream ended before message_delta"))
+		return s.Invalid(errors.New("the stream ended before message_delta"))
 	}
 	u := s.usage
-	s.emit(Event{Kind: EventDone, Usage: &u, FinishReason: s.finish})
+	s.Emit(llm.Event{Kind: llm.EventDone, Usage: &u, FinishReason: s.finish})
 	s.finish = "done" // nothing may follow
 	return nil
 }

@@ -1,10 +1,12 @@
-package llm
+package openai
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 	"net/http"
 	"strings"
 	"time"
@@ -15,8 +17,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 )
 
-// OpenAIParams configure an OpenAI provider.
-type OpenAIParams struct {
+// Params configure an OpenAI provider.
+type Params struct {
 	// BaseURL is the API base (OPENAI_BASE_URL), e.g.
 	// https://api.openai.com/v1, or the simulator's http://127.0.0.1:PORT/v1.
 	BaseURL string
@@ -39,21 +41,21 @@ type OpenAIParams struct {
 // OpenAI streams Chat Completions through openai-go. It sends one request
 // per call: retries and failover belong to the router behind Provider.
 type OpenAI struct {
-	waits
+	adapt.Waits
 	client openai.Client
 }
 
-var _ Provider = (*OpenAI)(nil)
+var _ llm.Provider = (*OpenAI)(nil)
 
 // NewOpenAI checks p and builds the provider.
-func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
+func New(p Params) (*OpenAI, error) {
 	if p.BaseURL == "" || p.APIKey == "" {
 		return nil, errors.New("llm: openai: BaseURL and APIKey are required")
 	}
 	if !strings.HasPrefix(p.BaseURL, "https://") && !strings.HasPrefix(p.BaseURL, "http://") {
 		return nil, fmt.Errorf("llm: openai: base URL %q is not http(s)", p.BaseURL)
 	}
-	w, err := newWaits("openai", p.Timeout, p.FirstChunk)
+	w, err := adapt.NewWaits("openai", p.Timeout, p.FirstChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +66,10 @@ func NewOpenAI(p OpenAIParams) (*OpenAI, error) {
 	}
 	client := p.HTTPClient
 	if client == nil {
-		client = &http.Client{Transport: NewTransport()}
+		client = &http.Client{Transport: llm.NewTransport()}
 	}
 	opts = append(opts, option.WithHTTPClient(client))
-	return &OpenAI{waits: w, client: openai.NewClient(opts...)}, nil
+	return &OpenAI{Waits: w, client: openai.NewClient(opts...)}, nil
 }
 
 // Name is "openai".
@@ -78,30 +80,30 @@ func (o *OpenAI) Name() string { return "openai" }
 // dropped connection, an unreadable first chunk) is returned here, where
 // the router may still fail over. The call runs under ctx until the stream
 // is closed: ending ctx cancels it.
-func (o *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
+func (o *OpenAI) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	params, err := chatParams(req)
 	if err != nil {
-		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
+		return nil, &llm.Error{Provider: o.Name(), Code: llm.UnknownProviderError, Err: err}
 	}
-	body, err := encodeWith(params.MarshalJSON)
+	body, err := adapt.EncodeWith(params.MarshalJSON)
 	if err != nil {
-		return nil, &Error{Provider: o.Name(), Code: UnknownProviderError, Err: err}
+		return nil, &llm.Error{Provider: o.Name(), Code: llm.UnknownProviderError, Err: err}
 	}
-	s := newStreamCore(ctx, o.Name(), o.waits, req.Model)
+	s := adapt.NewCore(ctx, o.Name(), o.Waits, req.Model)
 	// NewStreaming's request, its parameters already encoded (see
 	// encodeWith): the same path, headers and body, "stream": true set the
 	// same way.
 	var raw *http.Response
-	err = o.client.Post(s.upstream, "chat/completions", nil, &raw,
+	err = o.client.Post(s.Upstream(), "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
-	return s.start(&openaiDecoder{emitter: &s.emitter,
+	return s.Start(&openaiDecoder{Emitter: &s.Emitter,
 		sse: ssestream.NewStream[chatChunk](ssestream.NewDecoder(raw), err)})
 }
 
 // chatParams turns a Request into openai-go's parameters. It refuses a
 // request the API would refuse for our own mistake, so that such a bug is
 // not mistaken for a provider failure.
-func chatParams(req Request) (*openai.ChatCompletionNewParams, error) {
+func chatParams(req llm.Request) (*openai.ChatCompletionNewParams, error) {
 	p := &openai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(req.Model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -124,7 +126,7 @@ func chatParams(req Request) (*openai.ChatCompletionNewParams, error) {
 		p.SafetyIdentifier = openai.String(req.SafetyIdentifier)
 	}
 	effort := req.ReasoningEffort
-	if effort == "" && len(req.Tools) > 0 && ToolsNeedNoReasoning(req.Model) {
+	if effort == "" && len(req.Tools) > 0 && llm.ToolsNeedNoReasoning(req.Model) {
 		effort = "none"
 	}
 	if effort != "" {
@@ -155,18 +157,18 @@ func chatParams(req Request) (*openai.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
-func chatMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
+func chatMessage(m llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
-	case RoleSystem:
+	case llm.RoleSystem:
 		return openai.SystemMessage(m.Content), nil
-	case RoleUser:
+	case llm.RoleUser:
 		return openai.UserMessage(m.Content), nil
-	case RoleTool:
+	case llm.RoleTool:
 		if m.ToolCallID == "" {
 			return openai.ChatCompletionMessageParamUnion{}, errors.New("a tool message needs the id of the call it answers")
 		}
 		return openai.ToolMessage(m.Content, m.ToolCallID), nil
-	case RoleAssistant:
+	case llm.RoleAssistant:
 		var a openai.ChatCompletionAssistantMessageParam
 		if m.Content != "" || len(m.ToolCalls) == 0 {
 			a.Content.OfString = openai.String(m.Content)
@@ -186,7 +188,7 @@ func chatMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
 }
 
-func chatTool(t ToolSpec) (openai.ChatCompletionToolUnionParam, error) {
+func chatTool(t llm.ToolSpec) (openai.ChatCompletionToolUnionParam, error) {
 	if t.Name == "" {
 		return openai.ChatCompletionToolUnionParam{}, errors.New("name is required")
 	}
@@ -210,7 +212,7 @@ func chatTool(t ToolSpec) (openai.ChatCompletionToolUnionParam, error) {
 // toolChoice maps Request.ToolChoice: with tools, "" is auto; the three
 // modes pass through; anything else must name one of the tools. Without
 // tools the API takes no tool_choice, so only "" and "none" make sense.
-func toolChoice(choice string, tools []ToolSpec) (openai.ChatCompletionToolChoiceOptionUnionParam, error) {
+func toolChoice(choice string, tools []llm.ToolSpec) (openai.ChatCompletionToolChoiceOptionUnionParam, error) {
 	var c openai.ChatCompletionToolChoiceOptionUnionParam
 	if len(tools) == 0 {
 		if choice != "" && choice != "none" {
