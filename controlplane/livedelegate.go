@@ -116,7 +116,7 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 	if backend := c.s.cfg.Live.BackendInstructions; backend != "" {
 		system = backend + "\n\n" + system
 	}
-	req := llm.Request{Model: c.s.backendModel, Tools: c.s.liveToolSpecs(c.plan), SafetyIdentifier: c.s.safetyID.For(c.userID),
+	req := llm.Request{Model: c.s.backendModel, Tools: tools.Specs(c.s.liveTools(c.plan)), SafetyIdentifier: c.s.safetyID.For(c.userID),
 		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system},
 			{Role: llm.RoleUser, Content: task}}}
 	h := &delegationHost{s: c.s, p: auth.Principal{UserID: c.userID, Plan: c.plan}, sessionID: c.id, d: d, out: c.out}
@@ -128,16 +128,6 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 		res, err := agent.Run(rctx, c.s.backend, req, h)
 		h.send(rctx, delegationOut{d: d, final: true, content: res.Text, err: err, usage: res.Usage})
 	}()
-}
-
-// liveToolSpecs are the tools a delegation may use: the plan's voice
-// tools that need no confirmation (tier none), as the model sees them.
-func (s *Service) liveToolSpecs(plan string) []llm.ToolSpec {
-	var out []llm.ToolSpec
-	for _, t := range s.liveTools(plan) {
-		out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-	}
-	return out
 }
 
 // liveTools are the plan's voice tools that need no confirmation: the
@@ -365,7 +355,7 @@ func (h *delegationHost) Call(ctx context.Context, tc llm.ToolCall, _ string) (a
 }
 
 func (h *delegationHost) allowed(name string) bool {
-	for _, t := range h.s.liveToolSpecs(h.p.Plan) {
+	for _, t := range h.s.liveTools(h.p.Plan) {
 		if t.Name == name {
 			return true
 		}

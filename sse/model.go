@@ -7,6 +7,7 @@ import (
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/tools"
 )
 
 // model runs the agent loop: the model with the tools the plan may use,
@@ -20,7 +21,7 @@ import (
 func (t *turn) model(ctx context.Context) error {
 	// The one place a turn picks its provider and names its model.
 	provider := traced{p: t.s.provider, ts: &t.traces}
-	req := llm.Request{Model: t.s.cfg.Route, Messages: t.msgs, Tools: t.s.toolSpecs(t.ticket.Plan),
+	req := llm.Request{Model: t.s.cfg.Route, Messages: t.msgs, Tools: tools.Specs(t.s.tools.Registry().ForPlan(t.ticket.Plan, false)),
 		MaxOutputTokens: t.s.cfg.MaxOutputTokens, ReasoningEffort: t.s.cfg.ReasoningEffort,
 		SafetyIdentifier: t.s.safetyID.For(t.p.UserID)}
 	if t.req.Workflow != "" && t.confirm == nil {
@@ -69,16 +70,6 @@ func degradedSuggestions(d config.Degraded) []Suggestion {
 	out := make([]Suggestion, 0, len(d.Suggestions))
 	for _, sg := range d.Suggestions {
 		out = append(out, Suggestion{Label: sg.Label, Message: sg.Message, Category: sg.Category})
-	}
-	return out
-}
-
-// toolSpecs are the tools plan may use, as the model sees them.
-func (s *Service) toolSpecs(plan string) []llm.ToolSpec {
-	ts := s.tools.Registry().ForPlan(plan, false)
-	out := make([]llm.ToolSpec, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return out
 }

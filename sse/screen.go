@@ -4,19 +4,16 @@ import (
 	"context"
 	"slices"
 
-	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/internal/apierr"
-	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/safety"
-	"github.com/voxgate/voxgate/tools"
 )
 
 // The output filters of DESIGN §12 on a chat turn (docs/safety.md). The
 // model's text passes the turn's stream filter (t.screen, made with the
 // profile in context.go) before any of it is a content event; a stream:
 // false request runs the same code, its events dropped, so both get one
-// verdict. Tool arguments and card text pass the same rules on their way
-// in (screenCall, screenCards).
+// verdict. Tool arguments and card text pass the same rules in the
+// executor, where every tool call passes (tools/screen.go).
 
 // Text passes a delta of the answer through the output filter and sends
 // what it lets out.
@@ -66,50 +63,10 @@ func errPIILeak() error {
 	return apierr.New(apierr.AIPIILeak, "")
 }
 
-// screenCall checks a tool call's arguments with the output filter before
-// the tool runs or is offered for confirmation. A hit refuses the call:
-// the model reads why and may try again; the call is kept without its
-// arguments, and a claim is flagged. ok is true when the call may go on.
-func (t *turn) screenCall(c llm.ToolCall) (out agent.Outcome, ok bool, err error) {
-	v := safety.CheckText(safety.JSONText([]byte(c.Arguments)), t.screenOptions())
-	t.screened(v)
-	if v.Outcome == safety.Pass {
-		return agent.Outcome{}, true, nil
-	}
-	refusal := tools.Failf("unsafe_arguments", "These arguments hold personal data; the call was not made.")
-	if v.Outcome == safety.Blocked {
-		refusal = tools.Failf("unsafe_arguments", "These arguments read as medical advice; the call was not made.")
-		t.flag(safety.Flag{Type: safety.MedicalClaim, Blocked: true,
-			Message: "A tool call with medical advice in it was not made.", Field: c.Name})
-	}
-	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "refused"})
-	return agent.Outcome{Output: refusal.Output()}, false, t.out.Send("tool", toolEvent(c, "failed"))
-}
-
-// screenCards keeps the cards whose text passes the output filter; a card
-// with a claim or personal data in it is dropped before it is shown, and a
-// claim is flagged.
-func (t *turn) screenCards(cards []tools.Card) []tools.Card {
-	kept := cards[:0:0]
-	for _, c := range cards {
-		v := safety.CheckText(safety.JSONText(c.Data), t.screenOptions())
-		t.screened(v)
-		switch v.Outcome {
-		case safety.Pass:
-			kept = append(kept, c)
-		case safety.Blocked:
-			t.flag(safety.Flag{Type: safety.MedicalClaim, Blocked: true,
-				Message: "A card with medical advice in it was not shown.", Field: c.Kind})
-		}
-	}
-	return kept
-}
-
-func (t *turn) screenOptions() safety.Options { return t.screen.Options() }
-
-// screened keeps the rule ids a check matched, for the audit row.
-func (t *turn) screened(v safety.Verdict) {
-	t.rules = slices.Compact(slices.Sorted(slices.Values(append(t.rules, v.Rules...))))
+// screened keeps the rule ids a check matched, for the audit row: the
+// answer's, and the executor's screen of a call's arguments and cards.
+func (t *turn) screened(rules []string) {
+	t.rules = slices.Compact(slices.Sorted(slices.Values(append(t.rules, rules...))))
 }
 
 // judgedAnswer is the answer's verdict, which the audit row records once:
@@ -121,7 +78,7 @@ func (t *turn) judgedAnswer() safety.Verdict {
 	if !t.judged && !t.s.unfiltered.Load() {
 		t.judged = true
 		t.ran = append(t.ran, v.Ran...)
-		t.screened(v)
+		t.screened(v.Rules)
 	}
 	return v
 }

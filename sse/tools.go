@@ -3,6 +3,7 @@ package sse
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -21,9 +22,6 @@ func (t *turn) Call(ctx context.Context, c llm.ToolCall, said string) (agent.Out
 	// keys the call only in the conversation the model sees.
 	t.nextCall++
 	c.ID = t.turnID + "." + strconv.Itoa(t.nextCall)
-	if out, ok, err := t.screenCall(c); !ok || err != nil {
-		return out, err
-	}
 	if tool, ok := t.s.tools.Registry().Lookup(c.Name); ok && tool.Tier != tools.TierNone {
 		return t.askConfirmation(ctx, tool, c, said)
 	}
@@ -65,6 +63,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) (str
 	res, err := t.s.tools.Execute(ctx, tools.Call{
 		SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "chat", CallID: c.ID,
 		Name: c.Name, Arguments: []byte(c.Arguments), Principal: t.p, Confirmed: confirmed, Plan: t.ticket.Plan,
+		Language: t.screen.Options().Language, DisplayName: t.screen.Options().DisplayName,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -72,14 +71,20 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, confirmed bool) (str
 		}
 		return t.refused(c, err)
 	}
+	t.screened(res.Screened)
+	for _, f := range res.SafetyFlags {
+		t.flag(f)
+	}
+	if res.Error != nil && res.Error.Code == tools.UnsafeArguments {
+		return t.unsafe(c, res)
+	}
 	state := "finished"
 	if res.Error != nil {
 		state = "failed"
 	}
 	t.keepCall(c, state)
-	partials := t.answer.addCards(t.screenCards(res.Cards), t.screenCards(res.Partials))
+	partials := t.answer.addCards(res.Cards, res.Partials)
 	t.answer.DBWrites = append(t.answer.DBWrites, res.DBWrites...)
-	t.answer.SafetyFlags = append(t.answer.SafetyFlags, res.SafetyFlags...)
 	if err := t.out.Send("tool", toolEvent(c, state)); err != nil {
 		return "", err
 	}
@@ -105,6 +110,14 @@ func (t *turn) refused(c llm.ToolCall, err error) (string, error) {
 	}
 	t.keepCall(c, "refused")
 	return tools.Refusal(err).Output(), t.out.Send("tool", toolEvent(c, "failed"))
+}
+
+// unsafe answers a call the executor's screen refused (a claim or
+// personal data in its arguments): the model reads why and may try again;
+// the call is kept without its arguments.
+func (t *turn) unsafe(c llm.ToolCall, res tools.Result) (string, error) {
+	t.answer.ToolCalls = append(t.answer.ToolCalls, ToolCall{CallID: c.ID, Name: c.Name, State: "refused"})
+	return res.Output, t.out.Send("tool", toolEvent(c, "failed"))
 }
 
 // forced says whether c is the call the turn's workflow forced: the first
@@ -150,6 +163,14 @@ func (t *turn) shownArgs(name string, args json.RawMessage) json.RawMessage {
 func (t *turn) askConfirmation(ctx context.Context, tool *tools.Tool, c llm.ToolCall, said string) (agent.Outcome, error) {
 	_, args, err := t.s.tools.Check(ctx, tools.Call{SessionID: t.sessionID, SessionKind: tools.KindChat, Source: "chat",
 		CallID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Principal: t.p, Plan: t.ticket.Plan})
+	if u := (*tools.Unsafe)(nil); errors.As(err, &u) {
+		t.screened(u.Result.Screened)
+		for _, f := range u.Result.SafetyFlags {
+			t.flag(f)
+		}
+		out, err := t.unsafe(c, u.Result)
+		return agent.Outcome{Output: out}, err
+	}
 	if err != nil {
 		out, err := t.refused(c, err)
 		return agent.Outcome{Output: out}, err

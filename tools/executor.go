@@ -46,6 +46,11 @@ type Call struct {
 	// Empty asks the executor's PlanResolver. It must be the server's own
 	// resolution, never a client's value or a token claim.
 	Plan string
+	// Language and DisplayName are the user's profile language ("en",
+	// "es-MX") and name when the caller knows them, for the screen
+	// (screen.go); an empty Language has each piece's language detected.
+	Language    string
+	DisplayName string
 }
 
 // ExecutorParams builds an Executor.
@@ -68,6 +73,10 @@ type ExecutorParams struct {
 	// and session. Now is its clock; nil means time.Now.
 	ContextTTL time.Duration
 	Now        func() time.Time
+	// Screen checks every call's arguments and cards with the output
+	// filters (screen.go); nil screens nothing (tests of the executor
+	// alone). The composition root sets safety.CheckText.
+	Screen ScreenFunc
 }
 
 // Executor runs tool calls. It is safe for concurrent use, and any number
@@ -82,6 +91,7 @@ type Executor struct {
 	dryRun   bool
 	graceful time.Duration // added to a tool's timeout to form its deadline
 	contexts *profileCache // nil: no context cache
+	screen   ScreenFunc    // nil: no screen
 }
 
 // NewExecutor checks p and builds an Executor.
@@ -110,7 +120,7 @@ func NewExecutor(p ExecutorParams) (*Executor, error) {
 	}
 	return &Executor{store: store{p.DB}, reg: p.Registry, plans: p.Plans, metrics: m,
 		log: p.Logger, maxArgs: p.MaxArgumentBytes, dryRun: p.DryRun, graceful: time.Second,
-		contexts: newProfileCache(p.ContextTTL, p.Now)}, nil
+		contexts: newProfileCache(p.ContextTTL, p.Now), screen: p.Screen}, nil
 }
 
 // Registry is the executor's registry.
@@ -137,12 +147,20 @@ func (e *Executor) Execute(ctx context.Context, c Call) (Result, error) {
 
 func (e *Executor) execute(ctx context.Context, t *Tool, c *Call) (Result, error) {
 	plan, args, err := e.admit(ctx, t, c, false)
+	if u := (*Unsafe)(nil); errors.As(err, &u) {
+		e.count(t.Name, outcomeRefused)
+		return u.Result, nil // the model reads why, and may try again
+	}
 	if err != nil {
 		return Result{}, err
 	}
 	inv := Invocation{UserID: c.Principal.UserID, SessionID: c.SessionID, SessionKind: c.SessionKind,
 		CallID: c.CallID, Plan: plan, Args: args, metrics: e.metrics}
-	return e.claimAndRun(ctx, t, c, args, inv)
+	res, err := e.claimAndRun(ctx, t, c, args, inv)
+	if err == nil {
+		e.screenCards(c, &res)
+	}
+	return res, err
 }
 
 // admit applies every check a call must pass before it may run: its shape,
@@ -174,6 +192,9 @@ func (e *Executor) admit(ctx context.Context, t *Tool, c *Call, forConfirmation 
 	}
 	if err := validate(t, v); err != nil {
 		return "", nil, err
+	}
+	if u := e.screenArguments(t, c, args); u != nil {
+		return "", nil, u
 	}
 	return plan, args, nil
 }

@@ -31,6 +31,9 @@ type Result struct {
 	// Replayed is true when this is a stored result of an earlier call
 	// with the same (session, call_id).
 	Replayed bool `json:"replayed"`
+	// Screened holds the ids of the filter rules the screen matched on the
+	// call's arguments and cards (screen.go), for the caller's audit row.
+	Screened []string `json:"-"`
 }
 
 // tokenBytes is the bytes-per-token estimate used to bound Output; the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/tools"
 	"github.com/voxgate/voxgate/tools/demo"
 )
@@ -70,7 +71,7 @@ func newTools(m *Main, getenv func(string) string) (*tools.Executor, error) {
 	}
 	return tools.NewExecutor(tools.ExecutorParams{
 		DB: m.Pool, Registry: reg, Plans: m.Quota, Metrics: m.Registry, Logger: m.Logger, DryRun: m.Config.DryRun,
-		ContextTTL: m.Config.Voice.ContextCacheTTL,
+		ContextTTL: m.Config.Voice.ContextCacheTTL, Screen: safety.CheckText,
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/quota"
+	"github.com/voxgate/voxgate/safety"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/tools"
 )
@@ -93,7 +94,8 @@ func NewGraph(tb testing.TB, o Options) Graph {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if g.Tools, err = tools.NewExecutor(tools.ExecutorParams{DB: g.Pool, Registry: reg, Plans: g.Quota, Logger: testkit.Quiet()}); err != nil {
+	if g.Tools, err = tools.NewExecutor(tools.ExecutorParams{DB: g.Pool, Registry: reg, Plans: g.Quota, Logger: testkit.Quiet(),
+		Screen: safety.CheckText}); err != nil {
 		tb.Fatal(err)
 	}
 	prices, err := billing.DefaultPrices()
