@@ -143,3 +143,46 @@ func TestLiveExpiryEndsUpstreamExpired(t *testing.T) {
 		t.Fatalf("ended %s (sim %s, %v s), record %+v; want upstream_expired billed to the close", *ended.EndReason, st.CloseReason, st.UsageSeconds, rec)
 	}
 }
+
+// The provider sends a stale usage report, half the figure, after a real
+// one, and the sideband is cut before session.closed: the record holds the
+// largest cumulative figure seen, never the last one read.
+func TestLiveUsageKeepsLargest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, options{backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{UsageInterval: time.Minute})})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultSidebandCutAtClose}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start, _, liveID := liveCall(t, ctx, f, p)
+	testkit.Eventually(t, ctx, "usage past the start charge", func() bool {
+		st, _ := f.sim.LiveSession(liveID)
+		return st.UpdatedSeconds > 0 // a minute of the sim's clock, 3 s of real time
+	})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveSessions, Kind: sim.FaultUsageRegress, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The stale report follows the next real one; the one after that is
+	// 3 s away, so the stale one is the last the holder reads.
+	testkit.Eventually(t, ctx, "the stale report sent", func() bool {
+		for _, fl := range f.sim.Faults() {
+			if fl.Kind == sim.FaultUsageRegress {
+				return false
+			}
+		}
+		return true
+	})
+	w := call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{"reason":"user_hangup"}`), start.SessionID)
+	if w.Code != 200 {
+		t.Fatalf("end: %d %s", w.Code, w.Body)
+	}
+	rec := decode[controlplane.Session](t, w).Cost
+	st, _ := f.sim.LiveSession(liveID)
+	// The sim's stats keep the real reports: the last of them is the
+	// largest, twice the stale one read after it.
+	if want := int64(st.UpdatedSeconds*1000 + 0.5); rec == nil || rec.UsageSource != "unconfirmed" || rec.DurationMS != want {
+		t.Fatalf("record %+v; want the largest figure seen, %d ms", rec, want)
+	}
+}
