@@ -252,6 +252,14 @@ func TestLoadRetirements(t *testing.T) {
 		{"gpt-audio-mini-2025-10-06", "2027-01-20", page},
 		{"gpt-5.1-2025-11-13", "2027-04-01", page},
 		{"gpt-5.4-nano-2026-03-17", "2027-04-01", page},
+		// issue 39: Anthropic's (snapshots by family too) and Gemini's
+		{"claude-sonnet-4-5", "2026-11-30", "claude-sonnet-5-5"},
+		{"claude-sonnet-4-5-20250929", "2026-11-30", "claude-sonnet-5-5"},
+		{"claude-opus-4-5-20251101", "2027-01-22", "the one Anthropic's deprecations page names"},
+		{"gemini-2.5-pro", "2026-12-01", "gemini-3.8-flash"},
+		{"gemini-2.5-flash", "2026-12-01", "gemini-3.5-flash-lite"},
+		{"gemini-3.7-flash", "2026-10-08", "gemini-3.8-flash"},
+		{"gemini-3.5-flash", "2026-10-08", "gemini-3.6-flash"},
 	}
 	for _, tc := range cases {
 		got, ok := r.Lookup(tc.model)
@@ -259,7 +267,7 @@ func TestLoadRetirements(t *testing.T) {
 			t.Errorf("%s: got %+v (%v), want %s → %s", tc.model, got, ok, tc.shutdown, tc.replacement)
 		}
 	}
-	for _, m := range []string{"gpt-6-luna", "gpt-5.4-mini", "o3-mini"} {
+	for _, m := range []string{"gpt-6-luna", "gpt-5.4-mini", "o3-mini", "claude-sonnet-5-5", "gemini-3.5-flash-lite", "gemini-2.5-flash-lite"} {
 		if _, ok := r.Lookup(m); ok {
 			t.Errorf("%s has no announced shutdown", m)
 		}

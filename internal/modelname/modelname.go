@@ -1,5 +1,6 @@
 // Package modelname reads provider model names: a dated snapshot
-// (gpt-realtime-2025-08-28) belongs to its family (gpt-realtime), and
+// (OpenAI's gpt-realtime-2025-08-28, Anthropic's
+// claude-sonnet-4-5-20250929) belongs to its family (gpt-realtime), and
 // whatever the gateway knows of a family (its price, its shutdown date,
 // how to call it) holds for its snapshots unless the snapshot is listed
 // itself.
@@ -8,7 +9,7 @@ package modelname
 import "regexp"
 
 // snapshotRE matches a dated snapshot name and captures its family.
-var snapshotRE = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}$`)
+var snapshotRE = regexp.MustCompile(`^(.+)-(?:\d{4}-\d{2}-\d{2}|\d{8})$`)
 
 // Family is the family of a dated snapshot name, and ok false for a name
 // that is not one.

@@ -4,7 +4,7 @@ import "testing"
 
 func TestLookup(t *testing.T) {
 	t.Parallel()
-	m := map[string]int{"gpt-realtime": 1, "gpt-realtime-2025-08-28": 2, "gpt-5-mini": 3}
+	m := map[string]int{"gpt-realtime": 1, "gpt-realtime-2025-08-28": 2, "gpt-5-mini": 3, "claude-sonnet-4-5": 4}
 	cases := []struct {
 		name string
 		want int
@@ -17,6 +17,8 @@ func TestLookup(t *testing.T) {
 		{"gpt-realtime-2025-08", 0, false},
 		{"2025-08-28", 0, false},
 		{"gpt-realtime-preview", 0, false},
+		{"claude-sonnet-4-5-20250929", 4, true}, // Anthropic dates its snapshots without dashes
+		{"claude-sonnet-4-5-2025092", 0, false},
 		{"", 0, false},
 	}
 	for _, tc := range cases {
