@@ -41,7 +41,7 @@ const takeToolSlotSQL = `UPDATE voice_sessions SET
 	tool_minute = date_trunc('minute', now())
 WHERE id = $1 AND user_id = $2 AND ended_at IS NULL AND expires_at > now()
 	AND (tool_minute <> date_trunc('minute', now()) OR tool_calls < $3) AND mode = $4
-RETURNING plan`
+RETURNING plan, coalesce(language, '')`
 
 // refusalSQL says why takeToolSlot refused: no such session of this user
 // (no row), ended, another path's session, or the seconds left in the
@@ -71,8 +71,8 @@ func (s *Service) ExecuteTool(ctx context.Context, p auth.Principal, id string, 
 // path it came by (direct: the app forwarded it; sideband: the gateway
 // read it off the call).
 func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source string, req ToolCallRequest) (tools.Result, error) {
-	var plan string
-	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute, source).Scan(&plan)
+	var plan, language string
+	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute, source).Scan(&plan, &language)
 	if errors.Is(err, pgx.ErrNoRows) {
 		s.metrics.toolCalls.WithLabelValues("refused").Inc()
 		return tools.Result{}, s.toolRefusal(ctx, p.UserID, id, source)
@@ -96,6 +96,7 @@ func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source stri
 	res, err := s.tools.Execute(ctx, tools.Call{
 		SessionID: id, SessionKind: tools.KindVoice, Source: source, CallID: req.CallID,
 		Name: req.Name, Arguments: args, Principal: p, Plan: plan,
+		Language: language, // the session's language; "" has the screen detect it
 	})
 	s.finishToolAudit(ctx, row, res, err)
 	switch {
