@@ -44,6 +44,7 @@ func TestAnthropicErrorTypes(t *testing.T) {
 	}{
 		{"403 permission", 403, anthErrorBody("permission_error", "no access"), llm.ProviderAuth, false},
 		{"402 billing", 402, anthErrorBody("billing_error", "pay up"), llm.ProviderAuth, false},
+		{"400 contract spend limit", 400, anthErrorBody("contract_spend_limit_reached", "Your organization has reached its contract spend limit."), llm.ProviderAuth, false},
 		{"404 model", 404, anthErrorBody("not_found_error", "model: nope"), llm.UnknownProviderError, false},
 		{"413 too large", 413, anthErrorBody("request_too_large", "Request exceeds the maximum allowed number of bytes."), llm.ProviderContextLength, false},
 		{"400 context", 400, anthErrorBody("invalid_request_error", "input length and `max_tokens` exceed context limit: 190000 + 20000 > 200000"), llm.ProviderContextLength, false},

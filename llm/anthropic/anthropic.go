@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/llm/adapt"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +11,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 )
 
 // DefaultAnthropicMaxTokens is max_tokens when neither the request nor the

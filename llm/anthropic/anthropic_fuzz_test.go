@@ -3,13 +3,14 @@ package anthropic
 import (
 	"bytes"
 	"errors"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/llm/adapt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 )
 
 // FuzzAnthropicEvents feeds arbitrary event data, one JSON event per line,

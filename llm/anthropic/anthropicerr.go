@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/voxgate/voxgate/internal/aierr"
+	"github.com/voxgate/voxgate/llm"
 )
 
 // classifyAnthropic maps an anthropic-sdk-go failure (the table is in
@@ -57,8 +57,10 @@ func classifyAnthropic(provider string, err error, now time.Time) *llm.Error {
 // anthropicType refines c by the error object's type and message:
 //   - rate_limit_error waits; overloaded_error (529) and api_error are
 //     outages; timeout_error is the provider timing out: all retryable;
-//   - authentication, permission and billing errors, and a credit balance
-//     too low (a 400 invalid_request_error), need an operator;
+//   - authentication, permission and billing errors, an organization's
+//     contract spend limit reached (contract_spend_limit_reached, new with
+//     SDK v2.15; models.md), and a credit balance too low (a 400
+//     invalid_request_error), need an operator;
 //   - a prompt too long for the window, or a body over the size limit, is
 //     a context-length failure;
 //   - any other invalid_request_error or not_found_error (an unknown
@@ -75,7 +77,8 @@ func anthropicType(typ anthropic.ErrorType, message string, c aierr.Class) aierr
 	case typ == anthropic.ErrorTypeTimeoutError:
 		return aierr.Class{Code: aierr.Timeout, Retryable: true, RetryAfter: c.RetryAfter}
 	case typ == anthropic.ErrorTypeAuthenticationError || typ == anthropic.ErrorTypePermissionError ||
-		typ == anthropic.ErrorTypeBillingError || strings.Contains(msg, "credit balance is too low"):
+		typ == anthropic.ErrorTypeBillingError || typ == "contract_spend_limit_reached" ||
+		strings.Contains(msg, "credit balance is too low"):
 		return aierr.Class{Code: aierr.Auth}
 	case typ == "request_too_large" || strings.HasPrefix(msg, "prompt is too long") ||
 		strings.Contains(msg, "exceed context limit"):

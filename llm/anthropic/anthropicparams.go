@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
 
 	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/voxgate/voxgate/llm"
 )
 
 // messageParams turns a Request into a Messages request. It refuses a

@@ -3,12 +3,13 @@ package anthropic
 import (
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/llm/adapt"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 )
 
 // anthDecoder turns Messages stream events into Events: text deltas as

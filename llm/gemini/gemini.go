@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/llm/adapt"
 	"iter"
 	"net/http"
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 )
 
 // SignedByGemini is ToolCall.SignedBy for calls a Gemini model signed.

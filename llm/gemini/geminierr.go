@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"errors"
-	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/voxgate/voxgate/internal/aierr"
+	"github.com/voxgate/voxgate/llm"
 )
 
 // classifyGemini maps a genai failure (the table is in docs/llm.md). genai

@@ -3,11 +3,12 @@ package gemini
 import (
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"testing"
 
 	"google.golang.org/genai"
+
+	"github.com/voxgate/voxgate/llm"
 )
 
 // TestClassifyGeminiStatuses covers the refusals the simulator has no

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/voxgate/voxgate/llm"
 )
 
 // geminiSkipSignature is the value Google documents for a function call

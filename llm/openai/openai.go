@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/llm/adapt"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +13,9 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 )
 
 // Params configure an OpenAI provider.

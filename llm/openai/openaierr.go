@@ -2,13 +2,13 @@ package openai
 
 import (
 	"errors"
-	"github.com/voxgate/voxgate/llm"
 	"net/http"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/voxgate/voxgate/internal/aierr"
+	"github.com/voxgate/voxgate/llm"
 )
 
 // classifyOpenAI maps an openai-go failure through the one classifier the

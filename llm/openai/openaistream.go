@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/voxgate/voxgate/llm"
-	"github.com/voxgate/voxgate/llm/adapt"
 	"slices"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/adapt"
 )
 
 // openaiDecoder turns Chat Completion chunks into Events. Text deltas go
