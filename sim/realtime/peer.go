@@ -129,6 +129,9 @@ func (p *MediaPeer) readAudio(tr *webrtc.TrackRemote) {
 // send writes one Opus frame with the peer's own sequence and timestamp;
 // it reports whether the frame went out.
 func (p *MediaPeer) send(payload []byte) bool {
+	if p.track == nil { // a peer with no call (a session's unit tests) has nowhere to speak
+		return false
+	}
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
 	p.seq++
