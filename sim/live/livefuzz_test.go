@@ -53,7 +53,7 @@ func FuzzDecodeLiveClientEvent(f *testing.F) {
 		ls := srv.newLiveSession(liveSettings{model: "gpt-live-1", voice: json.RawMessage(`"marin"`)}, 0)
 		ls.delegations["item_1"] = true
 		if ev.Type != "session.close" {
-			_ = ls.apply(ev)
+			_ = ls.apply(ev, &realtime.Sink{Path: realtime.PathSideband})
 		}
 		if _, err := json.Marshal(ls.resource()); err != nil {
 			t.Fatalf("session no longer renders after %q: %v", data, err)

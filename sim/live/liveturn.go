@@ -30,13 +30,11 @@ func (ls *liveSession) handle(in liveIn) (closeReason string) {
 			ls.record(ev, in.from)
 			return "close_requested"
 		}
-		apiErr = ls.apply(ev)
+		apiErr = ls.apply(ev, in.from)
 	}
 	if apiErr != nil {
 		ls.emitTo(in.from, liveErrorEvent(apiErr, ev.EventID))
-		return ""
 	}
-	ls.record(ev, in.from)
 	return ""
 }
 
@@ -47,7 +45,10 @@ func (ls *liveSession) record(ev *liveClientEvent, from *realtime.Sink) {
 	ls.stats.update(func(s *Stats) { s.Applied = appendCapped(s.Applied, a) })
 }
 
-func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
+// apply acts on a client event. What it applied is recorded before the
+// event it answers with goes out, so a test that saw the answer finds the
+// record.
+func (ls *liveSession) apply(ev *liveClientEvent, from *realtime.Sink) *core.APIError {
 	switch ev.Type {
 	case "session.update":
 		if ev.AckDelayMS != nil {
@@ -56,6 +57,7 @@ func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
 		out := newLiveEvent("session.updated")
 		out.ClientEventID = ev.EventID
 		out.Session = ls.resource()
+		ls.record(ev, from)
 		ls.emit(out, false)
 	case "session.input_audio.mute", "session.input_audio.unmute":
 		ls.muted = ev.Type == "session.input_audio.mute"
@@ -64,6 +66,7 @@ func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
 			out.Type = "session.input_audio.unmuted"
 		}
 		out.ClientEventID = ev.EventID
+		ls.record(ev, from)
 		ls.emit(out, false)
 	default: // an append
 		if id := ev.DelegationID; id != nil && !ls.delegations[*id] {
@@ -77,6 +80,7 @@ func (ls *liveSession) apply(ev *liveClientEvent) *core.APIError {
 		now := ls.clock.nowMS()
 		out := newLiveEvent(liveAppends[ev.Type]).span(now, now)
 		out.ClientEventID = ev.EventID
+		ls.record(ev, from)
 		ls.emit(out, false)
 		ls.ctxTokens += openai.TokensFor(len(ev.Content))
 		if ev.Type == "session.commentary.append" {
