@@ -284,8 +284,16 @@ func (ls *liveSession) finish(reason string) {
 	}
 	ev := newLiveEvent("session.closed")
 	ev.Reason = reason
-	ev.Session = ls.resource()
 	ev.Usage = &liveUsage{Seconds: ls.usageSeconds()}
+	// The state says closed before the event goes out, so whoever read
+	// the event finds the state it announced (the gateway's tests read
+	// the sim's state as soon as the session ended on their side).
+	now := time.Now()
+	ls.stats.update(func(s *Stats) {
+		s.Status, s.CloseReason, s.ClosedAt = "closed", reason, &now
+		s.UsageSeconds = ev.Usage.Seconds
+	})
+	ev.Session = ls.resource()
 	ls.emit(ev, false)
 	// The organization is billed the session's time once it closes, the
 	// start charge included (LiveStats.BilledSeconds).
@@ -301,11 +309,6 @@ func (ls *liveSession) finish(reason string) {
 		<-k.Gone
 	}
 	ls.peer.Close()
-	now := time.Now()
-	ls.stats.update(func(s *Stats) {
-		s.Status, s.CloseReason, s.ClosedAt = "closed", reason, &now
-		s.UsageSeconds = ev.Usage.Seconds
-	})
 	ls.srv.live.retire(ls)
 }
 
