@@ -130,3 +130,22 @@ func TestRepriceUsesTheEntryValidAtTheRecord(t *testing.T) {
 		t.Fatalf("%+v; want 2 records repriced to %d", m, 2_280_000+2_240_000)
 	}
 }
+
+// The embedded table keeps Sonnet 5.5's two cache-read prices: $0.20 per
+// 1M before 2026-10-07, $0.10 from that day.
+func TestSonnet55CacheReadByDay(t *testing.T) {
+	t.Parallel()
+	p, err := billing.DefaultPrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := billing.Usage{TextIn: 1_000_000, TextCachedIn: 1_000_000}
+	for at, want := range map[time.Time]int64{
+		time.Date(2026, 10, 6, 23, 0, 0, 0, time.UTC): 200_000,
+		time.Date(2026, 10, 7, 0, 0, 0, 0, time.UTC):  100_000,
+	} {
+		if got, err := p.At(at).Cost(billing.Line{Model: "claude-sonnet-5-5", Usage: u}); err != nil || got != want {
+			t.Errorf("at %s: %d, %v; want %d", at, got, err, want)
+		}
+	}
+}
