@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -183,4 +184,40 @@ func deployMetricRefs(t *testing.T) map[string]string {
 		}
 	}
 	return refs
+}
+
+// TestDeployConfigsLoad loads the gateway files the deploy artefacts ship
+// as the binary does (config.Load, unknown keys refused, then validated):
+// the compose file's, and each voxgate.yaml the chart rendered when
+// scripts/deploy-check.sh names their directory in VOXGATE_DEPLOY_CONFIGS.
+func TestDeployConfigsLoad(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"VOXGATE_JWT_SECRET": testSecret, "OPENAI_API_KEY": "sk-test",
+		"VOXGATE_DATABASE_URL": "postgres://voxgate@db/voxgate"}
+	files := []string{"../../deploy/compose/voxgate.yaml"}
+	dir := os.Getenv("VOXGATE_DEPLOY_CONFIGS")
+	if dir != "" {
+		rendered, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(rendered) == 0 {
+			t.Fatalf("VOXGATE_DEPLOY_CONFIGS=%s holds no rendered voxgate.yaml (%v)", dir, err)
+		}
+		files = append(files, rendered...)
+	}
+	for _, f := range files {
+		cfg, err := config.Load(f, func(k string) string { return env[k] })
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if cfg.Server.MetricsAddr == "" || cfg.Server.DrainDelay <= 0 {
+			t.Errorf("%s: metrics_addr %q, drain_delay %s: the scrape port and the drain are the deploy's to set",
+				f, cfg.Server.MetricsAddr, cfg.Server.DrainDelay)
+		}
+		if cfg.Database.SpoolDir != config.DefaultSpoolDir {
+			t.Errorf("%s: spool_dir %q, want the image's %s, where the volume is mounted", f, cfg.Database.SpoolDir, config.DefaultSpoolDir)
+		}
+		if cfg.Voice.Mode == "relay" && cfg.Voice.Relay.UDPAddr == "" {
+			t.Errorf("%s: relay mode without the shared udp_addr the relay Service points at", f)
+		}
+	}
 }
