@@ -10,6 +10,9 @@
 #     and a misspelt field that must fail, so the schemas are known to bite;
 #   - promtool check rules and test rules on the alerts, check config on
 #     the compose file's Prometheus;
+#   - deploy/compose.yaml loaded by compose-go, the loader of the docker
+#     compose CLI (the compose spec's schema), from its own module
+#     (deploy/composecheck), with a misspelt key that must fail;
 #   - each rendered voxgate.yaml loaded by the binary's own config loader
 #     (TestDeployConfigsLoad). TestDeployMetricsExist, which holds the
 #     dashboard and the alerts to the metrics the binary exports, runs in
@@ -123,6 +126,21 @@ fi
 "$promtool" test rules deploy/prometheus/alerts_test.yaml
 cp deploy/compose/prometheus.yml deploy/prometheus/alerts.yaml "$work/"
 "$promtool" check config "$work/prometheus.yml"
+
+# The compose file, as docker compose reads it (no engine runs here).
+composecheck="$tools/composecheck-$(cat deploy/composecheck/go.sum deploy/composecheck/main.go | sha256sum | cut -c1-12)"
+if [ ! -x "$composecheck" ]; then
+  (cd deploy/composecheck && $GO build -buildvcs=false -o "$composecheck" .) || skip_or_fail "cannot build deploy/composecheck"
+fi
+"$composecheck" deploy/compose.yaml
+# Beside the real one, so its relative bind mounts resolve.
+trap 'rm -rf "$work" deploy/.compose-typo.yaml' EXIT
+sed 's/^    stop_grace_period:/    stop_grace_periode:/' deploy/compose.yaml >deploy/.compose-typo.yaml
+if "$composecheck" deploy/.compose-typo.yaml >"$work/compose-typo.out" 2>&1 ||
+  ! grep -q stop_grace_periode "$work/compose-typo.out"; then
+  echo "deploy-check: compose-go accepted a misspelt key; the check does not bite" >&2
+  exit 1
+fi
 
 # Each rendered voxgate.yaml, through the binary's own loader.
 mkdir -p "$work/configs"
