@@ -19,10 +19,10 @@ run:
 # the TypeScript client is built and unit-tested (scripts/client-ts.sh; its
 # live tests run in cmd/voxgate), and Debian's chromium for the browser tests (scripts/chromium.sh).
 # The Helm chart, the alert rules and the compose file are checked by helm,
-# kubeconform and promtool at pinned versions (scripts/deploy-check.sh).
+# kubeconform and promtool at pinned versions: `bash scripts/deploy-check.sh`,
+# out of `make test` until a fresh-clone CI run has shown it passes there.
 test:
 	$(GO) vet ./...
-	bash scripts/deploy-check.sh
 	bash scripts/node-openai.sh
 	bash scripts/client-ts.sh
 	bash scripts/chromium.sh
