@@ -47,7 +47,7 @@ skip_or_fail() {
 install() {
   local dir="$tools/$1-$3"
   if [ ! -x "$dir/$1" ]; then
-    echo "deploy-check: building $1 $3 (once)"
+    echo "deploy-check: building $1 $3 (once)" >&2
     GOBIN="$dir" GOFLAGS=-mod=mod $GO install "$2@$3" >"$tools/$1.log" 2>&1 ||
       { tail -20 "$tools/$1.log" >&2; skip_or_fail "cannot build $1 $3"; }
   fi
