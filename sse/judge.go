@@ -40,9 +40,10 @@ func judgeRecords(j *judge.Judge, userID, sessionID, unitID string) []attemptRec
 		return nil
 	}
 	var out []attemptRecord
+	traces := j.Traces()
 	for i, u := range j.Usage() {
 		provider, model := "", u.Model
-		if traces := j.Traces(); i < len(traces) {
+		if i < len(traces) {
 			if a, ok := traces[i].Answered(); ok {
 				provider = a.Provider
 				if model == "" {
