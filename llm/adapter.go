@@ -17,6 +17,14 @@ const DefaultTimeout = 10 * time.Second
 // effort, and DefaultTimeout would cut healthy turns.
 const DefaultReasoningFirstChunk = 60 * time.Second
 
+// AnswerTime is what a whole call (Request.Whole) is given beyond its
+// first-content wait: its first byte is the whole answer, so the wait that
+// bounds a stream's first content would cut any answer longer than a few
+// sentences. The adapter's timer and the router's deadline both add it to
+// their first-content wait. A whole call's stall shows only at this
+// deadline: the price of asking for the answer in one response.
+const AnswerTime = 60 * time.Second
+
 // NewTransport is the provider calls' own transport: the default one with
 // room for many streams at once. Over HTTP/1.1 every stream in flight holds
 // a connection, so a pool of the default two idle connections would close

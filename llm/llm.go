@@ -83,6 +83,12 @@ type Request struct {
 	// nil leaves the provider's default (several). It matters only with
 	// Tools.
 	ParallelToolCalls *bool
+	// Whole asks the provider for the answer in one response rather than a
+	// stream (a completion the client asked with stream: false). Events
+	// come as they would from a stream, all at once. An adapter that
+	// cannot may stream; the router gives a whole call its answer
+	// deadline (AnswerTime) instead of the first-content one.
+	Whole bool
 }
 
 // OneCall reports whether req asks for at most one tool call an answer.

@@ -11,6 +11,7 @@ import (
 var (
 	errNoContent    = errors.New("no content within the target's first-content deadline")
 	errStalled      = errors.New("no chunk within the target's stall deadline")
+	errNoAnswer     = errors.New("no answer within the target's whole-answer deadline")
 	errBudget       = errors.New("the route's budget ran out")
 	errChunkTimeout = errors.New("no chunk within the target's timeout")
 	// errCircuitOpen is a target passed over for its open breaker; it is
@@ -155,8 +156,8 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 	start := time.Now()
 	actx, cancel := context.WithCancelCause(ctx)
 	dog := newWatchdog(cancel)
-	contentBy := start.Add(t.FirstContent)
-	dog.arm(c.until(contentBy, errNoContent))
+	contentBy := c.firstBy(start, t)
+	dog.arm(contentBy)
 	req := c.req
 	req.Model = t.Model
 	if t.MaxTokens > 0 && (req.MaxOutputTokens == 0 || req.MaxOutputTokens > t.MaxTokens) {
@@ -185,7 +186,7 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 		// The provider has answered (Stream returns at its first chunk)
 		// but sent no content yet: the next frame must come within the
 		// stall deadline, and the content within its own.
-		dog.arm(earlier(c.until(time.Now().Add(t.Stall), errStalled), c.until(contentBy, errNoContent)))
+		dog.arm(earlier(c.until(time.Now().Add(t.Stall), errStalled), contentBy))
 		ev, err := st.Next(actx)
 		if err != nil {
 			return fail(st, err)
@@ -202,6 +203,17 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 		Duration: first, FirstContent: first, Answered: true})
 	return &routedStream{c: c, t: t, b: b, probe: probe, index: i, st: st, parent: ctx, ctx: actx, start: start, cancel: cancel,
 		dog: dog, pending: buf}, nil
+}
+
+// firstBy is when an attempt begun at start must commit: by its first
+// content, or for a whole call (Request.Whole) by its whole answer, which
+// comes as one response. The budget bounds when a whole call may begin,
+// not how long its answer takes to write (docs/llm.md).
+func (c *call) firstBy(start time.Time, t Target) deadline {
+	if c.req.Whole {
+		return deadline{start.Add(t.FirstContent + c.r.answerTime), errNoAnswer}
+	}
+	return c.until(start.Add(t.FirstContent), errNoContent)
 }
 
 // deadline is when the watchdog fires and why.
@@ -284,6 +296,7 @@ func (c *call) snapshot() Trace {
 func timedOut(actx context.Context, provider string, err error) error {
 	switch cause := context.Cause(actx); {
 	case errors.Is(cause, errNoContent), errors.Is(cause, errStalled), errors.Is(cause, errBudget),
+		errors.Is(cause, errNoAnswer),
 		errors.Is(cause, errChunkTimeout):
 		return &Error{Provider: provider, Code: ProviderTimeout, Retryable: true, Err: cause}
 	}

@@ -70,6 +70,9 @@ type RouterParams struct {
 	// RetryDelay is the wait before a retry without Retry-After; 0 is
 	// DefaultRetryDelay.
 	RetryDelay time.Duration
+	// AnswerTime is what a whole call is given beyond its target's first
+	// content; 0 is AnswerTime (tests shorten it).
+	AnswerTime time.Duration
 }
 
 // Router is a Provider whose Request.Model names a route: it tries the
@@ -83,6 +86,7 @@ type Router struct {
 	order      []Target            // each target once, for Status
 	now        func() time.Time
 	retryDelay time.Duration
+	answerTime time.Duration
 	metrics    *routerMetrics
 }
 
@@ -91,12 +95,15 @@ var _ Provider = (*Router)(nil)
 // NewRouter checks p and builds the router.
 func NewRouter(p RouterParams) (*Router, error) {
 	r := &Router{providers: p.Providers, routes: map[string]Route{}, breakers: map[string]*breaker{},
-		now: p.Now, retryDelay: p.RetryDelay}
+		now: p.Now, retryDelay: p.RetryDelay, answerTime: p.AnswerTime}
 	if r.now == nil {
 		r.now = time.Now
 	}
 	if r.retryDelay <= 0 {
 		r.retryDelay = DefaultRetryDelay
+	}
+	if r.answerTime <= 0 {
+		r.answerTime = AnswerTime
 	}
 	for _, rt := range p.Routes {
 		if err := checkRoute(rt); err != nil {

@@ -21,9 +21,11 @@ import (
 // retries. Client tool-call ids that a provider might refuse (too long,
 // other characters) are replaced by safe ones, the same in the
 // assistant's call and the tool's answer, so any route target takes the
-// history.
+// history. A client that asked for no stream has the provider asked for
+// its answer whole, as a proxy would: one response to read, not a stream
+// to assemble.
 func (r *CompletionRequest) LLMRequest() (llm.Request, error) {
-	out := llm.Request{Model: r.Model, ReasoningEffort: r.ReasoningEffort}
+	out := llm.Request{Model: r.Model, ReasoningEffort: r.ReasoningEffort, Whole: !r.Stream}
 	switch {
 	case r.MaxCompletionTokens != nil:
 		out.MaxOutputTokens = *r.MaxCompletionTokens

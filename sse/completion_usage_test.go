@@ -17,7 +17,10 @@ import (
 // the connection is cut before [DONE] (or stalls until the target's
 // timeout). The client is told the answer failed, and the completion is
 // recorded with the usage the provider reported, as billed, never as an
-// estimate: the same counts as a clean answer to the same request.
+// estimate: the same counts as a clean answer to the same request. A
+// whole answer is asked for whole (llm.Request.Whole): a body cut halfway
+// gave the gateway nothing, so the router retries it, and the client gets
+// the answer, recorded once.
 func TestCompletionsCutAfterUsage(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -27,7 +30,7 @@ func TestCompletionsCutAfterUsage(t *testing.T) {
 		code   string
 	}{
 		{"streamed, cut after the usage", sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 1000}, true, "AI_UNAVAILABLE"},
-		{"whole, cut after the usage", sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 1000}, false, "AI_UNAVAILABLE"},
+		{"whole, the body cut halfway", sim.Fault{Kind: sim.FaultCutStream, AfterChunks: 1000}, false, ""},
 		{"streamed, a malformed chunk after the usage", sim.Fault{Kind: sim.FaultMalformedJSON, AfterChunks: 1000}, true, "AI_PARSE_ERROR"},
 		{"streamed, stalled after the usage", sim.Fault{Kind: sim.FaultTimeout, AfterChunks: 1000}, true, "AI_UNAVAILABLE"},
 	} {
@@ -55,9 +58,8 @@ func TestCompletionsCutAfterUsage(t *testing.T) {
 			} else {
 				_, err := c.client(user, "").Chat.Completions.New(context.Background(),
 					openai.ChatCompletionNewParams{Model: "solo", Messages: ask("hello")})
-				var ae *openai.Error
-				if !errors.As(err, &ae) || ae.StatusCode != 503 || ae.Code != tc.code {
-					t.Fatalf("got %v, want 503 %s", err, tc.code)
+				if err != nil {
+					t.Fatalf("got %v, want the answer from the router's retry", err)
 				}
 			}
 			waitFor(t, "the completion's end", func() bool { return c.day(t, user).tickets == 0 })

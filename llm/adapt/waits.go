@@ -18,6 +18,7 @@ import (
 type Waits struct {
 	timeout    time.Duration
 	firstChunk map[string]time.Duration
+	answer     time.Duration // added to the first chunk's wait (Whole)
 }
 
 // NewWaits checks a provider's configured timeouts; a zero timeout is
@@ -40,9 +41,17 @@ func NewWaits(provider string, timeout time.Duration, firstChunk map[string]time
 // FirstChunkTimeout is how long a call to model waits for its first chunk.
 func (w Waits) FirstChunkTimeout(model string) time.Duration {
 	if d, ok := modelname.Lookup(w.firstChunk, model); ok {
-		return d
+		return d + w.answer
 	}
-	return w.timeout
+	return w.timeout + w.answer
+}
+
+// Whole is w for a whole call (llm.Request.Whole): its one response is the
+// whole answer, so its first chunk is given llm.AnswerTime more, as the
+// router's deadline gives it.
+func (w Waits) Whole() Waits {
+	w.answer = llm.AnswerTime
+	return w
 }
 
 // EncodeWith runs an SDK's request encoder on a goroutine of its own. The

@@ -90,6 +90,9 @@ func (o *OpenAI) Stream(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, &llm.Error{Provider: o.Name(), Code: llm.UnknownProviderError, Err: err}
 	}
+	if req.Whole {
+		return o.whole(ctx, req, body)
+	}
 	s := adapt.NewCore(ctx, o.Name(), o.Waits, req.Model)
 	// NewStreaming's request, its parameters already encoded (see
 	// encodeWith): the same path, headers and body, "stream": true set the
@@ -101,13 +104,24 @@ func (o *OpenAI) Stream(ctx context.Context, req llm.Request) (llm.Stream, error
 		sse: ssestream.NewStream[chatChunk](ssestream.NewDecoder(raw), err)})
 }
 
+// whole asks for the answer in one response (Request.Whole): New's
+// request, its parameters encoded as Stream's are, with neither stream nor
+// stream options (chatParams), which the API refuses without stream.
+func (o *OpenAI) whole(ctx context.Context, req llm.Request, body []byte) (llm.Stream, error) {
+	s := adapt.NewCore(ctx, o.Name(), o.Waits.Whole(), req.Model)
+	var raw *http.Response
+	err := o.client.Post(s.Upstream(), "chat/completions", nil, &raw,
+		option.WithRequestBody("application/json", body))
+	return s.Start(&wholeDecoder{openaiDecoder: &openaiDecoder{Emitter: &s.Emitter}, res: raw, err: err})
+}
+
 // chatParams turns a Request into openai-go's parameters. It refuses a
 // request the API would refuse for our own mistake, so that such a bug is
 // not mistaken for a provider failure.
 func chatParams(req llm.Request) (*openai.ChatCompletionNewParams, error) {
-	p := &openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(req.Model),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	p := &openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model)}
+	if !req.Whole {
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
 	if req.Model == "" {
 		return nil, errors.New("request: model is required")

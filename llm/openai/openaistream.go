@@ -49,23 +49,32 @@ func (s *openaiDecoder) Reported() *llm.Usage { return adapt.WithModel(s.usage, 
 // CPU on a streamed completion (docs/capacity.md); the SDK still reads the
 // stream (its SSE framing, [DONE], and an in-stream error object).
 type chatChunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int64 `json:"index"`
-		Delta struct {
-			Content   string              `json:"content"`
-			ToolCalls []chatChunkToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens     int64 `json:"cached_tokens"`
-			CacheWriteTokens int64 `json:"cache_write_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+}
+
+// chatChoice is a chunk's choice: its delta and, last, its finish reason.
+type chatChoice struct {
+	Index        int64     `json:"index"`
+	Delta        chatDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+// chatDelta is what a chunk adds to the answer.
+type chatDelta struct {
+	Content   string              `json:"content"`
+	ToolCalls []chatChunkToolCall `json:"tool_calls"`
+}
+
+// chatUsage is a call's usage, streamed or whole.
+type chatUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 // chatChunkToolCall is one piece of a streamed tool call.

@@ -1,0 +1,86 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// MaxWholeBytes bounds a whole answer's body: far above any answer a
+// completion's max tokens allow, so only a broken upstream meets it.
+const MaxWholeBytes = 16 << 20
+
+// wholeDecoder reads a whole Chat Completion (llm.Request.Whole) as the
+// one chunk of a stream: the chunk decoder's rules for text, tool calls,
+// the finish reason and usage hold for both, once.
+type wholeDecoder struct {
+	*openaiDecoder
+	res  *http.Response
+	err  error // the request's own failure, for Next to report
+	read bool
+}
+
+// chatWhole is the part of a chat.completion the decoder reads.
+type chatWhole struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index   int64 `json:"index"`
+		Message struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chatUsage `json:"usage"`
+}
+
+func (d *wholeDecoder) Next() (bool, error) {
+	switch {
+	case d.err != nil:
+		return false, d.err
+	case d.read:
+		return false, nil
+	}
+	d.read = true
+	return true, nil
+}
+
+// Take decodes the body and hands it to the chunk decoder as one chunk,
+// its message as the delta.
+func (d *wholeDecoder) Take() error {
+	var w chatWhole
+	body, err := io.ReadAll(io.LimitReader(d.res.Body, MaxWholeBytes+1))
+	if err != nil {
+		return d.Classify(err)
+	}
+	if len(body) > MaxWholeBytes {
+		return d.Invalid(errors.New("the answer is larger than MaxWholeBytes"))
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return d.Invalid(err)
+	}
+	c := chatChunk{Model: w.Model, Usage: w.Usage}
+	for _, ch := range w.Choices {
+		one := chatChoice{Index: ch.Index, FinishReason: ch.FinishReason}
+		one.Delta.Content = ch.Message.Content
+		for i, tc := range ch.Message.ToolCalls {
+			piece := chatChunkToolCall{Index: int64(i)}
+			piece.Function.Name, piece.Function.Arguments = tc.Function.Name, tc.Function.Arguments
+			one.Delta.ToolCalls = append(one.Delta.ToolCalls, piece)
+		}
+		c.Choices = append(c.Choices, one)
+	}
+	return d.chunk(c)
+}
+
+func (d *wholeDecoder) Close() {
+	if d.res != nil {
+		_ = d.res.Body.Close()
+	}
+}
