@@ -91,38 +91,51 @@ func TestClaimSplitAcrossChunks(t *testing.T) {
 	}
 }
 
-// An email address split across chunks is never released in part, nor
-// the word before one written with brackets.
+// An email address split across chunks is never released in part; one
+// written with brackets may have its plain local part out before the
+// bracket arrives (a word), never its domain: the piece is judged a leak
+// and the answer stops. A local part with an address's punctuation is
+// held.
 func TestEmailSplitAcrossChunks(t *testing.T) {
 	t.Parallel()
-	for _, chunks := range [][]string{
-		{"Sure. Write to ana.sou", "sa@exam", "ple.com today."},
-		{"Sure. Write to ana ", "[at] example ", "[dot] com today."},
+	for _, tc := range []struct {
+		chunks []string
+		want   string
+	}{
+		{[]string{"Sure. Write to ana.sou", "sa@exam", "ple.com today."}, "Sure. Write to "},
+		{[]string{"Sure. Write to ana ", "[at] example ", "[dot] com today."}, "Sure. Write to ana "},
+		{[]string{"Sure. Write to ana.sousa ", "[at] example ", "[dot] com today."}, "Sure. Write to "},
+		{[]string{"Sure. Write to ana_s ", "(at) example ", "(dot) com today."}, "Sure. Write to "},
 	} {
 		f := NewFilter(Options{})
 		var sent string
-		for _, c := range chunks {
+		for _, c := range tc.chunks {
 			sent += f.Write(c)
 		}
 		sent += f.Close()
-		if sent != "Sure. Write to " || f.Verdict().Outcome != Leak || strings.Contains(sent, "ana") {
-			t.Fatalf("%q: sent %q, verdict %+v", chunks, sent, f.Verdict())
+		if sent != tc.want || f.Verdict().Outcome != Leak || strings.Contains(sent, "example") {
+			t.Fatalf("%q: sent %q, want %q; verdict %+v", tc.chunks, sent, tc.want, f.Verdict())
 		}
 	}
 }
 
 // Text without a risk word goes out word by word: a word as soon as the
-// next one has begun (a model's tokens carry their leading space). From
-// the first risk word the sentence is held to its end.
+// whitespace after it has arrived, whichever side of the word a model's
+// chunks carry it on. From the first risk word the sentence is held to its
+// end; a sentence's last word goes out with its judgment.
 func TestReleaseWordByWord(t *testing.T) {
 	t.Parallel()
-	f := NewFilter(Options{})
-	for _, step := range []struct{ in, want string }{
-		{"Here", ""}, {" is", "Here "}, {" a", "is "}, {" plan", "a "}, {".", ""}, {" Ask", "plan. "},
-		{" your", "Ask "}, {" doctor", "your "}, {" about", ""}, {" it", ""}, {".", ""}, {" Enjoy", "doctor about it. "},
+	for _, steps := range [][]struct{ in, want string }{
+		{{"Here", ""}, {" is", "Here "}, {" a", "is "}, {" plan", "a "}, {".", ""}, {" Ask", "plan. "},
+			{" your", "Ask "}, {" doctor", "your "}, {" about", ""}, {" it", ""}, {".", ""}, {" Enjoy", "doctor about it. "}},
+		{{"Here ", "Here "}, {"is ", "is "}, {"a ", "a "}, {"plan.", ""}, {" ", "plan. "}, {"Ask ", "Ask "},
+			{"your ", "your "}, {"doctor ", ""}, {"about it. ", "doctor about it. "}, {"Low-fat ", "Low-fat "}, {"e.g. ", ""}},
 	} {
-		if got := f.Write(step.in); got != step.want {
-			t.Fatalf("after %q released %q, want %q", step.in, got, step.want)
+		f := NewFilter(Options{})
+		for _, step := range steps {
+			if got := f.Write(step.in); got != step.want {
+				t.Fatalf("after %q released %q, want %q", step.in, got, step.want)
+			}
 		}
 	}
 }

@@ -28,12 +28,18 @@ var streetWords = func() map[string]bool {
 
 // releasable is how far text, a piece or the start of one, may go out
 // before it is judged: the end of the whitespace after its last word that
-// may, scanning from offset from (a word's start). A word may go out when
-// the whitespace after it and the next word's first character have
-// arrived, and neither it nor that character is a risk (riskyWord; a
-// bracket opens "ana [at] example [dot] com"). The last word of a piece
-// never goes out before the piece is judged: the piece ends at its
-// whitespace, before a next word.
+// may, scanning from offset from (a word's start). A word may go out once
+// the whitespace after it has arrived and it is not a risk (riskyWord):
+// the next word need not have begun, so a stream that sends "word " at a
+// time shows each word as it comes. The last word of a piece goes out
+// with its judgment, which the same whitespace decides (nextPiece).
+//
+// The one thing this lets out early is the plain local part of an address
+// written with brackets: "ana" of "ana [at] example [dot] com" goes out
+// before the bracket arrives. The address is still matched when its piece
+// is judged, and the answer stops there (a leak), before the domain: what
+// went out is a word, not an address. A local part with an address's
+// punctuation (ana.sousa, ana_s) is held (docs/safety.md, "Release").
 func (f *Filter) releasable(text string, from int) int {
 	i := from
 	for {
@@ -53,7 +59,7 @@ func (f *Filter) releasable(text string, from int) int {
 			}
 			k += size
 		}
-		if k == len(text) || text[k] == '[' || text[k] == '(' || f.riskyWord(text[i:j]) {
+		if j == len(text) || f.riskyWord(text[i:j]) {
 			return i
 		}
 		i = k
@@ -62,10 +68,11 @@ func (f *Filter) releasable(text string, from int) int {
 
 // riskyWord reports whether a word (text between spaces) could be part of
 // a claim or of personal data: a risk-lexicon word, a digit (phones,
-// identifiers, doses, house numbers), "@" or a bracket (emails), a word
-// of the user's name, or a street type.
+// identifiers, doses, house numbers), "@" or a bracket (emails), an
+// address's punctuation inside the word (ana.sousa, ana_s: a local part),
+// a word of the user's name, or a street type.
 func (f *Filter) riskyWord(tok string) bool {
-	if strings.ContainsAny(tok, "0123456789@[(") {
+	if strings.ContainsAny(tok, "0123456789@[(") || strings.ContainsAny(strings.TrimRightFunc(tok, endMark), "._+%") {
 		return true
 	}
 	risky := false
@@ -76,6 +83,10 @@ func (f *Filter) riskyWord(tok string) bool {
 	})
 	return risky
 }
+
+// endMark is a sentence's final mark or a closer after it: "oats." and
+// "(see above)." end a word, they are no address's punctuation.
+func endMark(r rune) bool { return terminal(r) || closer(r) || r == ',' || r == ';' || r == ':' }
 
 // nameWordSet are the folded words of a display name, each held on
 // sight: the name rule matches the whole name and its longer words, and
