@@ -154,7 +154,8 @@ func (c *call) target(ctx context.Context, t Target) (st Stream, err error, stop
 // attempt makes one call to t and reads it up to its first content.
 func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, probe bool) (Stream, error) {
 	start := time.Now()
-	actx, cancel := context.WithCancelCause(ctx)
+	sctx, span := startAttempt(ctx, c.route.Name, t, p)
+	actx, cancel := context.WithCancelCause(sctx)
 	dog := newWatchdog(cancel)
 	contentBy := c.firstBy(start, t)
 	dog.arm(contentBy)
@@ -171,10 +172,12 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 		cancel(ErrClosing)
 		if ctx.Err() != nil {
 			b.release(probe)
+			endAttempt(span, spanCancelled, 0, nil, "", b)
 			return nil, ctx.Err()
 		}
 		e := asProviderError(t.Provider, timedOut(actx, t.Provider, err))
 		c.failed(t, b, probe, e, time.Since(start))
+		endAttempt(span, string(e.Code), e.Status, e.Usage, "", b)
 		return nil, e
 	}
 	st, err := p.Stream(actx, req)
@@ -202,7 +205,7 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 	i := c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeSuccess,
 		Duration: first, FirstContent: first, Answered: true})
 	return &routedStream{c: c, t: t, b: b, probe: probe, index: i, st: st, parent: ctx, ctx: actx, start: start, cancel: cancel,
-		dog: dog, pending: buf}, nil
+		dog: dog, pending: buf, span: span}, nil
 }
 
 // firstBy is when an attempt begun at start must commit: by its first

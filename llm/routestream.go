@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // watchdog ends an attempt at a deadline, with the deadline's cause. It
@@ -61,6 +63,7 @@ type routedStream struct {
 
 	closed atomic.Bool
 	ended  sync.Once // the breaker's verdict and the attempt's count, once
+	span   trace.Span
 }
 
 // Next returns the next event. Its EventDone carries the trace; a failure
@@ -105,6 +108,7 @@ func (s *routedStream) Next(ctx context.Context) (Event, error) {
 	s.end(func() {
 		s.b.failure(s.c.r.now())
 		s.c.settle(s.index, string(e.Code), e.Status, time.Since(s.start), e.Usage)
+		endAttempt(s.span, string(e.Code), e.Status, e.Usage, "", s.b)
 	})
 	outcome := RouteCut
 	if e.Code == ProviderContentFilter {
@@ -125,6 +129,7 @@ func (s *routedStream) deliver(ev Event) Event {
 	s.end(func() {
 		s.b.success()
 		s.c.settle(s.index, OutcomeSuccess, 0, time.Since(s.start), nil)
+		endAttempt(s.span, OutcomeSuccess, 0, ev.Usage, ev.FinishReason, s.b)
 	})
 	ev.Trace = s.c.snapshot()
 	return ev
@@ -143,6 +148,7 @@ func (s *routedStream) Close() error {
 	s.end(func() {
 		s.b.release(s.probe)
 		s.c.settle(s.index, OutcomeSuccess, 0, time.Since(s.start), nil)
+		endAttempt(s.span, OutcomeSuccess, 0, nil, "", s.b)
 	})
 	return err
 }

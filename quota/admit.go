@@ -63,9 +63,12 @@ func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate, rid
 		return nil, dbError("admit", err)
 	}
 	start := time.Now()
+	ctx, span := tracer.Start(ctx, "quota admit")
+	defer span.End()
 	c := &admitCall{userID: p.UserID, fallback: s.fallbackPlan(p), est: est, riders: riders}
 	ok := s.admits.admit(ctx, c)
 	s.metrics.latency.WithLabelValues("chat").Observe(time.Since(start).Seconds())
+	defer func() { traceAdmission(span, c, ok) }()
 	if !ok {
 		s.metrics.admissions.WithLabelValues("chat", "error").Inc()
 		return nil, dbError("admit", ctx.Err())

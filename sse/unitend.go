@@ -38,8 +38,10 @@ type unitEnded struct {
 // whole; the end is then written statement by statement, as each step's
 // own idempotency allows, so that an audit row refused does not cost the
 // records or the settlement.
-func (s *Service) endUnit(ctx context.Context, e unitEnd) (unitEnded, error) {
-	out, err := s.writeEnd(ctx, e, true)
+func (s *Service) endUnit(ctx context.Context, e unitEnd) (out unitEnded, err error) {
+	ctx, span := tracer.Start(ctx, "settle")
+	defer func() { traceEnd(span, e, out, err) }()
+	out, err = s.writeEnd(ctx, e, true)
 	if err == nil || spool.Retryable(err) {
 		return out, err
 	}

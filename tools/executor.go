@@ -138,10 +138,12 @@ func (e *Executor) Execute(ctx context.Context, c Call) (Result, error) {
 		e.count("unknown", outcomeRefused)
 		return Result{}, apierr.New(apierr.ToolNotFound, "")
 	}
+	ctx, span := startTool(ctx, t.Name, c.CallID)
 	res, err := e.execute(ctx, t, &c)
 	if err != nil {
 		e.count(t.Name, outcomeOf(err))
 	}
+	endTool(span, res, err)
 	return res, err
 }
 

@@ -198,6 +198,7 @@ func newMCPServer(c config.MCPServer, p MCPParams) (*mcpServer, error) {
 	} else if c.SecretEnv != "" {
 		return nil, broken("secret_env", "is used only with identity_header")
 	}
+	hc.Transport = traceTransport{base: hc.Transport}
 	srv.connect = func(ctx context.Context) (*mcp.ClientSession, error) {
 		return srv.client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc,
 			MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: int(2*srv.maxResp) + 64<<10}, nil)

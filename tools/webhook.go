@@ -143,6 +143,7 @@ func (h *webhook) run(ctx context.Context, inv Invocation) (Outcome, error) {
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "voxgate-webhook/1")
 	req.Header.Set(SignatureHeader, Sign(h.secret, h.now(), body))
+	inject(ctx, req.Header)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		switch {

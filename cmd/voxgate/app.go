@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/internal/spool"
+	"github.com/voxgate/voxgate/internal/telemetry"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
@@ -74,6 +76,9 @@ type Main struct {
 	// Lifecycle re-checks the models' shutdown dates daily; nil when no
 	// provider is configured.
 	Lifecycle *lifecycle.Checker
+	// Tracing exports spans over OTLP when the OTEL_* variables ask for it
+	// (docs/operations.md, "Traces"); off, it does nothing.
+	Tracing *telemetry.Tracing
 
 	httpServer    *http.Server
 	metricsServer *http.Server
@@ -93,6 +98,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return errors.New("VOXGATE_DATABASE_URL is not set (or run 'voxgate dev' for a local database)")
 	}
 	var err error
+	if m.Tracing, err = telemetry.Setup(ctx, buildVersion()); err != nil {
+		return err
+	}
 	if m.Pool, err = database.Open(ctx, cfg.Database.URL, cfg.Database.MaxConns, cfg.Database.MinConns); err != nil {
 		return err
 	}
@@ -289,7 +297,31 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.Pool != nil {
 		errs = append(errs, within(deadline, "the database pool (connections still in use)", func() error { m.Pool.Close(); return nil }))
 	}
+	if m.Tracing.On() {
+		// Last, so the spans of the requests that drained go out too.
+		tctx, cancel := context.WithDeadline(context.Background(), deadline)
+		errs = append(errs, m.Tracing.Shutdown(tctx))
+		cancel()
+	}
 	return errors.Join(errs...)
+}
+
+// buildVersion is the module's version as built (a tagged release), or
+// its VCS revision, for the traces' service.version.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return "devel"
 }
 
 // within runs f and waits for it until deadline. Past it, f is left to

@@ -45,16 +45,24 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 }
 
 // observe records one request. The route pattern, not the path, is the
-// label, so ids in paths never explode the series count.
-func (m *httpMetrics) observe(route string, status int, d time.Duration) {
+// label, so ids in paths never explode the series count. A request traced
+// and sampled leaves its trace id as the duration's exemplar, so a slow
+// bucket on a dashboard leads to a trace (served to scrapers that ask for
+// OpenMetrics).
+func (m *httpMetrics) observe(route string, status int, d time.Duration, traceID string) {
 	m.requests.WithLabelValues(route, statusLabel(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	h := m.duration.WithLabelValues(route)
+	if e, ok := h.(prometheus.ExemplarObserver); ok && traceID != "" {
+		e.ObserveWithExemplar(d.Seconds(), prometheus.Labels{"trace_id": traceID})
+		return
+	}
+	h.Observe(d.Seconds())
 }
 
 // MetricsHandler serves /metrics in Prometheus format, on the main listener
 // or on a separate one.
 func (s *Server) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
 // statusLabels holds the label text of every HTTP status, so counting a

@@ -8,12 +8,32 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/randid"
+	"github.com/voxgate/voxgate/internal/telemetry"
 )
+
+var tracer = telemetry.Tracer("server")
+
+// endRequestSpan names the request's span by its route, as the HTTP
+// semantic conventions do, and records its outcome.
+func endRequestSpan(span trace.Span, method, route string, status int, requestID string) {
+	span.SetName(method + " " + strings.TrimPrefix(route, method+" "))
+	span.SetAttributes(attribute.String("http.request.method", method), attribute.String("http.route", route),
+		attribute.Int("http.response.status_code", status), attribute.String("voxgate.request_id", requestID))
+	if status >= 500 {
+		span.SetStatus(codes.Error, strconv.Itoa(status))
+	}
+}
 
 // middleware wraps the mux, outermost first: request id, access log and
 // metrics, panic recovery, CORS, body deadline, body limit.
@@ -63,15 +83,18 @@ func (w *statusWriter) Flush() {
 // any response was written (nginx's 499): it is not a server error.
 const statusClientGone = 499
 
-// observe assigns the request id, then logs and counts the request under its
-// route pattern once it is done. It never logs headers or bodies: they carry
-// tokens and health data.
+// observe assigns the request id and opens the request's span (continuing
+// the app's trace when it sent a traceparent), then logs and counts the
+// request under its route pattern once it is done. It never logs or traces
+// headers or bodies: they carry tokens and health data.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := s.requestID(r.Header.Get("X-Request-Id"))
 		w.Header()["X-Request-Id"] = []string{id}
-		ctx := httpx.WithRequest(r.Context(), id, s.log)
+		ctx := telemetry.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
+		ctx = httpx.WithRequest(ctx, id, s.log)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
@@ -89,7 +112,15 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		elapsed := time.Since(start)
-		s.metrics.observe(route, status, elapsed)
+		traceID := ""
+		if span.IsRecording() {
+			endRequestSpan(span, r.Method, route, status, id)
+			if sc := span.SpanContext(); sc.IsSampled() {
+				traceID = sc.TraceID().String()
+			}
+		}
+		span.End()
+		s.metrics.observe(route, status, elapsed, traceID)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("request_id", id),
 			slog.String("method", r.Method),

@@ -1,0 +1,5 @@
+package openai
+
+// Kind is the provider as the GenAI semantic conventions name it in
+// traces (gen_ai.provider.name), whatever it is called in the config.
+func (o *OpenAI) Kind() string { return "openai" }
