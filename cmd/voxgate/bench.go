@@ -59,6 +59,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	cores := fs.String("pg-cores", "2,4,8,16", "PostgreSQL core counts to estimate capacity for")
 	profile := fs.String("cpuprofile", "", "write the gateway's CPU profile over the whole bench to this file (go tool pprof reads it)")
 	binary := fs.String("gateway", "", "the voxgate binary to measure (default this one): compare two builds on one machine")
+	traces := fs.Bool("traces", false, "have the gateway export every request's trace (100 % sampled) to an OTLP sink in this process: what tracing costs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,7 +93,19 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer mock.Close()
-	gw, err := startBenchGateway(ctx, *binary, *dbURL, mock.URL, *profile, slices.Max(counts), stderr)
+	var otel []string
+	if *traces {
+		sink, err := capacity.StartTraceSink()
+		if err != nil {
+			return err
+		}
+		defer sink.Close()
+		defer func() {
+			fmt.Fprintf(stdout, "traces: %d OTLP exports received, %d bytes\n", sink.Exports(), sink.Bytes())
+		}()
+		otel = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.URL, "OTEL_TRACES_SAMPLER=always_on"}
+	}
+	gw, err := startBenchGateway(ctx, *binary, *dbURL, mock.URL, *profile, slices.Max(counts), stderr, otel...)
 	if err != nil {
 		return err
 	}
@@ -194,7 +207,7 @@ type benchGateway struct {
 // auth is client c's Authorization header.
 func (g *benchGateway) auth(c int) string { return g.tokens[c] }
 
-func startBenchGateway(ctx context.Context, binary, dbURL, mockURL, profile string, clients int, stderr io.Writer) (*benchGateway, error) {
+func startBenchGateway(ctx context.Context, binary, dbURL, mockURL, profile string, clients int, stderr io.Writer, otel ...string) (*benchGateway, error) {
 	if binary == "" {
 		self, err := os.Executable()
 		if err != nil {
@@ -233,6 +246,7 @@ func startBenchGateway(ctx context.Context, binary, dbURL, mockURL, profile stri
 	g.cmd.Env = append(benchEnv(os.Environ()),
 		"VOXGATE_DATABASE_URL="+dbURL, "VOXGATE_JWT_SECRET="+secret, "VOXGATE_ADDR="+addr,
 		"VOXGATE_LOG_LEVEL=warn", "OPENAI_BASE_URL="+mockURL, "OPENAI_API_KEY=sk-bench")
+	g.cmd.Env = append(g.cmd.Env, otel...)
 	if profile != "" {
 		abs, err := filepath.Abs(profile)
 		if err != nil {
@@ -294,7 +308,7 @@ func benchEnv(env []string) []string {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "VOXGATE_") || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") ||
-			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") {
+			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") || strings.HasPrefix(k, "OTEL_") {
 			continue
 		}
 		out = append(out, kv)
