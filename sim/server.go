@@ -158,3 +158,7 @@ func (s *Server) LiveSessions() []live.Stats { return s.live.LiveSessions() }
 
 // LiveSession returns one session's counters and records.
 func (s *Server) LiveSession(id string) (live.Stats, bool) { return s.live.LiveSession(id) }
+
+// GeminiStores counts generateContent requests by the store field they
+// sent (unset, true, false).
+func (s *Server) GeminiStores() gemini.StoreCounts { return s.gem.Stores() }

@@ -13,8 +13,9 @@ import (
 // Server serves the Gemini API's generateContent over what the simulator
 // shares and the Chat Completions engine it translates into.
 type Server struct {
-	env *core.Env
-	oa  *openai.Server
+	env    *core.Env
+	oa     *openai.Server
+	stores storeBook
 }
 
 // New is the generateContent surface over env and oa's engine.
@@ -116,10 +117,13 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, stream bool
 	if model == "" || !s.oa.Chat.Models.Accepts(model) || s.oa.Life.Retired(model, s.env.Now()) {
 		return gemModelNotFound(model, method)
 	}
-	req, err := decodeGeminiRequest(model, body, stream, geminiSigns(model))
+	// A re-routed model answers under its target's rules and as it.
+	model = answeringModel(model, s.env.Now())
+	req, store, err := decodeGeminiRequest(model, body, stream, geminiSigns(model))
 	if err != nil {
 		return err
 	}
+	s.stores.note(store)
 	endpoint := EndpointGenerate
 	if stream {
 		endpoint = EndpointStream

@@ -31,7 +31,7 @@ func FuzzDecodeGeminiRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, strict bool) {
-		req, err := decodeGeminiRequest("gemini-3.8-flash", body, true, strict)
+		req, _, err := decodeGeminiRequest("gemini-3.8-flash", body, true, strict)
 		if err != nil {
 			var ge *geminiError
 			if !errors.As(err, &ge) || ge.Code != 400 || ge.Status != "INVALID_ARGUMENT" {

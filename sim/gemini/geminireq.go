@@ -22,7 +22,11 @@ type gemRequest struct {
 	ToolConfig        *gemToolConfig `json:"toolConfig"`
 	GenerationConfig  *struct {
 		MaxOutputTokens *int `json:"maxOutputTokens"`
+		ThinkingConfig  *struct {
+			ThinkingLevel string `json:"thinkingLevel"`
+		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
+	Store *bool `json:"store"`
 }
 
 type gemContent struct {
@@ -88,8 +92,17 @@ const gemSignaturePrefix = "voxgate-sim-thought:"
 // decodeGeminiRequest parses a generateContent body for model into the
 // openai.ChatRequest the script engine reads, refusing what the API refuses with
 // its INVALID_ARGUMENT messages. strictSignatures applies Gemini 3's rule on
-// thought signatures in the current turn.
-func decodeGeminiRequest(model string, body []byte, stream, strictSignatures bool) (*openai.ChatRequest, error) {
+// thought signatures in the current turn. store is the request's store
+// field, nil when it was not sent.
+func decodeGeminiRequest(model string, body []byte, stream, strictSignatures bool) (req *openai.ChatRequest, store *bool, err error) {
+	var g gemRequest
+	if req, err = decodeGemini(model, body, stream, strictSignatures, &g); err != nil {
+		return nil, nil, err
+	}
+	return req, g.Store, nil
+}
+
+func decodeGemini(model string, body []byte, stream, strictSignatures bool, g *gemRequest) (*openai.ChatRequest, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return nil, gemInvalid("Invalid JSON payload received. Unexpected token.")
@@ -104,8 +117,7 @@ func decodeGeminiRequest(model string, body []byte, stream, strictSignatures boo
 			return nil, gemInvalid(fmt.Sprintf("Invalid JSON payload received. Unknown name %q: Cannot find field.", k))
 		}
 	}
-	var g gemRequest
-	if err := json.Unmarshal(body, &g); err != nil {
+	if err := json.Unmarshal(body, g); err != nil {
 		return nil, gemInvalid("Invalid JSON payload received. " + err.Error())
 	}
 	if len(g.Contents) == 0 {
@@ -127,11 +139,16 @@ func decodeGeminiRequest(model string, body []byte, stream, strictSignatures boo
 			return nil, err
 		}
 	}
-	if err := gemTools(req, &g); err != nil {
+	if err := gemTools(req, g); err != nil {
 		return nil, err
 	}
 	if gc := g.GenerationConfig; gc != nil && gc.MaxOutputTokens != nil && *gc.MaxOutputTokens > 0 {
 		req.MaxCompletionTokens = gc.MaxOutputTokens
+	}
+	if gc := g.GenerationConfig; gc != nil && gc.ThinkingConfig != nil {
+		if err := checkThinkingLevel(model, gc.ThinkingConfig.ThinkingLevel); err != nil {
+			return nil, err
+		}
 	}
 	return req, nil
 }
