@@ -1,5 +1,6 @@
 import { errorFromResponse } from './errors.js';
 import { Chat } from './chat.js';
+import { Voice, type VoiceOptions } from './voice.js';
 
 /**
  * Returns the bearer token (a Supabase session's access token, any JWT).
@@ -14,6 +15,8 @@ export interface ClientOptions {
   token: TokenProvider;
   /** A fetch to use instead of the platform's (tests, React Native polyfills). */
   fetch?: typeof fetch;
+  /** Voice's WebRTC: a constructor, e.g. react-native-webrtc's RTCPeerConnection. */
+  voice?: VoiceOptions;
 }
 
 export interface RequestOptions {
@@ -21,6 +24,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   headers?: Record<string, string>;
   accept?: string;
+  /** Sends body as it is (a string) with this Content-Type, e.g. application/sdp. */
+  contentType?: string;
 }
 
 /** The transport every API of the package shares: auth, JSON, §5 errors. */
@@ -36,11 +41,11 @@ export class Transport {
 
   /** Sends a request; a non-2xx answer is thrown as a VoxgateError. */
   async request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
-    const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+    const body = o.body === undefined ? undefined : o.contentType ? String(o.body) : JSON.stringify(o.body);
     const send = async (refresh: boolean) => {
       const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', ...o.headers };
       headers.Authorization = 'Bearer ' + (await this.opts.token({ refresh }));
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      if (body !== undefined) headers['Content-Type'] = o.contentType ?? 'application/json';
       return this.fetchFn(this.base + path, { method, headers, body, signal: o.signal });
     };
     let resp = await send(false);
@@ -63,9 +68,12 @@ export class Transport {
 /** The gateway's API for an app's user. */
 export class VoxgateClient {
   readonly chat: Chat;
+  readonly voice: Voice;
 
   constructor(opts: ClientOptions) {
-    this.chat = new Chat(new Transport(opts));
+    const t = new Transport(opts);
+    this.chat = new Chat(t);
+    this.voice = new Voice(t, { fetch: opts.fetch, ...opts.voice });
   }
 }
 

@@ -7,3 +7,5 @@ export type { VoxgateErrorInit } from './errors.js';
 export { SSEParser, readSSE } from './sse.js';
 export type { SSEMessage } from './sse.js';
 export * from './types.js';
+export { Voice, VoiceCall } from './voice.js';
+export type { VoiceOptions, VoiceStartOptions, VoiceMode, VoiceEvents, PeerConnectionLike } from './voice.js';
