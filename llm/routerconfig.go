@@ -13,6 +13,8 @@ type ProviderSpec struct {
 	Kind    string
 	BaseURL string // "" leaves the SDK's own default
 	APIKey  string
+	// Store is the provider's store setting (config.Provider.Store).
+	Store bool
 }
 
 // Factory builds a provider's adapter. The router takes one per kind, so
@@ -32,7 +34,7 @@ func NewRouterFromConfig(cfg *config.Config, getenv func(string) string, factori
 		if key == "" || f == nil {
 			continue
 		}
-		prov, err := f(ProviderSpec{Name: p.Name, Kind: p.Kind, BaseURL: base, APIKey: key})
+		prov, err := f(ProviderSpec{Name: p.Name, Kind: p.Kind, BaseURL: base, APIKey: key, Store: p.Store})
 		if err != nil {
 			return nil, fmt.Errorf("llm: provider %q: %w", p.Name, err)
 		}

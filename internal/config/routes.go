@@ -37,6 +37,10 @@ type Provider struct {
 	// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY). Keys never come
 	// from the file.
 	KeyEnv string `yaml:"key_env"`
+	// Store lets a provider that keeps requests unless told not to (the
+	// Gemini API, for new paid projects since 2026-10-26) keep them. Off by
+	// default: voice transcripts and health talk are not to be stored.
+	Store bool `yaml:"store"`
 }
 
 // Resolve is the provider's base URL and key from getenv, defaults

@@ -12,7 +12,7 @@ import (
 func Factory(params Params) llm.Factory {
 	return func(s llm.ProviderSpec) (llm.Provider, error) {
 		p := params
-		p.Name, p.BaseURL, p.APIKey = s.Name, s.BaseURL, s.APIKey
+		p.Name, p.BaseURL, p.APIKey, p.Store = s.Name, s.BaseURL, s.APIKey, s.Store
 		if p.FirstChunk == nil {
 			p.FirstChunk = llm.DefaultFirstChunkTimeouts()
 		}

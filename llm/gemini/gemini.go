@@ -34,6 +34,10 @@ type Params struct {
 	// FirstChunk replaces Timeout for the first chunk of the models it
 	// names (a family covers its snapshots).
 	FirstChunk map[string]time.Duration
+	// Store lets the Gemini API keep the requests (it does, for new paid
+	// projects, unless store is false). False, the default, sends
+	// store: false on every request.
+	Store bool
 }
 
 // Gemini streams generateContent through google.golang.org/genai with the
@@ -43,6 +47,7 @@ type Gemini struct {
 	adapt.Waits
 	name   string
 	client *genai.Client
+	store  bool
 }
 
 var _ llm.Provider = (*Gemini)(nil)
@@ -80,7 +85,7 @@ func New(ctx context.Context, p Params) (*Gemini, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: gemini: %w", err)
 	}
-	g := &Gemini{Waits: w, name: p.Name, client: client}
+	g := &Gemini{Waits: w, name: p.Name, client: client, store: p.Store}
 	if g.name == "" {
 		g.name = "gemini"
 	}
@@ -110,8 +115,10 @@ func (g *Gemini) Stream(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, &llm.Error{Provider: g.name, Code: llm.UnknownProviderError, Err: fmt.Errorf("request: %w", err)}
 	}
+	cfg.Store = genai.Ptr(g.store)
 	s := adapt.NewCore(ctx, g.name, g.Waits, req.Model)
-	d := &geminiDecoder{Emitter: &s.Emitter, wire: &wireSeen{}, oneCall: req.OneCall() && len(req.Tools) > 0}
+	d := &geminiDecoder{Emitter: &s.Emitter, wire: &wireSeen{}, oneCall: req.OneCall() && len(req.Tools) > 0,
+		ctx: ctx, asked: req.Model}
 	callCtx := context.WithValue(s.Upstream(), wireKey{}, d.wire)
 	d.pull, d.stop = iter.Pull2(g.client.Models.GenerateContentStream(callCtx, req.Model, contents, cfg))
 	return s.Start(d)

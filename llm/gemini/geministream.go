@@ -1,10 +1,13 @@
 package gemini
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -28,6 +31,8 @@ type geminiDecoder struct {
 	finish string
 	usage  *llm.Usage
 	model  string
+	ctx    context.Context // the call's, for the log
+	asked  string          // the model the request named
 
 	// oneCall keeps only an answer's first function call: Gemini has no
 	// parallel_tool_calls, so the gateway holds the answer to it.
@@ -78,8 +83,9 @@ func (s *geminiDecoder) chunk(r *genai.GenerateContentResponse) error {
 	if r == nil {
 		return s.Invalid(errors.New("an empty chunk"))
 	}
-	if r.ModelVersion != "" {
+	if r.ModelVersion != "" && r.ModelVersion != s.model {
 		s.model = r.ModelVersion
+		s.warnRerouted()
 	}
 	if u := r.UsageMetadata; u != nil {
 		s.usage = &llm.Usage{
@@ -181,4 +187,17 @@ func (s *geminiDecoder) finished(reason genai.FinishReason) error {
 // (emitter.done).
 func (s *geminiDecoder) End() error {
 	return s.Done(s.finish, s.usage, s.model)
+}
+
+// warnRerouted logs, once a call, that Google answered with another model
+// than the one asked: it re-routes retired models silently and bills the
+// new model's rates, which is what the record then names and is priced by.
+// A snapshot of the model asked (its name and a suffix) is not another.
+func (s *geminiDecoder) warnRerouted() {
+	if s.model == s.asked || strings.HasPrefix(s.model, s.asked+"-") || s.ctx == nil {
+		return
+	}
+	slog.WarnContext(s.ctx, "llm: gemini answered with another model than configured; priced and recorded as the one that answered",
+		"provider", s.Provider, "configured", s.asked, "answered", s.model)
+	s.asked = s.model // once
 }

@@ -1,0 +1,88 @@
+package llm_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/llm/gemini"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+)
+
+// TestGeminiRecordsTheModelThatAnswered: from 2026-12-01 Google answers
+// gemini-2.5-pro with gemini-3.8-flash; the usage names the model that
+// answered (what the record stores and is priced by) and a warning names
+// both. Not parallel: it captures the default logger.
+func TestGeminiRecordsTheModelThatAnswered(t *testing.T) {
+	var logs bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	_, url := testkit.NewSim(t, sim.Config{Now: func() time.Time { return now }})
+	g := newGemini(t, url, 0, nil)
+	st, err := g.Stream(t.Context(), userRequest("gemini-2.5-pro", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := drain(t, st)
+	if r.err != nil || r.done.Usage == nil {
+		t.Fatalf("stream: %v, usage %v", r.err, r.done.Usage)
+	}
+	if got := r.done.Usage.Model; got != "gemini-3.8-flash" {
+		t.Errorf("usage model %q, want gemini-3.8-flash, the modelVersion that answered", got)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "configured=gemini-2.5-pro") || !strings.Contains(out, "answered=gemini-3.8-flash") {
+		t.Errorf("log %q: want a warning naming both models", out)
+	}
+
+	// The model asked answering as itself is no warning.
+	logs.Reset()
+	st, err = g.Stream(t.Context(), userRequest(geminiModel, "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := drain(t, st); r.err != nil || r.done.Usage.Model != geminiModel {
+		t.Fatalf("%v, %+v", r.err, r.done.Usage)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("log %q: a warning for a model answering as itself", logs.String())
+	}
+}
+
+// TestGeminiSendsStoreFalse: every request says store: false unless the
+// provider is configured to let Google keep them.
+func TestGeminiSendsStoreFalse(t *testing.T) {
+	t.Parallel()
+	s, url := testkit.NewSim(t, sim.Config{})
+	st, err := newGemini(t, url, 0, nil).Stream(t.Context(), userRequest(geminiModel, "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := drain(t, st); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := s.GeminiStores(); got.False != 1 || got.True != 0 || got.Unset != 0 {
+		t.Errorf("stores %+v, want one request with store: false", got)
+	}
+	kept, err := gemini.New(t.Context(), gemini.Params{BaseURL: url, APIKey: simtest.TestKey, Store: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = kept.Stream(t.Context(), userRequest(geminiModel, "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := drain(t, st); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := s.GeminiStores(); got.False != 1 || got.True != 1 {
+		t.Errorf("stores %+v, want the configured provider to send store: true", got)
+	}
+}
