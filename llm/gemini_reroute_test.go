@@ -86,3 +86,33 @@ func TestGeminiSendsStoreFalse(t *testing.T) {
 		t.Errorf("stores %+v, want the configured provider to send store: true", got)
 	}
 }
+
+// TestGeminiThinkingLevelsTheModelTakes: a reasoning effort goes as a
+// Gemini 3 model's thinkingLevel, and gemini-3.8-flash, which refuses
+// MINIMAL with a 400, is asked for LOW instead.
+func TestGeminiThinkingLevelsTheModelTakes(t *testing.T) {
+	t.Parallel()
+	_, url := testkit.NewSim(t, sim.Config{})
+	rec := &recorder{}
+	g := newGemini(t, url, 0, rec)
+	for _, tc := range []struct{ model, effort, want string }{
+		{"gemini-3.8-flash", "minimal", "LOW"},
+		{"gemini-3.8-flash", "high", "HIGH"},
+		{"gemini-3.5-flash-lite", "minimal", "MINIMAL"},
+	} {
+		req := userRequest(tc.model, "hi")
+		req.ReasoningEffort = tc.effort
+		st, err := g.Stream(t.Context(), req)
+		if err != nil {
+			t.Fatalf("%s at %s: %v", tc.model, tc.effort, err)
+		}
+		if r := drain(t, st); r.err != nil {
+			t.Fatalf("%s at %s: %v", tc.model, tc.effort, r.err)
+		}
+		gc, _ := bodyOf(t, rec.last(t))["generationConfig"].(map[string]any)
+		tcfg, _ := gc["thinkingConfig"].(map[string]any)
+		if got := tcfg["thinkingLevel"]; got != tc.want {
+			t.Errorf("%s at %s: thinkingLevel %v, want %s", tc.model, tc.effort, got, tc.want)
+		}
+	}
+}

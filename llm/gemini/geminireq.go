@@ -24,8 +24,8 @@ var geminiSkipSignature = []byte("skip_thought_signature_validator")
 // functionResponse parts named after the call they answer (consecutive
 // ones in one content, as Gemini pairs a turn of calls with one turn of
 // responses). SafetyIdentifier is not sent: Gemini has no such field, and
-// nothing else about the user goes to it. ReasoningEffort is not sent
-// either: the model thinks at its default level.
+// nothing else about the user goes to it. ReasoningEffort is sent as a
+// Gemini 3 model's thinkingLevel, only one the model takes.
 func geminiRequest(req llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	switch {
 	case req.Model == "":
@@ -38,6 +38,9 @@ func geminiRequest(req llm.Request) ([]*genai.Content, *genai.GenerateContentCon
 	cfg := &genai.GenerateContentConfig{AutomaticContinuation: genai.Ptr(false)}
 	if req.MaxOutputTokens > 0 {
 		cfg.MaxOutputTokens = int32(req.MaxOutputTokens)
+	}
+	if level := thinkingLevel(req.Model, req.ReasoningEffort); level != "" {
+		cfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingLevel: level}
 	}
 	names := map[string]string{} // call id -> function name, from the history
 	turnStart := lastUser(req.Messages)
