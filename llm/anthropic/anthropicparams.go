@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/voxgate/voxgate/llm"
 )
@@ -86,7 +86,7 @@ func (a *Anthropic) messageParams(req llm.Request) (*anthropic.MessageNewParams,
 // addMessage appends m to p, merging it into the last message when both
 // have the same role.
 func addMessage(p *anthropic.MessageNewParams, m llm.Message) error {
-	var role anthropic.MessageParamRole
+	var user bool // v2's MessageParam is a union: user or assistant
 	var blocks []anthropic.ContentBlockParamUnion
 	switch m.Role {
 	case llm.RoleSystem:
@@ -98,7 +98,7 @@ func addMessage(p *anthropic.MessageNewParams, m llm.Message) error {
 		if m.Content == "" {
 			return errors.New("a user message needs content")
 		}
-		role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}
+		user, blocks = true, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}
 	case llm.RoleTool:
 		if m.ToolCallID == "" {
 			return errors.New("a tool message needs the id of the call it answers")
@@ -108,9 +108,8 @@ func addMessage(p *anthropic.MessageNewParams, m llm.Message) error {
 		if m.Content != "" {
 			r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
 		}
-		role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{{OfToolResult: &r}}
+		user, blocks = true, []anthropic.ContentBlockParamUnion{{OfToolResult: &r}}
 	case llm.RoleAssistant:
-		role = anthropic.MessageParamRoleAssistant
 		if m.Content != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 		}
@@ -126,22 +125,35 @@ func addMessage(p *anthropic.MessageNewParams, m llm.Message) error {
 	default:
 		return fmt.Errorf("unknown role %q", m.Role)
 	}
-	if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
-		last := &p.Messages[n-1]
+	if n := len(p.Messages); n > 0 && (p.Messages[n-1].OfUser != nil) == user {
+		last := messageContent(&p.Messages[n-1])
 		if m.Role == llm.RoleTool {
 			// tool_result blocks come first in their user message.
 			at := 0
-			for at < len(last.Content) && last.Content[at].OfToolResult != nil {
+			for at < len(*last) && (*last)[at].OfToolResult != nil {
 				at++
 			}
-			last.Content = append(last.Content[:at], append(blocks, last.Content[at:]...)...)
+			*last = append((*last)[:at], append(blocks, (*last)[at:]...)...)
 			return nil
 		}
-		last.Content = append(last.Content, blocks...)
+		*last = append(*last, blocks...)
 		return nil
 	}
-	p.Messages = append(p.Messages, anthropic.MessageParam{Role: role, Content: blocks})
+	if user {
+		p.Messages = append(p.Messages, anthropic.NewUserMessage(blocks...))
+	} else {
+		p.Messages = append(p.Messages, anthropic.NewAssistantMessage(blocks...))
+	}
 	return nil
+}
+
+// messageContent is the content of a user or assistant message, whichever
+// arm of the union it is.
+func messageContent(m *anthropic.MessageParam) *[]anthropic.ContentBlockParamUnion {
+	if m.OfUser != nil {
+		return &m.OfUser.Content
+	}
+	return &m.OfAssistant.Content
 }
 
 // toolInput is a call's arguments as the input object the API takes: a

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/sim/core"
@@ -28,8 +29,9 @@ func New(env *core.Env, oa *openai.Server) *Server { return &Server{env: env, oa
 // the simulator's root (no /v1).
 const EndpointMessages = "/v1/messages"
 
-// anthVersions are the anthropic-version values the API takes.
-var anthVersions = []string{"2023-06-01", "2023-01-01"}
+// anthVersions are the anthropic-version values the API takes; 2026-10-21
+// is the one anthropic-sdk-go v2 sends.
+var anthVersions = []string{"2026-10-21", "2023-06-01", "2023-01-01"}
 
 // forcedToolUseRefusers are the models that answer a forced tool choice
 // (tool_choice any or tool) with a 400 (models.md: Sonnet 5.5), by name or
@@ -82,7 +84,12 @@ func (s *Server) Messages(w http.ResponseWriter, r *http.Request) error {
 // then any injected fault; then the scripted answer.
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
+	// anthropic-sdk-go v2 sends its API key as Authorization: Bearer; v1
+	// and curl examples send x-api-key. The API takes either.
 	key := r.Header.Get("X-Api-Key")
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); key == "" && ok {
+		key = bearer
+	}
 	switch {
 	case key == "":
 		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "x-api-key header is required"}
