@@ -189,10 +189,14 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
-		h.Set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")
+		// A web app reads whether waiting helps (X-Should-Retry, DESIGN §5),
+		// and may send its trace (traceparent, tracestate): without them
+		// here the browser hides the one and refuses the request with the
+		// other.
+		h.Set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id, X-Should-Retry")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id, Traceparent, Tracestate")
 			h.Set("Access-Control-Max-Age", strconv.Itoa(600))
 			w.WriteHeader(http.StatusNoContent)
 			return

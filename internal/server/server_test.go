@@ -250,8 +250,16 @@ func TestCORS(t *testing.T) {
 		f.srv.ServeHTTP(w, r)
 		return w
 	}
-	if w := pre("https://app.example"); w.Code != 204 || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
+	w := pre("https://app.example")
+	if w.Code != 204 || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
 		t.Fatalf("allowed origin: got %d, ACAO %q", w.Code, w.Header().Get("Access-Control-Allow-Origin"))
+	}
+	// A web app reads whether to retry, and may send its trace.
+	if got := w.Header().Get("Access-Control-Expose-Headers"); !strings.Contains(got, "X-Should-Retry") {
+		t.Errorf("exposed headers %q lack X-Should-Retry", got)
+	}
+	if got := w.Header().Get("Access-Control-Allow-Headers"); !strings.Contains(got, "Traceparent") || !strings.Contains(got, "Tracestate") {
+		t.Errorf("allowed headers %q lack the W3C trace context", got)
 	}
 	if w := pre("https://evil.example"); w.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("other origin got ACAO %q", w.Header().Get("Access-Control-Allow-Origin"))
