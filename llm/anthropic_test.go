@@ -241,3 +241,30 @@ func TestAnthropicContinuesOpenAILoop(t *testing.T) {
 		t.Fatalf("anthropic %+v", r)
 	}
 }
+
+// Sonnet 5.5 refuses thinking {"type": "disabled"} (a 400 the simulator
+// serves as the API does): whatever effort a request names, even "none",
+// the adapter sends no thinking setting, and the call is answered.
+func TestAnthropicNeverDisablesThinking(t *testing.T) {
+	_, url := newRootSim(t, sim.Config{Script: sim.Script{Text: "Hello."}})
+	rec := &recorder{}
+	a := newAnthropic(t, url, anthropic.Params{}, rec)
+	for _, effort := range []string{"", "none", "low", "high"} {
+		req := userRequest("claude-sonnet-5-5", "hello")
+		req.ReasoningEffort = effort
+		st, err := a.Stream(t.Context(), req)
+		if err != nil {
+			t.Fatalf("effort %q: %v", effort, err)
+		}
+		if r := drain(t, st); r.err != nil || r.text != "Hello." {
+			t.Fatalf("effort %q: %q, %v", effort, r.text, r.err)
+		}
+		var sent map[string]any
+		if err := json.Unmarshal(rec.last(t), &sent); err != nil {
+			t.Fatal(err)
+		}
+		if th, ok := sent["thinking"]; ok {
+			t.Errorf("effort %q: sent thinking %v", effort, th)
+		}
+	}
+}

@@ -52,6 +52,13 @@ func (r *messagesRequest) forcesToolUse() bool {
 // (docs/sim.md).
 const forcedToolUseRefused = "Thinking may not be enabled when tool_choice forces tool use."
 
+// thinkingDisabledRefused is Sonnet 5.5's answer to thinking
+// {"type": "disabled"} (models.md: the model always thinks, so turning it
+// off is a 400). Its exact wording is not published. The models that
+// refuse a forced tool choice are the ones that always think, so one
+// pattern names both.
+const thinkingDisabledRefused = "thinking.type: disabled is not supported for this model."
+
 // FaultKinds are the faults /v1/messages can serve (docs/sim.md).
 func FaultKinds() []core.FaultKind {
 	return []core.FaultKind{core.FaultRateLimit, core.FaultQuota, core.FaultServerError, core.FaultUnavailable, core.FaultTimeout,
@@ -115,6 +122,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.forcesToolUse() && refusesForcedToolUse(req.Model) {
 		return anthInvalid(forcedToolUseRefused)
+	}
+	if req.Thinking != nil && req.Thinking.Type == "disabled" && refusesForcedToolUse(req.Model) {
+		return anthInvalid(thinkingDisabledRefused)
 	}
 	ctx := r.Context()
 	chat := req.chat()

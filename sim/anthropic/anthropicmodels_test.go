@@ -55,3 +55,36 @@ func TestAnthropicSonnetRefusesForcedToolUse(t *testing.T) {
 		t.Errorf("requests served: %d, want 3", got)
 	}
 }
+
+// Sonnet 5.5 always thinks: thinking {"type": "disabled"} is a 400
+// invalid_request_error for it and its snapshots, streamed or not; other
+// models take it, and Sonnet 5.5 takes a request that leaves thinking out.
+func TestAnthropicSonnetRefusesThinkingDisabled(t *testing.T) {
+	_, c, _ := anthClient(t, sim.Config{Script: anthScript()})
+	params := func(model string, thinking *anthropic.ThinkingConfigParamUnion) anthropic.MessageNewParams {
+		p := anthropic.MessageNewParams{Model: model, MaxTokens: 100,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))}}
+		if thinking != nil {
+			p.Thinking = *thinking
+		}
+		return p
+	}
+	disabled := &anthropic.ThinkingConfigParamUnion{OfDisabled: &anthropic.ThinkingConfigDisabledParam{}}
+	for _, model := range []string{"claude-sonnet-5-5", "claude-sonnet-5-5-20261001"} {
+		_, err := c.Messages.New(t.Context(), params(model, disabled))
+		var apiErr *anthropic.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Type() != anthropic.ErrorTypeInvalidRequestError {
+			t.Fatalf("%s with thinking disabled: got %v, want 400 invalid_request_error", model, err)
+		}
+		_, types, err := stream(t, c, params(model, disabled))
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || len(types) != 0 {
+			t.Fatalf("%s streamed with thinking disabled: %v after events %v, want a 400 before any", model, err, types)
+		}
+	}
+	if _, err := c.Messages.New(t.Context(), params("claude-sonnet-5-5", nil)); err != nil {
+		t.Errorf("Sonnet 5.5 without a thinking setting: %v", err)
+	}
+	if _, err := c.Messages.New(t.Context(), params("claude-haiku-5-5", disabled)); err != nil {
+		t.Errorf("Haiku 5.5 with thinking disabled: %v", err)
+	}
+}

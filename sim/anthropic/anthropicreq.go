@@ -25,8 +25,15 @@ type messagesRequest struct {
 	ToolChoice *anthToolChoice    `json:"tool_choice"`
 	Metadata   *anthMetadata      `json:"metadata"`
 	Cache      *json.RawMessage   `json:"cache_control"`
+	Thinking   *anthThinking      `json:"thinking"`
 	cacheMarks int                // cache_control markers found anywhere
 	system     []anthContentBlock // System as blocks
+}
+
+// anthThinking is a request's extended-thinking setting: its type
+// (enabled, disabled, adaptive, …) is all the simulator reads.
+type anthThinking struct {
+	Type string `json:"type"`
 }
 
 type anthMessage struct {
