@@ -8,12 +8,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/voxgate/voxgate/internal/config"
-	"github.com/voxgate/voxgate/internal/pgtest"
-	"github.com/voxgate/voxgate/sim"
-	"github.com/voxgate/voxgate/sim/simtest"
-	"github.com/voxgate/voxgate/tools/demo"
 )
 
 // @voxgate/client's voice in Chromium with real WebRTC on loopback: the
@@ -55,19 +49,7 @@ func clientBundle(t *testing.T) string {
 }
 
 func clientVoice(t *testing.T, bundle, mode string) {
-	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
-	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
-		c.Demo.Enabled = true
-		c.Voice.Mode = "sideband"
-		c.Secrets.OpenAIAPIKey, c.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
-	})
-	b := newBrowser(t,
-		chromedp.Flag("use-fake-device-for-media-stream", true),
-		chromedp.Flag("use-fake-ui-for-media-stream", true),
-		chromedp.Flag("allow-loopback-in-peer-connection", true),
-		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-	)
+	m, b := voiceBrowser(t)
 	user := mint(t, "client-voice-"+mode, "", "pro")
 	// An origin of the gateway's, so the calls are same-origin as an app's own would be.
 	b.run(t, chromedp.Navigate(m.URL()+"/demo"))

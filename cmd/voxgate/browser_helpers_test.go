@@ -13,6 +13,12 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/pgtest"
+	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
+	"github.com/voxgate/voxgate/tools/demo"
 )
 
 // chromiumPath is Debian's chromium, which scripts/chromium.sh installs.
@@ -168,4 +174,25 @@ func evalJS[T any](t *testing.T, b *browser, expr string) T {
 		t.Fatalf("evaluating %s: %v\nconsole:\n%s", expr, err, b.console())
 	}
 	return v
+}
+
+// voiceBrowser is a gateway with the demo on, voice in sideband mode over
+// the simulator, and a Chromium with a fake microphone that may make
+// WebRTC calls on loopback: what every browser voice test starts from.
+func voiceBrowser(t *testing.T) (*Main, *browser) {
+	t.Helper()
+	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
+	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
+		c.Demo.Enabled = true
+		c.Voice.Mode = "sideband"
+		c.Secrets.OpenAIAPIKey, c.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
+	})
+	b := newBrowser(t,
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
+		chromedp.Flag("allow-loopback-in-peer-connection", true),
+		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+	)
+	return m, b
 }

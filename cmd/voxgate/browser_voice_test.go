@@ -11,11 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pgtest"
-	"github.com/voxgate/voxgate/sim"
-	"github.com/voxgate/voxgate/sim/simtest"
-	"github.com/voxgate/voxgate/tools/demo"
 )
 
 // netnsEnv marks the copy of the test binary that runs inside a network
@@ -56,19 +52,7 @@ func TestDemoDirectVoiceInChromium(t *testing.T) {
 // demoVoice places one call in mode from /demo and checks what the page
 // and the gateway show of it.
 func demoVoice(t *testing.T, mode string) {
-	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
-	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
-		c.Demo.Enabled = true
-		c.Voice.Mode = "sideband"
-		c.Secrets.OpenAIAPIKey, c.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
-	})
-	b := newBrowser(t,
-		chromedp.Flag("use-fake-device-for-media-stream", true),
-		chromedp.Flag("use-fake-ui-for-media-stream", true),
-		chromedp.Flag("allow-loopback-in-peer-connection", true),
-		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-	)
+	m, b := voiceBrowser(t)
 	user := mint(t, "voice-user", "", "pro")
 	b.run(t, chromedp.Navigate(m.URL()+"/demo#token="+url.QueryEscape(user)))
 	b.waitJS(t, "the page", `document.getElementById('token-state').textContent === 'token set'`)
