@@ -24,7 +24,6 @@ import (
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/latency"
 	"github.com/voxgate/voxgate/internal/server"
-	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -350,10 +349,13 @@ func bareProxy(b *testing.B, sim *httptest.Server, body []byte) string {
 
 // waitStreams waits until n turns are waiting on the model.
 func waitStreams(b *testing.B, f *fixture, n int) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	testkit.Eventually(b, ctx, fmt.Sprintf("%d streams to reach the model (the idle client's errors, if any, are above)", n),
-		func() bool { return chatStats(f.sim).InFlight >= int64(n) })
+	deadline := time.Now().Add(time.Minute)
+	for chatStats(f.sim).InFlight < int64(n) {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d streams reached the model (the idle client's errors, if any, are above)", chatStats(f.sim).InFlight, n)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // memInUse is the heap and stacks in use once garbage is gone. Two

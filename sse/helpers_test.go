@@ -225,6 +225,12 @@ func newFixture(t testing.TB, o options) *fixture {
 		}
 	}
 	pp := openai.Params{BaseURL: o.simURL + "/v1", APIKey: simtest.TestKey, Timeout: o.timeout}
+	if o.idle && pp.Timeout == 0 {
+		// The idle benchmarks hold every stream on a silent model while
+		// they open the rest, one at a time: the adapter's 10 s would end
+		// the first ones before the last had opened on a slow machine.
+		pp.Timeout = time.Hour
+	}
 	if o.tls {
 		tr := llm.NewTransport()
 		tr.TLSClientConfig = o.simTLS.Transport.(*http.Transport).TLSClientConfig
