@@ -60,6 +60,10 @@ type Usage struct {
 	Calls int64
 	// Estimated is set when some counts are estimates.
 	Estimated bool
+	// Each is every call's usage in order, reported or estimated: what a
+	// record is made of (billing.FromCalls), with each call's classes and
+	// tier, which the sums above do not keep.
+	Each []llm.Usage
 }
 
 // Result is how a loop ended. Run returns it with its error too: a failed
@@ -241,24 +245,16 @@ func (l *loop) add(u *llm.Usage, req llm.Request, text string) {
 	l.usage.CachedInputTokens += u.CachedInputTokens
 	l.usage.CacheWriteInputTokens += u.CacheWriteInputTokens
 	l.usage.OutputTokens += u.OutputTokens
+	l.usage.Each = append(l.usage.Each, *u)
 }
 
-// estimate counts a call the provider never reported on: ceil(bytes/4)
-// of the prompt in and of the text out, the usual rule of thumb.
+// estimate counts a call the provider never reported on (llm.EstimateInput).
 func (l *loop) estimate(req llm.Request, text string) {
-	in := 0
-	for _, m := range req.Messages {
-		in += len(m.Content)
-		for _, c := range m.ToolCalls {
-			in += len(c.Name) + len(c.Arguments)
-		}
-	}
-	for _, s := range req.Tools {
-		in += len(s.Name) + len(s.Description) + len(s.Parameters)
-	}
 	l.usage.Estimated = true
-	l.usage.InputTokens += int64((in + 3) / 4)
-	l.usage.OutputTokens += int64((len(text) + 3) / 4)
+	est := llm.Usage{InputTokens: llm.EstimateInput(req), OutputTokens: llm.EstimateOutput(len(text))}
+	l.usage.InputTokens += est.InputTokens
+	l.usage.OutputTokens += est.OutputTokens
+	l.usage.Each = append(l.usage.Each, est)
 }
 
 // providerError keeps the seam's promise that a provider fails with an

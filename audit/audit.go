@@ -1,12 +1,13 @@
 // Package audit is the AI audit log of DESIGN §12: one row per chat turn,
-// completion request, voice tool call and live delegation, inserted
-// pending when the unit of work starts and moved once to its final
-// status. A row holds where the model calls went (provider, model,
+// completion request, voice tool call and live delegation. A unit in
+// flight is a pending row of ai_audit_pending, from its start; at its end
+// that row becomes its one final row of ai_audit_log, which is
+// append-only (docs/audit.md). A row holds where the model calls went (provider, model,
 // failover trace), which filters ran on the unit's text and which of
 // their rules fired, and SHA-256 hashes of the text in and out: never the
 // text. Admins read it (GET /v1/admin/audit); users never see it.
 //
-// The package knows neither chat nor voice: package sse and package
+// The package knows neither chat nor voice: packages chat, completions and
 // controlplane each describe their unit as a Row.
 package audit
 
@@ -150,6 +151,11 @@ type TraceEntry struct {
 	Entry      string `json:"entry"`
 	Status     int    `json:"status"`
 	DurationMS int64  `json:"duration_ms"`
+	// CutAt is, for an attempt cut after commit, the bytes of the answer
+	// the caller had from it: where the next entry, a continuation
+	// (Continues), took over (docs/llm.md, "Continuation").
+	CutAt     int  `json:"cut_at,omitempty"`
+	Continues bool `json:"continues,omitempty"`
 }
 
 // Row is one audit row. ID is the unit's id: a turn's or completion's id,

@@ -104,27 +104,18 @@ func TestList(t *testing.T) {
 	}
 }
 
-// Migration 0068 keeps the previous release writing: its rows, with the
-// old statuses, are mapped to the new vocabulary, never to success.
-func TestLegacyInsert(t *testing.T) {
+// Migration 0089 is 0068's contract step: the trigger that mapped the
+// 0066 statuses, which every insert paid, and its functions are gone.
+func TestLegacyTriggerDropped(t *testing.T) {
 	t.Parallel()
-	l, pool := newLog(t)
-	ctx := context.Background()
-	for old, want := range map[string][2]string{
-		"ok": {"degraded", ""}, "confirmation": {"degraded", ""}, "degraded": {"degraded", ""},
-		"cancelled": {"refused", "cancelled"}, "AI_PARSE_ERROR": {"parse_error", "AI_PARSE_ERROR"},
-		"AI_RATE_LIMITED": {"refused", "AI_RATE_LIMITED"},
-	} {
-		// The previous release's statement, as it wrote it.
-		if _, err := pool.Exec(ctx, `INSERT INTO ai_audit_log
-		(turn_id, user_id, session_id, kind, route, provider, model, status, failover_trace, duration_ms)
-		VALUES ($1, 'u1', 's1', 'chat', 'default', '', '', $2, '[]', 5) ON CONFLICT (turn_id) DO NOTHING`, "old_"+old, old); err != nil {
-			t.Fatalf("legacy insert %s: %v", old, err)
-		}
-		got, err := l.Get(ctx, "old_"+old)
-		if err != nil || string(got.Status) != want[0] || got.ErrorCode != want[1] || got.FinishedAt == nil {
-			t.Errorf("legacy %s: %+v %v, want %s %q, finished", old, got, err, want[0], want[1])
-		}
+	_, pool := newLog(t)
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM pg_trigger WHERE tgname = 'ai_audit_legacy_insert')
+		+ (SELECT count(*) FROM pg_proc WHERE proname IN ('ai_audit_legacy_insert', 'ai_audit_legacy_status'))`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d of the legacy trigger and its functions remain, want none", n)
 	}
 }
 

@@ -30,33 +30,28 @@ type Log struct{ db DB }
 // New returns the log over db.
 func New(db DB) *Log { return &Log{db: db} }
 
-// beginSQL inserts the pending row; a unit that began already (a retried
-// voice tool call) keeps its row.
-const beginSQL = `INSERT INTO ai_audit_log
-	(turn_id, kind, user_id, session_id, call_id, tool, route, status, input_hash, failover_trace, duration_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, '[]', 0)
+// beginSQL inserts the unit's row into ai_audit_pending, the units in
+// flight: the log itself is append-only, one final row per unit
+// (docs/audit.md, "Append-only"). A unit that began already (a retried
+// voice tool call) keeps its first pending row, and one that finished
+// already (checked in the log by its primary key) gets none.
+const beginSQL = `INSERT INTO ai_audit_pending
+	(turn_id, kind, user_id, session_id, call_id, tool, route, input_hash)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8
+WHERE NOT EXISTS (SELECT 1 FROM ai_audit_log WHERE turn_id = $1)%s
 ON CONFLICT (turn_id) DO NOTHING`
 
-// Begin inserts r's row as pending, before the unit's work (the model
-// call, the tool) starts: a crash leaves it pending, and a pending row
-// older than its kind's deadline is abandoned work (docs/audit.md).
+// Begin records r as pending, before the unit's work (the model call, the
+// tool) starts: a crash leaves it pending, and a pending unit older than
+// its kind's deadline is abandoned work (docs/audit.md).
 func (l *Log) Begin(ctx context.Context, r Row) error {
 	r.Status = Pending
 	if err := r.check(); err != nil {
 		return err
 	}
-	_, err := l.db.Exec(ctx, beginSQL, r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
+	_, err := l.db.Exec(ctx, fmt.Sprintf(beginSQL, ""), r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
 	return database.Error("audit: begin a row", err)
 }
-
-// beginIfSQL is beginSQL for a row that rides another statement's
-// transaction (QueueBeginIf): inserted only when the named predicate of
-// the user id is true there.
-const beginIfSQL = `INSERT INTO ai_audit_log
-	(turn_id, kind, user_id, session_id, call_id, tool, route, status, input_hash, failover_trace, duration_ms)
-SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, '[]', 0
-WHERE %s($3)
-ON CONFLICT (turn_id) DO NOTHING`
 
 // QueueBeginIf queues Begin's insert on b, to be made only if the SQL
 // function onlyIf (of one text argument, the row's user id) is true in
@@ -77,30 +72,49 @@ func (l *Log) QueueBeginIf(b *pgx.Batch, r Row, onlyIf string) error {
 			return apierr.Wrap(apierr.Internal, "", errors.New("audit: a row's text is not storable"))
 		}
 	}
-	b.Queue(fmt.Sprintf(beginIfSQL, pgx.Identifier{onlyIf}.Sanitize()), r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
+	b.Queue(fmt.Sprintf(beginSQL, " AND "+pgx.Identifier{onlyIf}.Sanitize()+"($3)"),
+		r.ID, r.Kind, r.UserID, r.SessionID, r.CallID, r.Tool, r.Route, r.InputHash)
 	return nil
 }
 
-// abandonedSQL ends a pending row whose unit was admitted after its
-// caller went away, as a turn cut short ends (docs/audit.md): refused,
-// error_code cancelled. A row already final, or missing, is left alone.
-const abandonedSQL = `UPDATE ai_audit_log SET status = 'refused', error_code = 'cancelled', finished_at = now()
-WHERE turn_id = $1 AND status = 'pending'`
+// abandonedSQL ends a pending unit that was admitted after its caller went
+// away, as a turn cut short ends (docs/audit.md): its pending row becomes
+// a final log row, refused, error_code cancelled, in one statement. A unit
+// already final, or not pending, is left alone.
+const abandonedSQL = `WITH p AS (DELETE FROM ai_audit_pending WHERE turn_id = $1 RETURNING *)
+INSERT INTO ai_audit_log
+	(turn_id, kind, user_id, session_id, call_id, tool, route, status, error_code, failover_trace,
+	 input_hash, duration_ms, created_at, finished_at)
+SELECT turn_id, kind, user_id, session_id, call_id, tool, route, 'refused', 'cancelled', '[]',
+	input_hash, 0, created_at, now() FROM p
+ON CONFLICT (turn_id) DO NOTHING`
 
-// QueueAbandoned queues the end of a pending row whose unit never ran: its
+// QueueAbandoned queues the end of a pending unit that never ran: its
 // admission came back after the caller had gone (quota.Rider.Abandoned).
 func (l *Log) QueueAbandoned(b *pgx.Batch, id string) {
 	b.Queue(abandonedSQL, id)
 }
 
-// finishSQL moves a pending row to its final status, once. A unit whose
-// pending row is missing (its start predates this release, say) gets its
-// final row inserted whole, so its end is never lost. A row that is final
-// already is left as it is and no row comes back.
-const finishSQL = `INSERT INTO ai_audit_log AS a
+// finishSQL inserts a unit's final row, once, and deletes its pending row
+// in the same statement; the final row keeps the pending row's created_at
+// (the unit's start) and its input_hash when the end has none. A unit
+// whose pending row is missing (its start predates this release, say) gets
+// its final row inserted whole, so its end is never lost. A pending row of
+// another user or kind under the id is neither deleted nor answered by a
+// final row of this unit's. The ON CONFLICT branch moves a pending row a
+// replica of release 0088 wrote into the log itself (docs/audit.md,
+// "Rollout"); a row final already is left as it is and no row comes back.
+// (The pending CTE and the NOT EXISTS both read the statement's snapshot.)
+const finishSQL = `WITH p AS (
+	DELETE FROM ai_audit_pending WHERE turn_id = $1 AND user_id = $3 AND kind = $2
+	RETURNING created_at, input_hash)
+INSERT INTO ai_audit_log AS a
 	(turn_id, kind, user_id, session_id, call_id, tool, route, provider, model, status, error_code,
-	 failover_trace, filters_ran, rule_ids, input_hash, output_hash, duration_ms, finished_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, now())
+	 failover_trace, filters_ran, rule_ids, input_hash, output_hash, duration_ms, created_at, finished_at)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+	CASE WHEN $15 = '' THEN coalesce((SELECT input_hash FROM p), '') ELSE $15 END,
+	$16, $17, coalesce((SELECT created_at FROM p), now()), now()
+WHERE NOT EXISTS (SELECT 1 FROM ai_audit_pending o WHERE o.turn_id = $1 AND (o.user_id <> $3 OR o.kind <> $2))
 ON CONFLICT (turn_id) DO UPDATE SET
 	route = EXCLUDED.route, provider = EXCLUDED.provider, model = EXCLUDED.model,
 	status = EXCLUDED.status, error_code = EXCLUDED.error_code, failover_trace = EXCLUDED.failover_trace,
@@ -110,7 +124,7 @@ ON CONFLICT (turn_id) DO UPDATE SET
 WHERE a.status = 'pending' AND a.user_id = EXCLUDED.user_id AND a.kind = EXCLUDED.kind
 RETURNING 1`
 
-// Finish moves r's row from pending to r.Status, a final status. A replay
+// Finish records r's end: r.Status, a final status. A replay
 // of the same end changes nothing and returns nil; a different final
 // status for a row that has one is refused with ErrFinal (as a CONFLICT),
 // and the first stands. Success with a required filter missing is refused
@@ -216,9 +230,25 @@ func scanRow(s pgx.Row) (Row, error) {
 	return r, nil
 }
 
-// Get is the row of unit id; NOT_FOUND when there is none.
+// pendingColumns are rowColumns of an ai_audit_pending row: a unit in
+// flight, as a pending row of the log would show it.
+const pendingColumns = `turn_id, kind, user_id, session_id, call_id, tool, route, '', '', 'pending',
+	'', '[]'::jsonb, '{}'::text[], '{}'::text[], input_hash, '', 0::bigint, created_at, NULL::timestamptz`
+
+// notLogged keeps out a pending row whose unit has a log row: a stale one
+// (a replica of release 0088 finished the unit, docs/audit.md "Rollout"),
+// until Sweep deletes it. OFFSET 0 keeps it a probe of the log's primary
+// key per pending row: as a join, with many pending rows, the planner
+// chose a hash anti-join that read the whole log (256 ms at 300 k rows,
+// seconds at 10 M).
+const notLogged = ` AND NOT EXISTS (SELECT 1 FROM ai_audit_log a WHERE a.turn_id = p.turn_id OFFSET 0)`
+
+// Get is the row of unit id, pending or final; NOT_FOUND when there is
+// none.
 func (l *Log) Get(ctx context.Context, id string) (Row, error) {
-	r, err := scanRow(l.db.QueryRow(ctx, `SELECT `+rowColumns+` FROM ai_audit_log WHERE turn_id = $1`, id))
+	r, err := scanRow(l.db.QueryRow(ctx, `SELECT `+rowColumns+` FROM ai_audit_log WHERE turn_id = $1
+UNION ALL
+SELECT `+pendingColumns+` FROM ai_audit_pending p WHERE turn_id = $1`+notLogged, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, apierr.New(apierr.NotFound, "")
 	}
@@ -235,6 +265,9 @@ type Filter struct {
 }
 
 // List is the rows the filter selects, newest first, one page of them.
+// Units in flight (ai_audit_pending) are merged into the log's order
+// when the filter takes pending rows: that table is small, so its part
+// is read whole and costs next to nothing beside the log's.
 func (l *Log) List(ctx context.Context, f Filter, p page.Request) (page.List[Row], error) {
 	conds := "created_at >= $1 AND created_at < $2"
 	args := []any{f.From, f.To}
@@ -245,9 +278,6 @@ func (l *Log) List(ctx context.Context, f Filter, p page.Request) (page.List[Row
 	if f.UserID != "" {
 		add("user_id = $%d", f.UserID)
 	}
-	if f.Status != "" {
-		add("status = $%d", f.Status)
-	}
 	if f.Kind != "" {
 		add("kind = $%d", f.Kind)
 	}
@@ -255,9 +285,18 @@ func (l *Log) List(ctx context.Context, f Filter, p page.Request) (page.List[Row
 		args = append(args, p.After.At, p.After.ID)
 		conds += fmt.Sprintf(" AND (created_at, turn_id) < ($%d, $%d)", len(args)-1, len(args))
 	}
+	pendingConds := conds
+	if f.Status != "" {
+		add("status = $%d", f.Status)
+	}
 	args = append(args, p.Limit+1)
-	rows, err := l.db.Query(ctx, `SELECT `+rowColumns+` FROM ai_audit_log WHERE `+conds+
-		fmt.Sprintf(` ORDER BY created_at DESC, turn_id DESC LIMIT $%d`, len(args)), args...)
+	order := fmt.Sprintf(` ORDER BY created_at DESC, turn_id DESC LIMIT $%d`, len(args))
+	sql := `SELECT ` + rowColumns + ` FROM ai_audit_log WHERE ` + conds + order
+	if f.Status == "" || f.Status == Pending {
+		sql = `(` + sql + `) UNION ALL (SELECT ` + pendingColumns + ` FROM ai_audit_pending p WHERE ` +
+			pendingConds + notLogged + order + `)` + order
+	}
+	rows, err := l.db.Query(ctx, sql, args...)
 	if err != nil {
 		return page.List[Row]{}, database.Error("audit: list rows", err)
 	}
@@ -274,6 +313,27 @@ func (l *Log) List(ctx context.Context, f Filter, p page.Request) (page.List[Row
 		return page.List[Row]{}, database.Error("audit: list rows", err)
 	}
 	return page.Make(out, p.Limit, func(r Row) page.Key { return page.Key{At: r.CreatedAt, ID: r.ID} }), nil
+}
+
+// sweepBatch bounds one Sweep: a stale pending row is rare (a unit a
+// replica of release 0088 finished), so a batch this size clears any
+// backlog in a few runs without a long statement.
+const sweepBatch = 1000
+
+// Sweep deletes pending rows whose unit has its row in the log already:
+// stale ones, left when a replica of release 0088 finished a unit a newer
+// replica began (docs/audit.md, "Rollout"). It reads the small pending
+// table and probes the log's primary key per row, at most sweepBatch
+// rows a call; it returns how many it deleted. chat.Service's purge runs
+// it.
+func (l *Log) Sweep(ctx context.Context) (int64, error) {
+	tag, err := l.db.Exec(ctx, `DELETE FROM ai_audit_pending WHERE turn_id IN (
+	SELECT turn_id FROM ai_audit_pending p
+	WHERE EXISTS (SELECT 1 FROM ai_audit_log a WHERE a.turn_id = p.turn_id OFFSET 0) LIMIT $1)`, sweepBatch)
+	if err != nil {
+		return 0, database.Error("audit: sweep stale pending rows", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 func nonNil[T any](s []T) []T {

@@ -24,11 +24,18 @@ type Usage struct {
 	AudioOut               int64
 	ImageIn, ImageCachedIn int64
 	// TextCacheWriteIn is the part of TextIn written to the provider's
-	// prompt cache (disjoint from TextCachedIn), billed at its own price.
-	TextCacheWriteIn int64
+	// prompt cache (disjoint from TextCachedIn), billed at its own price;
+	// TextCacheWrite12hIn the part of those writes made under a 12-hour
+	// TTL, billed at the 12-hour write's price.
+	TextCacheWriteIn    int64
+	TextCacheWrite12hIn int64
 	// AudioMillis is audio billed by duration (transcription that reports
 	// seconds rather than tokens).
 	AudioMillis int64
+	// ServiceTier is the tier the provider named as serving the usage
+	// ("" or "default": the standard prices); it multiplies every class
+	// (tier.go).
+	ServiceTier string
 }
 
 // Tokens is u's tokens in and out, cached input being part of input and
@@ -46,24 +53,31 @@ func (u Usage) Add(v Usage) Usage {
 		TextIn: u.TextIn + v.TextIn, TextCachedIn: u.TextCachedIn + v.TextCachedIn, TextOut: u.TextOut + v.TextOut,
 		AudioIn: u.AudioIn + v.AudioIn, AudioCachedIn: u.AudioCachedIn + v.AudioCachedIn, AudioOut: u.AudioOut + v.AudioOut,
 		ImageIn: u.ImageIn + v.ImageIn, ImageCachedIn: u.ImageCachedIn + v.ImageCachedIn,
-		TextCacheWriteIn: u.TextCacheWriteIn + v.TextCacheWriteIn,
-		AudioMillis:      u.AudioMillis + v.AudioMillis,
+		TextCacheWriteIn: u.TextCacheWriteIn + v.TextCacheWriteIn, TextCacheWrite12hIn: u.TextCacheWrite12hIn + v.TextCacheWrite12hIn,
+		AudioMillis: u.AudioMillis + v.AudioMillis, ServiceTier: addTiers(u, v),
 	}
 }
 
 // IsZero reports a usage with nothing in it.
 func (u Usage) IsZero() bool { return u == Usage{} }
 
-// Check refuses counts outside [0, MaxCount] and cached counts above their
-// input.
+// Check refuses counts outside [0, MaxCount], cached counts above their
+// input, 12-hour writes above the writes, and a tier that is no tier's
+// name.
 func (u Usage) Check() error {
-	for _, v := range []int64{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn, u.TextCacheWriteIn, u.AudioMillis} {
+	for _, v := range []int64{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn, u.TextCacheWriteIn, u.TextCacheWrite12hIn, u.AudioMillis} {
 		if v < 0 || v > MaxCount {
 			return fmt.Errorf("%w: %d not in [0, %d]", ErrCount, v, int64(MaxCount))
 		}
 	}
 	if u.TextCachedIn+u.TextCacheWriteIn > u.TextIn || u.AudioCachedIn > u.AudioIn || u.ImageCachedIn > u.ImageIn {
 		return fmt.Errorf("%w: cached tokens exceed input tokens", ErrCount)
+	}
+	if u.TextCacheWrite12hIn > u.TextCacheWriteIn {
+		return fmt.Errorf("%w: 12-hour cache writes exceed cache writes", ErrCount)
+	}
+	if !tierName.MatchString(u.ServiceTier) {
+		return fmt.Errorf("%w: service tier %q", ErrCount, u.ServiceTier)
 	}
 	return nil
 }
@@ -76,7 +90,7 @@ func (u Usage) tokens() [numClasses]int64 {
 		TextIn: u.TextIn - u.TextCachedIn - u.TextCacheWriteIn, TextCachedIn: u.TextCachedIn, TextOut: u.TextOut,
 		AudioIn: u.AudioIn - u.AudioCachedIn, AudioCachedIn: u.AudioCachedIn, AudioOut: u.AudioOut,
 		ImageIn: u.ImageIn - u.ImageCachedIn, ImageCachedIn: u.ImageCachedIn,
-		TextCacheWriteIn: u.TextCacheWriteIn,
+		TextCacheWriteIn: u.TextCacheWriteIn - u.TextCacheWrite12hIn, TextCacheWrite12hIn: u.TextCacheWrite12hIn,
 	}
 }
 
@@ -105,9 +119,9 @@ func (u *Unpriced) Error() string {
 // per 1e6 tokens, a duration price per 60,000 ms.
 const denominator = 1_000_000 * 60_000
 
-// Cost is the record's cost in micro-USD: round_half_up(Σ count × price ÷
-// unit) over every line and class, summed exactly in 128 bits and rounded
-// once (DESIGN §10). A line that cannot be priced returns *Unpriced and no
+// Cost is the record's cost in micro-USD: round_half_up(Σ count × price ×
+// tier multiple ÷ unit) over every line and class, summed exactly in 128
+// bits and rounded once (DESIGN §10). A line that cannot be priced returns *Unpriced and no
 // cost, never a partial one; bad counts return ErrCount.
 func (p *Prices) Cost(lines ...Line) (int64, error) {
 	for _, l := range lines {
@@ -117,16 +131,16 @@ func (p *Prices) Cost(lines ...Line) (int64, error) {
 	}
 	var sum u128
 	why := p.walk(lines, func(it priced) {
+		unit := uint64(60_000)
 		if it.perMinute {
-			sum = sum.add(mul(uint64(it.n), uint64(it.price)*1_000_000))
-		} else {
-			sum = sum.add(mul(uint64(it.n), uint64(it.price)*60_000))
+			unit = 1_000_000
 		}
+		sum = sum.add(mul(uint64(it.n), uint64(it.price)*unit*uint64(it.halves)))
 	})
 	if why != nil {
 		return 0, why
 	}
-	return sum.roundDiv(denominator)
+	return sum.roundDiv(2 * denominator)
 }
 
 // priced is one quantity of a record's lines with its price: n tokens of a
@@ -137,6 +151,10 @@ type priced struct {
 	class     string
 	n, price  int64
 	perMinute bool
+	// halves is the line's service-tier multiple in halves (tierHalves):
+	// the price is price × halves ÷ 2.
+	halves int64
+	tier   string
 }
 
 // walk is the one pricing walk, behind Cost and the cost lines: it visits,
@@ -158,6 +176,11 @@ func (p *Prices) walk(lines []Line, visit func(priced)) *Unpriced {
 			unpriced(&Unpriced{Model: l.Model})
 			continue
 		}
+		halves, ok := tierHalves(l.Usage.ServiceTier)
+		if !ok {
+			unpriced(&Unpriced{Model: l.Model, Class: "service tier " + l.Usage.ServiceTier})
+			continue
+		}
 		for c, n := range l.Usage.tokens() {
 			if n == 0 {
 				continue
@@ -167,14 +190,14 @@ func (p *Prices) walk(lines []Line, visit func(priced)) *Unpriced {
 				unpriced(&Unpriced{Model: l.Model, Class: Class(c).String()})
 				continue
 			}
-			visit(priced{i, l.Model, Class(c).String(), n, per1M, false})
+			visit(priced{i, l.Model, Class(c).String(), n, per1M, false, halves, l.Usage.ServiceTier})
 		}
 		if ms := l.Usage.AudioMillis; ms > 0 {
 			if !price.HasPerMinute {
 				unpriced(&Unpriced{Model: l.Model, Class: "audio_per_minute"})
 				continue
 			}
-			visit(priced{i, l.Model, "audio_per_minute", ms, price.PerMinute, true})
+			visit(priced{i, l.Model, "audio_per_minute", ms, price.PerMinute, true, halves, l.Usage.ServiceTier})
 		}
 	}
 	return why

@@ -31,15 +31,22 @@ func oracle(t testing.TB, p *Prices, lines ...Line) int64 {
 			c Class
 		}{
 			{u.TextIn - u.TextCachedIn - u.TextCacheWriteIn, TextIn}, {u.TextCachedIn, TextCachedIn}, {u.TextOut, TextOut},
-			{u.TextCacheWriteIn, TextCacheWriteIn},
+			{u.TextCacheWriteIn - u.TextCacheWrite12hIn, TextCacheWriteIn}, {u.TextCacheWrite12hIn, TextCacheWrite12hIn},
 			{u.AudioIn - u.AudioCachedIn, AudioIn}, {u.AudioCachedIn, AudioCachedIn}, {u.AudioOut, AudioOut},
 			{u.ImageIn - u.ImageCachedIn, ImageIn}, {u.ImageCachedIn, ImageCachedIn},
 		}
+		line := new(big.Rat)
 		for _, term := range terms {
 			price, _ := m.Price(term.c)
-			sum.Add(sum, new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(term.n), big.NewInt(price)), big.NewInt(1_000_000)))
+			line.Add(line, new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(term.n), big.NewInt(price)), big.NewInt(1_000_000)))
 		}
-		sum.Add(sum, new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(u.AudioMillis), big.NewInt(m.PerMinute)), big.NewInt(60_000)))
+		line.Add(line, new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(u.AudioMillis), big.NewInt(m.PerMinute)), big.NewInt(60_000)))
+		multiple := map[string]*big.Rat{"": big.NewRat(1, 1), "default": big.NewRat(1, 1), "priority": big.NewRat(2, 1),
+			"flex": big.NewRat(1, 2), "batch": big.NewRat(1, 2)}[u.ServiceTier]
+		if multiple == nil {
+			t.Fatalf("oracle: tier %q", u.ServiceTier)
+		}
+		sum.Add(sum, line.Mul(line, multiple))
 	}
 	// round half up: floor(x + 1/2)
 	sum.Add(sum, big.NewRat(1, 2))
@@ -164,8 +171,12 @@ func FuzzCost(f *testing.F) {
 	p := mustPrices(f)
 	f.Fuzz(func(t *testing.T, ti, tc, to, ai, ac, ao, ii, ic, ms int64) {
 		rt := Usage{TextIn: ti, TextCachedIn: tc, TextOut: to, AudioIn: ai, AudioCachedIn: ac, AudioOut: ao, ImageIn: ii, ImageCachedIn: ic}
-		chat := Usage{TextIn: ti, TextCachedIn: ic, TextCacheWriteIn: tc, TextOut: to}
-		lines := []Line{{"gpt-realtime-mini", rt}, {"whisper-1", Usage{AudioMillis: ms}}, {"gpt-6-luna", chat}}
+		// The chat line's 12-hour writes and both lines' tiers vary with
+		// the counts, so every tier meets every class.
+		tiers := []string{"", "default", "priority", "flex", "batch"}
+		rt.ServiceTier = tiers[uint64(ao)%5]
+		chat := Usage{TextIn: ti, TextCachedIn: ic, TextCacheWriteIn: tc, TextCacheWrite12hIn: ac, TextOut: to, ServiceTier: tiers[uint64(ti)%5]}
+		lines := []Line{{"gpt-realtime-mini", rt}, {"whisper-1", Usage{AudioMillis: ms}}, {"gpt-6-luna", chat}, {"gpt-6.2-sol", chat}}
 		got, err := p.Cost(lines...)
 		if rt.Check() != nil || (Usage{AudioMillis: ms}).Check() != nil || chat.Check() != nil {
 			if !errors.Is(err, ErrCount) {

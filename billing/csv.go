@@ -17,6 +17,11 @@ var csvHeader = []string{
 	// A live session's voice milliseconds and its backend model and
 	// tokens (migration 0079).
 	"audio_ms", "backend_model", "backend_text_in", "backend_text_cached_in", "backend_text_cache_write_in", "backend_text_out",
+	// The 12-hour part of the cache writes and the service tier
+	// (migration 0088).
+	"text_cache_write_12h_in", "service_tier",
+	// The backend's 12-hour writes and tier (migration 0090).
+	"backend_text_cache_write_12h_in", "backend_service_tier",
 }
 
 func (r Record) csvCells(c []string) []string {
@@ -33,6 +38,8 @@ func (r Record) csvCells(c []string) []string {
 		i64(r.DurationMS), i64(r.OverrunS), cost, unpriced, r.PriceVersion, r.UsageSource,
 		i64(u.TextCacheWriteIn), r.Mode,
 		i64(u.AudioMillis), r.BackendModel, i64(b.TextIn), i64(b.TextCachedIn), i64(b.TextCacheWriteIn), i64(b.TextOut),
+		i64(u.TextCacheWrite12hIn), u.ServiceTier,
+		i64(b.TextCacheWrite12hIn), b.ServiceTier,
 	}
 	for i, v := range vals {
 		c[i] = safeCell(v)

@@ -74,7 +74,7 @@ func ParseFilter(t FilterText, now time.Time) (Filter, error) {
 	}
 	switch {
 	case f.Kind != "" && !validKind(f.Kind):
-		return f, apierr.New(apierr.InvalidRequest, "kind must be voice, chat, completion or attempt.")
+		return f, apierr.New(apierr.InvalidRequest, "kind must be voice, chat, completion, response, attempt or judge.")
 	case f.Mode != "" && !validMode(f.Mode):
 		return f, apierr.New(apierr.InvalidRequest, "mode must be direct, sideband or relay.")
 	case len(f.UserID) > 256:

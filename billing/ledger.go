@@ -31,12 +31,14 @@ const (
 	// #37): the operator's cost, like an attempt. Its turn_id is the
 	// unit's, followed by "/judge/" and the question's number.
 	KindJudge = "judge"
+	// KindResponse is a POST /v1/responses request (issue #41).
+	KindResponse = "response"
 )
 
 // validKind says whether kind is one of the kinds above.
 func validKind(kind string) bool {
 	switch kind {
-	case KindVoice, KindChat, KindCompletion, KindAttempt, KindJudge:
+	case KindVoice, KindChat, KindCompletion, KindAttempt, KindJudge, KindResponse:
 		return true
 	}
 	return false
@@ -71,9 +73,13 @@ type Record struct {
 	Transcription      Usage  `json:"-"`
 	// BackendModel and Backend are a live session's delegations: the chat
 	// model they ran on and its text tokens (migration 0079), a cost class
-	// of their own on the session's record.
+	// of their own on the session's record, with its own 12-hour writes
+	// and tier (migration 0090).
 	BackendModel string `json:"backend_model,omitempty"`
 	Backend      Usage  `json:"-"`
+	// BackendServiceTier is the tier the backend's responses named
+	// (Backend.ServiceTier); "" when they named none.
+	BackendServiceTier string `json:"backend_service_tier,omitempty"`
 
 	DurationMS   int64     `json:"duration_ms"`
 	OverrunS     int64     `json:"overrun_s"`
@@ -83,6 +89,9 @@ type Record struct {
 	PriceVersion string    `json:"price_version"`
 	UsageSource  string    `json:"usage_source"`
 	CreatedAt    time.Time `json:"created_at"`
+	// ServiceTier is the tier the provider named for the record's own
+	// model (Usage.ServiceTier); "" when it named none.
+	ServiceTier string `json:"service_tier"`
 }
 
 // TokenView is the record's counts as the API shows them.
@@ -100,6 +109,9 @@ type TokenView struct {
 	TranscriptionTextOut int64 `json:"transcription_text_out"`
 	TranscriptionAudioMS int64 `json:"transcription_audio_ms"`
 	TextCacheWriteIn     int64 `json:"text_cache_write_in"`
+	// TextCacheWrite12hIn is the part of TextCacheWriteIn written under
+	// a 12-hour TTL (migration 0088).
+	TextCacheWrite12hIn int64 `json:"text_cache_write_12h_in"`
 	// AudioMS is the model's own time billed by duration: a live
 	// session's voice milliseconds.
 	AudioMS int64 `json:"audio_ms"`
@@ -108,6 +120,9 @@ type TokenView struct {
 	BackendTextCachedIn     int64 `json:"backend_text_cached_in"`
 	BackendTextCacheWriteIn int64 `json:"backend_text_cache_write_in"`
 	BackendTextOut          int64 `json:"backend_text_out"`
+	// BackendTextCacheWrite12hIn is the part of BackendTextCacheWriteIn
+	// written under a 12-hour TTL (migration 0090).
+	BackendTextCacheWrite12hIn int64 `json:"backend_text_cache_write_12h_in"`
 }
 
 // TokenCount is the record's tokens in and out, every model on it
@@ -124,8 +139,9 @@ func (r Record) TokenCount() (in, out int64) {
 func (r *Record) fillView() {
 	u, t, b := r.Usage, r.Transcription, r.Backend
 	r.Tokens = TokenView{u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
-		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis, u.TextCacheWriteIn, u.AudioMillis,
-		b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut}
+		t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis, u.TextCacheWriteIn, u.TextCacheWrite12hIn, u.AudioMillis,
+		b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, b.TextCacheWrite12hIn}
+	r.ServiceTier, r.BackendServiceTier = u.ServiceTier, b.ServiceTier
 	r.Unpriced = r.CostMicros == nil
 	r.Cost = UnpricedText
 	if r.CostMicros != nil {
@@ -157,6 +173,7 @@ type Ledger struct {
 	log      *slog.Logger
 	records  *prometheus.CounterVec
 	unpriced *prometheus.CounterVec
+	cost     *prometheus.CounterVec
 	// unfolded says this replica has written or changed a record since
 	// its last fold (fold.go): an idle replica does not fold.
 	unfolded atomic.Bool
@@ -183,8 +200,12 @@ func NewLedger(p LedgerParams) (*Ledger, error) {
 			Namespace: "voxgate", Subsystem: "billing", Name: "unpriced_records_total",
 			Help: "Usage records stored without a cost because a model or token class has no price.",
 		}, []string{"kind"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "billing", Name: "cost_micros_total",
+			Help: "Micro-dollars of the priced usage records written, by kind, at the prices they were written with: its rate is the cost per second (the ledger is the exact figure; a reprice is not counted).",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{l.records, l.unpriced} {
+	for _, c := range []prometheus.Collector{l.records, l.unpriced, l.cost} {
 		if err := p.Registerer.Register(c); err != nil {
 			return nil, fmt.Errorf("billing: metrics: %w", err)
 		}
@@ -238,6 +259,11 @@ func checkRecord(r Record) error {
 		return errors.New("billing: backend usage without its model")
 	case r.Backend.AudioIn != 0 || r.Backend.AudioOut != 0 || r.Backend.ImageIn != 0 || r.Backend.AudioMillis != 0:
 		return errors.New("billing: a backend model's usage is text tokens only")
+	case r.Transcription.TextCacheWrite12hIn != 0 || r.Transcription.ServiceTier != "":
+		// The ledger keeps a 12-hour write count and a tier for the
+		// record's own model (migration 0088) and a live session's
+		// backend (migration 0090); a transcription has neither.
+		return errors.New("billing: 12-hour cache writes and a service tier are not kept for a transcription")
 	case r.DurationMS < 0 || r.OverrunS < 0:
 		return fmt.Errorf("%w: negative duration", ErrCount)
 	}
@@ -259,7 +285,8 @@ const recordColumns = `id, user_id, session_id, turn_id, kind, provider, model,
 	text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
 	duration_ms, overrun_s, cost_micros, price_version, usage_source, created_at, text_cache_write_in, mode,
-	backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms`
+	backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms,
+	text_cache_write_12h_in, service_tier, backend_text_cache_write_12h_in, backend_service_tier`
 
 func scanRecord(row pgx.Row) (Record, error) {
 	var r Record
@@ -268,7 +295,8 @@ func scanRecord(row pgx.Row) (Record, error) {
 		&u.TextIn, &u.TextCachedIn, &u.TextOut, &u.AudioIn, &u.AudioCachedIn, &u.AudioOut, &u.ImageIn, &u.ImageCachedIn,
 		&r.TranscriptionModel, &t.TextIn, &t.AudioIn, &t.TextOut, &t.AudioMillis,
 		&r.DurationMS, &r.OverrunS, &r.CostMicros, &r.PriceVersion, &r.UsageSource, &r.CreatedAt, &u.TextCacheWriteIn, &r.Mode,
-		&r.BackendModel, &b.TextIn, &b.TextCachedIn, &b.TextCacheWriteIn, &b.TextOut, &u.AudioMillis)
+		&r.BackendModel, &b.TextIn, &b.TextCachedIn, &b.TextCacheWriteIn, &b.TextOut, &u.AudioMillis,
+		&u.TextCacheWrite12hIn, &u.ServiceTier, &b.TextCacheWrite12hIn, &b.ServiceTier)
 	r.CreatedAt = r.CreatedAt.UTC()
 	r.fillView()
 	return r, err
@@ -312,21 +340,31 @@ func (l *Ledger) AttachUsage(ctx context.Context, q Querier, r Record) (Record, 
 		transcription_audio_in = $14, transcription_text_out = $15, transcription_audio_ms = $16,
 		overrun_s = $17, cost_micros = $18, price_version = $19, usage_source = $20, text_cache_write_in = $21,
 		backend_model = $22, backend_text_in = $23, backend_text_cached_in = $24, backend_text_cache_write_in = $25,
-		backend_text_out = $26, audio_ms = $27
+		backend_text_out = $26, audio_ms = $27, text_cache_write_12h_in = $28, service_tier = $29,
+		backend_text_cache_write_12h_in = $30, backend_service_tier = $31
 		WHERE kind = $1 AND session_id = $2 AND turn_id = $3 AND usage_source = 'none'`,
 		r.Kind, r.SessionID, r.TurnID,
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
 		r.OverrunS, cost, l.prices.Version, r.UsageSource, u.TextCacheWriteIn,
-		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis)
+		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis,
+		u.TextCacheWrite12hIn, u.ServiceTier, b.TextCacheWrite12hIn, b.ServiceTier)
 	if err != nil {
 		return Record{}, database.Error("billing: attach usage", err)
 	}
 	if tag.RowsAffected() == 1 {
 		l.unfolded.Store(true)
-		if cost == nil {
-			l.unpriced.WithLabelValues(r.Kind).Inc()
-		}
+		l.count(r.Kind, cost)
 	}
 	return l.get(ctx, q, r.Kind, r.SessionID, r.TurnID)
+}
+
+// count adds a written record's cost to the cost metric, or the record
+// to the unpriced ones.
+func (l *Ledger) count(kind string, cost *int64) {
+	if cost == nil {
+		l.unpriced.WithLabelValues(kind).Inc()
+		return
+	}
+	l.cost.WithLabelValues(kind).Add(float64(*cost))
 }

@@ -70,6 +70,22 @@ voxgate_billing_records_total{kind="voice"} 1
 `), "voxgate_billing_records_total"); err != nil {
 		t.Fatal(err)
 	}
+	// The cost metric adds the one record's cost, once.
+	mfs, err := fx.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var costs []string
+	for _, mf := range mfs {
+		if mf.GetName() == "voxgate_billing_cost_micros_total" {
+			for _, m := range mf.GetMetric() {
+				costs = append(costs, fmt.Sprintf("%s=%v", m.GetLabel()[0].GetValue(), m.GetCounter().GetValue()))
+			}
+		}
+	}
+	if fmt.Sprint(costs) != fmt.Sprintf("[voice=%d]", want) {
+		t.Fatalf("voxgate_billing_cost_micros_total %v, want voice=%d", costs, want)
+	}
 	stored, ok, err := fx.ledger.SessionRecord(ctx, fx.pool, "vs_1")
 	if err != nil || !ok {
 		t.Fatalf("SessionRecord: %v, %v", ok, err)

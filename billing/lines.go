@@ -29,6 +29,17 @@ type CostLine struct {
 	// places: exact for tokens; a duration's share is rounded half up at
 	// the sixth place, and the record's Rounding takes up the rest.
 	Amount string `json:"amount_micros"`
+	// ServiceTier is the tier the line was served on when it is not the
+	// standard one; Amount holds its multiple, Price does not.
+	ServiceTier string `json:"service_tier,omitempty"`
+}
+
+// tierOf is a cost line's ServiceTier: empty for the standard tier.
+func tierOf(tier string) string {
+	if tier == "default" {
+		return ""
+	}
+	return tier
 }
 
 // Detail is a record with its cost lines (GET /v1/admin/sessions/{id}).
@@ -59,16 +70,20 @@ func (p *Prices) costLines(r Record) ([]CostLine, *big.Int, *Unpriced) {
 		var a *big.Int
 		unit := "1M tokens"
 		if it.perMinute {
-			// ms × perMinute ÷ 60,000 micro-USD, in millionths, half up.
-			num := new(big.Int).Mul(big.NewInt(it.n), big.NewInt(it.price*100))
-			num.Add(num, big.NewInt(3))
-			a, unit = num.Quo(num, big.NewInt(6)), "minute"
+			// ms × perMinute × halves ÷ 120,000 micro-USD, in
+			// millionths, half up.
+			num := new(big.Int).Mul(big.NewInt(it.n), big.NewInt(it.price*100*it.halves))
+			num.Add(num, big.NewInt(6))
+			a, unit = num.Quo(num, big.NewInt(12)), "minute"
 		} else {
-			// n × per1M ÷ 1e6 micro-USD is n × per1M millionths: exact.
-			a = new(big.Int).Mul(big.NewInt(it.n), big.NewInt(it.price))
+			// n × per1M ÷ 1e6 micro-USD is n × per1M millionths: exact
+			// at the standard tier; a flex line's half of an odd product
+			// rounds half up, and the record's Rounding takes the rest.
+			a = new(big.Int).Mul(big.NewInt(it.n), big.NewInt(it.price*it.halves))
+			a.Add(a, big.NewInt(1)).Quo(a, big.NewInt(2))
 		}
 		sum.Add(sum, a)
-		lines = append(lines, CostLine{lineParts[it.line], it.model, it.class, it.n, it.price, unit, scaled(a)})
+		lines = append(lines, CostLine{lineParts[it.line], it.model, it.class, it.n, it.price, unit, scaled(a), tierOf(it.tier)})
 	})
 	return lines, sum, why
 }

@@ -37,12 +37,17 @@ const (
 	// billed apart by the newer chat models; part of input, disjoint from
 	// cached input.
 	TextCacheWriteIn
+	// TextCacheWrite12hIn is the part of the cache writes made under a
+	// 12-hour TTL (OpenAI's prompt_cache_options.ttl "12h"), which costs
+	// twice the 30-minute write. A table that lists no price for it
+	// prices it at twice the model's text_cache_write_in (Price).
+	TextCacheWrite12hIn
 	numClasses
 )
 
 var classNames = [numClasses]string{
 	"text_in", "text_cached_in", "text_out", "audio_in", "audio_cached_in", "audio_out", "image_in", "image_cached_in",
-	"text_cache_write_in",
+	"text_cache_write_in", "text_cache_write_12h_in",
 }
 
 func (c Class) String() string { return classNames[c] }
@@ -72,7 +77,16 @@ type ModelPrice struct {
 }
 
 // Price is the micro-USD per 1M tokens of class c, and whether it is set.
-func (m ModelPrice) Price(c Class) (int64, bool) { return m.per1M[c], m.has[c] }
+// A 12-hour cache write the table prices not is twice the model's
+// 30-minute write: OpenAI's pages state the rule ("a 12-hour write costs
+// twice the 30-minute write") where they print a figure, and the ledger
+// must never price a 12 h write at the cheaper rate (docs/billing.md).
+func (m ModelPrice) Price(c Class) (int64, bool) {
+	if c == TextCacheWrite12hIn && !m.has[c] && m.has[TextCacheWriteIn] {
+		return 2 * m.per1M[TextCacheWriteIn], true
+	}
+	return m.per1M[c], m.has[c]
+}
 
 // Prices is a versioned price table. It is read-only once loaded.
 type Prices struct {
@@ -102,6 +116,7 @@ type priceYAML struct {
 	ImageIn        *micros     `yaml:"image_in"`
 	ImageCachedIn  *micros     `yaml:"image_cached_in"`
 	CacheWriteIn   *micros     `yaml:"text_cache_write_in"`
+	CacheWrite12h  *micros     `yaml:"text_cache_write_12h_in"`
 	AudioPerMinute *micros     `yaml:"audio_per_minute"`
 	Dated          []datedYAML `yaml:"dated"`
 }
@@ -181,7 +196,7 @@ func (y priceYAML) modelPrice() (ModelPrice, error) {
 	if !dateRE.MatchString(y.Date) {
 		return m, errors.New("date must look like 2006-01-02")
 	}
-	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn, y.CacheWriteIn}
+	vals := [numClasses]*micros{y.TextIn, y.TextCachedIn, y.TextOut, y.AudioIn, y.AudioCachedIn, y.AudioOut, y.ImageIn, y.ImageCachedIn, y.CacheWriteIn, y.CacheWrite12h}
 	priced := false
 	for c, v := range vals {
 		if v == nil {

@@ -27,7 +27,7 @@ func TestDefaultPricesCoverTheProduct(t *testing.T) {
 	}
 	rt, _ := p.Lookup("gpt-realtime")
 	for c := range numClasses {
-		if c == TextCacheWriteIn {
+		if c == TextCacheWriteIn || c == TextCacheWrite12hIn {
 			continue // Realtime usage reports no cache writes
 		}
 		if _, ok := rt.Price(c); !ok {
@@ -58,6 +58,11 @@ func TestCurrentModelPrices(t *testing.T) {
 		{"gpt-6-luna", TextCacheWriteIn, 125_000},
 		{"gpt-6.1-terra", TextCacheWriteIn, 1_250_000},
 		{"gpt-6.2-sol", TextCacheWriteIn, 2_500_000},
+		// 12-hour writes: sol's page, terra 3P, luna twice its 30-minute
+		// write (models.md, read again 2026-11-28).
+		{"gpt-6.2-sol", TextCacheWrite12hIn, 5_000_000},
+		{"gpt-6.1-terra", TextCacheWrite12hIn, 2_500_000},
+		{"gpt-6-luna", TextCacheWrite12hIn, 250_000},
 		{"gpt-6.1-terra", TextOut, 5_000_000},
 		{"gpt-6.2-sol", TextIn, 2_000_000},
 		{"gpt-6.2-sol", TextCachedIn, 100_000},

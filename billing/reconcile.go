@@ -215,3 +215,21 @@ func ParseThreshold(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// ProviderList is several providers' figures as one (OpenAI's and
+// Anthropic's): each names its own models, so their rows never meet.
+type ProviderList []ProviderUsage
+
+// Figures reads every provider's, in order; the first failure is the
+// reconciliation's.
+func (l ProviderList) Figures(ctx context.Context, from, to time.Time) ([]ProviderFigures, error) {
+	var out []ProviderFigures
+	for _, p := range l {
+		f, err := p.Figures(ctx, from, to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f...)
+	}
+	return out, nil
+}

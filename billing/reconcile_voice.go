@@ -12,18 +12,20 @@ import (
 // record holds up to three lines (Record.lines: its session model, its
 // transcription model, a live session's backend model), and the provider
 // reports each under its own model, so a day's figures are split by line,
-// not by the record's model. The rollups keep a record's figures under its
-// model alone, so this reads the records.
+// not by the record's model, and the backend's by the tier that served it
+// (a line's cost is its usage at its tier). The rollups keep a record's
+// figures under its model alone, so this reads the records.
 const voiceSQL = `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), model, transcription_model, backend_model,
-	cost_micros IS NOT NULL, coalesce(sum(cost_micros), 0)::bigint,
+	backend_service_tier, cost_micros IS NOT NULL, coalesce(sum(cost_micros), 0)::bigint,
 	sum(text_in)::bigint, sum(text_cached_in)::bigint, sum(text_cache_write_in)::bigint, sum(text_out)::bigint,
 	sum(audio_in)::bigint, sum(audio_cached_in)::bigint, sum(audio_out)::bigint, sum(image_in)::bigint, sum(image_cached_in)::bigint,
 	sum(audio_ms)::bigint,
 	sum(transcription_text_in)::bigint, sum(transcription_audio_in)::bigint, sum(transcription_text_out)::bigint,
 	sum(transcription_audio_ms)::bigint,
-	sum(backend_text_in)::bigint, sum(backend_text_cached_in)::bigint, sum(backend_text_cache_write_in)::bigint, sum(backend_text_out)::bigint
+	sum(backend_text_in)::bigint, sum(backend_text_cached_in)::bigint, sum(backend_text_cache_write_in)::bigint, sum(backend_text_out)::bigint,
+	sum(backend_text_cache_write_12h_in)::bigint
 	FROM usage_records WHERE kind = 'voice' AND created_at >= $1 AND created_at < $2
-	GROUP BY 1, 2, 3, 4, 5`
+	GROUP BY 1, 2, 3, 4, 5, 6`
 
 // ledgerLine is one model's share of a day's voice records.
 type ledgerLine struct {
@@ -36,8 +38,9 @@ type ledgerLine struct {
 // completions usage counts them; a line billed by duration (GPT-Live's
 // seconds, a transcription model's minutes) has none. The records' stored
 // cost is shared out: each line after the first (transcription, backend)
-// gets its usage priced at the current table, the session's model the
-// rest, so the lines of a day add up to the records' cost exactly.
+// gets its usage priced at the table of its day (Prices.At), the session's
+// model the rest, so the lines of a day add up to the records' cost
+// exactly.
 // Unpriced records count their tokens and no cost, as in a summary.
 func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLine, error) {
 	rows, err := l.pool.Query(ctx, voiceSQL, from, to)
@@ -52,13 +55,20 @@ func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLi
 		var cost int64
 		var r Record
 		u, t, b := &r.Usage, &r.Transcription, &r.Backend
-		if err := rows.Scan(&date, &r.Model, &r.TranscriptionModel, &r.BackendModel, &priced, &cost,
+		if err := rows.Scan(&date, &r.Model, &r.TranscriptionModel, &r.BackendModel, &b.ServiceTier, &priced, &cost,
 			&u.TextIn, &u.TextCachedIn, &u.TextCacheWriteIn, &u.TextOut, &u.AudioIn, &u.AudioCachedIn, &u.AudioOut,
 			&u.ImageIn, &u.ImageCachedIn, &u.AudioMillis, &t.TextIn, &t.AudioIn, &t.TextOut, &t.AudioMillis,
-			&b.TextIn, &b.TextCachedIn, &b.TextCacheWriteIn, &b.TextOut); err != nil {
+			&b.TextIn, &b.TextCachedIn, &b.TextCacheWriteIn, &b.TextOut, &b.TextCacheWrite12hIn); err != nil {
 			return nil, database.Error("billing: reconcile voice", err)
 		}
 		lines := r.lines()
+		// The day's records were priced at the table valid on it (a dated
+		// entry starts at a UTC day), so their lines are shared out at it.
+		day, err := time.Parse("2006-01-02", date)
+		if err != nil {
+			return nil, err
+		}
+		at := l.prices.At(day)
 		rest := cost
 		for _, ln := range lines[1:] {
 			if ln.Usage.IsZero() {
@@ -66,7 +76,7 @@ func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLi
 			}
 			var share int64
 			if priced {
-				if c, err := l.prices.Cost(ln); err == nil {
+				if c, err := at.Cost(ln); err == nil {
 					share = min(c, rest)
 				}
 			}

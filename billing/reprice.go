@@ -56,20 +56,35 @@ type Repricing struct {
 
 // Reprice prices the filter's records again with p, record by record with
 // the one cost rule (Prices.Cost), against the costs they were stored
-// with. Nothing is written.
+// with. Nothing is written (ApplyReprice writes).
 func (l *Ledger) Reprice(ctx context.Context, f Filter, p *Prices) (Repricing, error) {
+	out, _, err := reprice(ctx, l.pool, f, p, "")
+	return out, err
+}
+
+// repriced is one record's cost under the new table (nil: unpriced).
+type repriced struct {
+	id   int64
+	cost *int64
+}
+
+// reprice reads the filter's records with q (lock: "" or " FOR UPDATE")
+// and prices each with p at its own day's prices: the figures by model,
+// and each record's new cost.
+func reprice(ctx context.Context, q rowQuerier, f Filter, p *Prices, lock string) (Repricing, []repriced, error) {
 	where, args := f.where()
-	rows, err := l.pool.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where, args...)
+	rows, err := q.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where+` ORDER BY id`+lock, args...)
 	if err != nil {
-		return Repricing{}, database.Error("billing: reprice", err)
+		return Repricing{}, nil, database.Error("billing: reprice", err)
 	}
 	defer rows.Close()
 	by := map[string]*RepriceRow{}
+	var each []repriced
 	cost := new(big.Int)
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return Repricing{}, database.Error("billing: reprice", err)
+			return Repricing{}, nil, database.Error("billing: reprice", err)
 		}
 		row := by[r.Model]
 		if row == nil {
@@ -87,14 +102,16 @@ func (l *Ledger) Reprice(ctx context.Context, f Filter, p *Prices) (Repricing, e
 		switch {
 		case errors.As(err, &unpriced):
 			row.NewUnpriced++
+			each = append(each, repriced{id: r.ID})
 		case err != nil:
-			return Repricing{}, apierr.Wrap(apierr.Internal, "", err)
+			return Repricing{}, nil, apierr.Wrap(apierr.Internal, "", err)
 		default:
 			row.NewCost.Add(row.NewCost, cost.SetInt64(c))
+			each = append(each, repriced{id: r.ID, cost: &c})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Repricing{}, database.Error("billing: reprice", err)
+		return Repricing{}, nil, database.Error("billing: reprice", err)
 	}
 	out := Repricing{From: f.From, To: f.To, TZ: f.zone().String(), NewVersion: p.Version, Models: []*RepriceRow{}, Total: newRepriceRow("total")}
 	for _, row := range by {
@@ -103,7 +120,7 @@ func (l *Ledger) Reprice(ctx context.Context, f Filter, p *Prices) (Repricing, e
 		out.Total.add(row)
 	}
 	sort.Slice(out.Models, func(i, j int) bool { return out.Models[i].Model < out.Models[j].Model })
-	return out, nil
+	return out, each, nil
 }
 
 // HandleReprice serves POST /v1/admin/costs/reprice: the body is a price

@@ -14,9 +14,10 @@ const insertSQL = `INSERT INTO usage_records
 	 text_in, text_cached_in, text_out, audio_in, audio_cached_in, audio_out, image_in, image_cached_in,
 	 transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
 	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in,
-	 backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms)
+	 backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms,
+	 text_cache_write_12h_in, service_tier, backend_text_cache_write_12h_in, backend_service_tier)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,
-	$26, $27, $28, $29, $30, $31)
+	$26, $27, $28, $29, $30, $31, $32, $33, $34, $35)
 ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
 RETURNING id, created_at, mode`
 
@@ -73,7 +74,8 @@ func (l *Ledger) prepare(ctx context.Context, r Record) (*Queued, []any, error) 
 		u.TextIn, u.TextCachedIn, u.TextOut, u.AudioIn, u.AudioCachedIn, u.AudioOut, u.ImageIn, u.ImageCachedIn,
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
 		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn,
-		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis}
+		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis,
+		u.TextCacheWrite12hIn, u.ServiceTier, b.TextCacheWrite12hIn, b.ServiceTier}
 	return &Queued{l: l, r: r}, args, nil
 }
 
@@ -99,9 +101,7 @@ func (w *Queued) Record(ctx context.Context, q Querier) (Record, error) {
 	l, r := w.l, w.r
 	l.unfolded.Store(true)
 	l.records.WithLabelValues(r.Kind).Inc()
-	if r.CostMicros == nil {
-		l.unpriced.WithLabelValues(r.Kind).Inc()
-	}
+	l.count(r.Kind, r.CostMicros)
 	r.fillView()
 	return r, nil
 }

@@ -157,6 +157,44 @@ func TestSidebandHandOver(t *testing.T) {
 	}
 }
 
+// A Close that comes while the replica's own lease upkeep is under way
+// hands the call over only after that upkeep ends: an upkeep that began
+// before Close would otherwise adopt the call the hand-over had just
+// released, as the holder of a replica whose lease row is gone, which no
+// other replica adopts (CI once saw the live restart test fail so).
+func TestSidebandHandOverWaitsForUpkeep(t *testing.T) {
+	t.Parallel()
+	a := newFixture(t, options{simCfg: sim.Config{Script: phoneScript(), Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
+	b := newFixture(t, options{url: a.url, sim: a.sim, simURL: a.simURL})
+	runReplica(t, a.svc)
+	runReplica(t, b.svc)
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, _, _ := sidebandCall(t, ctx, a, p)
+	holder := func() (h string) {
+		if err := a.pool.QueryRow(ctx, `SELECT coalesce(holder, '') FROM voice_sessions WHERE id = $1`, start.SessionID).Scan(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	held := holder()
+
+	resume := a.svc.PauseUpkeep()
+	closed := make(chan struct{})
+	go func() { defer close(closed); a.svc.Close() }()
+	time.Sleep(300 * time.Millisecond) // a measurement window: time enough for a release that does not wait
+	if h := holder(); h != held {
+		resume()
+		t.Fatalf("the call's holder went from %q to %q during an upkeep; want it released after", held, h)
+	}
+	resume()
+	<-closed
+	if a.svc.Held() != 0 || b.svc.Held() != 1 {
+		t.Fatalf("after the hand-over a holds %d, b %d; want 0, 1", a.svc.Held(), b.svc.Held())
+	}
+}
+
 // Usage observed on a held call is saved by the lease loop, in one
 // statement for every call, without waiting for the end: what a holder
 // that dies has seen is not lost with it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -108,15 +109,22 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 // ended without its record. No connection is held while another is
 // needed. A call held elsewhere, or by no one, is hung up by the caller
 // once the session has ended.
-func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, at time.Time) (Session, bool, error) {
+func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, at time.Time) (out Session, ended bool, err error) {
 	var now time.Time
-	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`, now() FROM voice_sessions
-		WHERE id = $1 AND user_id = $2`, id, userID), &now)
+	var tp string
+	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`, now(), trace_parent FROM voice_sessions
+		WHERE id = $1 AND user_id = $2`, id, userID), &now, &tp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, false, notFound(err)
 	}
 	if err != nil {
 		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	if sess.Active() {
+		// The end is the session's last span, in its start's trace.
+		var span trace.Span
+		ctx, span = startSessionSpan(ctx, tp, "voice end", sessionAttrs(id, sess.Mode)...)
+		defer func() { traceEnded(span, req.Reason, out, ended, err) }()
 	}
 	now = earlier(now, at)
 	if req.Usage != nil && sess.Mode == ModeDirect {

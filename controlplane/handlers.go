@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/page"
+	"github.com/voxgate/voxgate/quota"
 )
 
 // maxSmallBody caps the bodies of start and end, which are a few fields.
@@ -27,6 +28,9 @@ func (s *Service) HandleStart(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req StartRequest
 	if err := httpx.Decode(r, &req, httpx.DecodeOptions{MaxBytes: maxSmallBody}); err != nil {
+		return err
+	}
+	if req.Key, err = quota.RequestKey(r); err != nil {
 		return err
 	}
 	out, err := s.Start(r.Context(), p, req)

@@ -42,8 +42,8 @@ type fixture struct {
 }
 
 // echo is a voice tool that returns its arguments; private is chat only;
-// profile is the context tool.
-func testTools(runs *int64) []*tools.Tool {
+// profile is the context tool, naming language when it is not "".
+func testTools(runs *int64, language string) []*tools.Tool {
 	obj := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9000}},"additionalProperties":false}`)
 	return []*tools.Tool{
 		{Name: "echo", Description: "Echoes its arguments.", Voice: true, Parameters: obj,
@@ -61,8 +61,11 @@ func testTools(runs *int64) []*tools.Tool {
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) { return tools.Outcome{Data: "x"}, nil }},
 		{Name: "profile", Description: "The user's profile.", Voice: true, Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
 			Run: func(context.Context, tools.Invocation) (tools.Outcome, error) {
-				return tools.Outcome{Data: map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian",
-					"allergies": []string{"peanut"}, "language": "en"}}, nil
+				prof := map[string]any{"display_name": "Alice Secretname", "diet": "vegetarian", "allergies": []string{"peanut"}}
+				if language != "" {
+					prof["language"] = language
+				}
+				return tools.Outcome{Data: prof}, nil
 			}},
 	}
 }
@@ -75,10 +78,13 @@ type options struct {
 	configFn func(*config.Voice)
 	// noContextTool starts sessions without the profile tool.
 	noContextTool bool
-	runs          *int64
-	poolSize      int32 // default 6
-	registry      *prometheus.Registry
-	quotaFn       func(*config.Quota)
+	// profileLanguage is the profile's language; "" names none, so a
+	// session the app names no language for has none.
+	profileLanguage string
+	runs            *int64
+	poolSize        int32 // default 6
+	registry        *prometheus.Registry
+	quotaFn         func(*config.Quota)
 	// rtTransport, when set, carries the realtime client's requests.
 	rtTransport http.RoundTripper
 	safetyIDs   safety.Identifiers
@@ -106,7 +112,7 @@ func newFixture(t testing.TB, o options) fixture {
 		o.quotaFn(&qcfg)
 	}
 	g := testgraph.NewGraph(t, testgraph.Options{DBURL: o.url, PoolSize: o.poolSize, Sim: o.sim, SimURL: o.simURL,
-		SimConfig: o.simCfg, Quota: qcfg, Tools: append(testTools(o.runs), o.moreTools...)})
+		SimConfig: o.simCfg, Quota: qcfg, Tools: append(testTools(o.runs, o.profileLanguage), o.moreTools...)})
 	noRetry := 0
 	rtp := realtime.Params{BaseURL: g.SimURL + "/v1", APIKey: simtest.TestKey, MaxRetries: &noRetry, Timeout: testkit.ProviderTimeout}
 	if o.rtTransport != nil {

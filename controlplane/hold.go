@@ -96,6 +96,7 @@ func (s *Service) runCall(ctx context.Context, id string, h *holder) {
 		}
 		return
 	}
+	ctx = inSession(ctx, row.traceParent) // the call's tool calls, delegations and end join the start's trace
 	c := &held{s: s, id: id, heldSession: row, lastActivity: s.clock.Now(), quietCharged: row.mode != ModeLive}
 	for c.notices < len(noticeAt) && !c.lastActivity.Before(c.noticeTime(c.notices)) {
 		c.notices++ // an adopted call: its holder gave the notices already due
@@ -183,7 +184,9 @@ func runHeld[E any](ctx context.Context, c *held, h *holder, d driver[E]) {
 // attach is recorded, so a replica handing the call over sees its
 // adopter's is on.
 func attach[E any](ctx context.Context, c *held, d driver[E], again bool) (*reader[E], error) {
-	src, err := d.attach(ctx, again)
+	sctx, span := c.startAttach(ctx, again)
+	src, err := d.attach(sctx, again)
+	endSpan(span, err)
 	if err != nil {
 		return nil, err
 	}

@@ -118,13 +118,19 @@ func (s *Service) Close() {
 // heldSession is what a holder needs of its session's row.
 type heldSession struct {
 	userID, plan, callID, mode string
-	config                     realtime.Session
-	live                       realtime.LiveSession // a live session's config
-	transcript                 []LiveLine           // and its transcript so far
-	screenedMS                 int64                // and how far that is screened
-	observed                   ReportedUsage
-	deadline                   time.Time // the reservation's end, on this replica's clock
-	max                        time.Duration
+	// language is the session's ("" when the app gave none): what the
+	// model says is screened in it, else in each sentence's own.
+	language   string
+	config     realtime.Session
+	live       realtime.LiveSession // a live session's config
+	transcript []LiveLine           // and its transcript so far
+	screenedMS int64                // and how far that is screened
+	observed   ReportedUsage
+	deadline   time.Time // the reservation's end, on this replica's clock
+	max        time.Duration
+	// traceParent is the session's trace (tracing.go): the holder's spans
+	// continue it, on whichever replica holds the call.
+	traceParent string
 }
 
 // loadHeld reads an open session with a call. The deadline is the time
@@ -134,10 +140,10 @@ func (s *Service) loadHeld(ctx context.Context, id string) (heldSession, error) 
 	var config, observed []byte
 	var left float64
 	var maxS int64
-	err := s.pool.QueryRow(ctx, `SELECT user_id, plan, mode, call_id, config, observed, max_duration_s,
-		extract(epoch FROM expires_at - now())::float8
+	err := s.pool.QueryRow(ctx, `SELECT user_id, plan, mode, call_id, coalesce(language, ''), config, observed, max_duration_s,
+		extract(epoch FROM expires_at - now())::float8, trace_parent
 		FROM voice_sessions WHERE id = $1 AND ended_at IS NULL AND call_id IS NOT NULL`, id).
-		Scan(&h.userID, &h.plan, &h.mode, &h.callID, &config, &observed, &maxS, &left)
+		Scan(&h.userID, &h.plan, &h.mode, &h.callID, &h.language, &config, &observed, &maxS, &left, &h.traceParent)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return h, err

@@ -64,6 +64,8 @@ func (s *Service) ensureLease(ctx context.Context) error {
 }
 
 func (s *Service) leaseTick(ctx context.Context) error {
+	s.upkeep.Lock()
+	defer s.upkeep.Unlock()
 	s.hmu.Lock()
 	closing := s.closing
 	held := make([]string, 0, len(s.holders))
@@ -128,8 +130,12 @@ func (s *Service) drop(id string) {
 
 // handOver releases every call this replica holds and its lease, then
 // keeps holding each until its adopter's socket is on (or it ended), or
-// handoverWait.
+// handoverWait. It waits for an upkeep under way to finish first: one
+// that began before Close may adopt a released call, and the release must
+// come after it.
 func (s *Service) handOver() {
+	s.upkeep.Lock()
+	defer s.upkeep.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), handoverWait)
 	defer cancel()
 	s.saveUsage(ctx)

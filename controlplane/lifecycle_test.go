@@ -115,7 +115,9 @@ func TestLifecycle(t *testing.T) {
 }
 
 // The profile the model sees has the allowed fields and never the display
-// name or the user id.
+// name or the user id. A direct start's answer carries the instructions the
+// secret was minted with (the call's session.created shows them to the
+// phone anyway); a held mode's answer does not.
 func TestInstructionsCarryTheProfileOnly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, options{})
@@ -149,6 +151,20 @@ func TestInstructionsCarryTheProfileOnly(t *testing.T) {
 		if strings.Contains(raw, never) {
 			t.Errorf("the session config holds %q: %s", never, raw)
 		}
+	}
+	var created struct {
+		Session struct {
+			Instructions string `json:"instructions"`
+		} `json:"session"`
+	}
+	if err := json.Unmarshal([]byte(raw), &created); err != nil {
+		t.Fatal(err)
+	}
+	if start.Instructions == "" || start.Instructions != created.Session.Instructions {
+		t.Errorf("the start answered instructions %q; the call was minted with %q", start.Instructions, created.Session.Instructions)
+	}
+	if held := mustStart(t, f, newUser(t, "pro"), `{"mode":"sideband"}`); held.Instructions != "" {
+		t.Errorf("a sideband start answered its instructions: %q", held.Instructions)
 	}
 }
 
@@ -294,6 +310,7 @@ func TestMetrics(t *testing.T) {
 	f := newFixture(t, options{registry: reg})
 	p := newUser(t, "pro")
 	s := mustStart(t, f, p, `{}`)
+	// gauge is the open sessions by mode, every mode sent.
 	gauge := func() string {
 		mfs, err := reg.Gather()
 		if err != nil {
@@ -301,18 +318,22 @@ func TestMetrics(t *testing.T) {
 		}
 		for _, mf := range mfs {
 			if mf.GetName() == "voxgate_voice_active_sessions" {
-				return fmt.Sprint(mf.GetMetric()[0].GetGauge().GetValue())
+				var out []string
+				for _, m := range mf.GetMetric() {
+					out = append(out, fmt.Sprintf("%s=%v", m.GetLabel()[0].GetValue(), m.GetGauge().GetValue()))
+				}
+				return strings.Join(out, " ")
 			}
 		}
 		return "absent"
 	}
-	if g := gauge(); g != "1" {
-		t.Fatalf("active sessions %s, want 1", g)
+	if g, want := gauge(), "direct=0 live=0 relay=0 sideband=0"; s.Mode != "direct" || g != strings.Replace(want, "direct=0", "direct=1", 1) {
+		t.Fatalf("a %s session open: active sessions %s", s.Mode, g)
 	}
 	call(t, f.svc.HandleToolCall, p, "POST", "/", []byte(`{"call_id":"m1","name":"echo","arguments":"{}"}`), s.SessionID)
 	call(t, f.svc.HandleEnd, p, "POST", "/", []byte(`{}`), s.SessionID)
-	if g := gauge(); g != "0" {
-		t.Fatalf("active sessions after the end %s, want 0", g)
+	if g := gauge(); g != "direct=0 live=0 relay=0 sideband=0" {
+		t.Fatalf("active sessions after the end %s, want 0 for every mode", g)
 	}
 	for name, want := range map[string]float64{
 		`voxgate_voice_sessions_started_total`: 1, `voxgate_voice_sessions_ended_total`: 1, `voxgate_voice_tool_calls_total`: 1,

@@ -37,7 +37,13 @@ func liveSim(lv sim.Live) sim.Config {
 // session id, once the gateway's sideband is on.
 func liveCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (controlplane.StartResponse, *simtest.Caller, string) {
 	t.Helper()
-	start := mustStart(t, f, p, `{"mode":"live"}`)
+	return liveCallIn(t, ctx, f, p, "")
+}
+
+// liveCallIn is liveCall for a session in language ("" names none).
+func liveCallIn(t *testing.T, ctx context.Context, f fixture, p auth.Principal, language string) (controlplane.StartResponse, *simtest.Caller, string) {
+	t.Helper()
+	start := mustStart(t, f, p, `{"mode":"live","language":"`+language+`"}`)
 	if start.Mode != "live" || start.ClientSecret != nil || start.RealtimeURL != "" ||
 		start.SDPURL != "/v1/voice/sessions/"+start.SessionID+"/sdp" || start.Model != "gpt-live-1.1" {
 		t.Fatalf("live start: %+v", start)
@@ -70,8 +76,14 @@ func liveCall(t *testing.T, ctx context.Context, f fixture, p auth.Principal) (c
 // turn; it returns the user, the start and the sim's session id.
 func askLive(t *testing.T, ctx context.Context, f fixture) (auth.Principal, controlplane.StartResponse, string) {
 	t.Helper()
+	return askLiveIn(t, ctx, f, "")
+}
+
+// askLiveIn is askLive for a session in language ("" names none).
+func askLiveIn(t *testing.T, ctx context.Context, f fixture, language string) (auth.Principal, controlplane.StartResponse, string) {
+	t.Helper()
 	p := newUser(t, "pro")
-	start, phone, liveID := liveCall(t, ctx, f, p)
+	start, phone, liveID := liveCallIn(t, ctx, f, p, language)
 	if err := phone.SendAudio(ctx, 30, 20*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

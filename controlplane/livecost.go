@@ -16,8 +16,9 @@ const liveStartCharge = 15 * time.Second
 // usage.seconds observed, at least the start charge, in milliseconds, and
 // also the record's duration_ms, so that the seconds priced are visible
 // in the record and the CSV. Its backend line is the delegations' model
-// and its text tokens, cached input and cache writes included, at that
-// model's prices. One rounding for both (billing.Prices.Cost).
+// and its text tokens, cached input and cache writes (12-hour ones apart)
+// included, at that model's prices and its tier's multiple. One rounding
+// for both (billing.Prices.Cost).
 func liveRecord(r billing.Record, observed *ReportedUsage) billing.Record {
 	var u ReportedUsage
 	if observed != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/voxgate/voxgate/controlplane"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
@@ -84,5 +86,40 @@ func TestLiveAttachFailureClosesSession(t *testing.T) {
 		ended.Cost.DurationMS != 15_000 || ended.Cost.CostMicros == nil || *ended.Cost.CostMicros != priceLive(15_000) {
 		t.Fatalf("ended %s, record %+v, the provider's session closed %q; want error at the 15 s start charge, close_requested",
 			*ended.EndReason, ended.Cost, st.CloseReason)
+	}
+}
+
+// When no attach gets through, not the holder's and not the close's three,
+// the session ends for the app, the provider's session is left running
+// (it bills until it expires), and that is counted for an alert
+// (voxgate_voice_live_sessions_left_open_total), not only logged.
+func TestLiveSessionLeftOpenCounted(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	f := newFixture(t, options{registry: reg, backend: "gpt-4.1-mini", simCfg: liveSim(sim.Live{})})
+	if _, err := f.sim.AddFault(sim.Fault{Endpoint: sim.EndpointLiveAttach, Kind: sim.FaultServerError, Count: 50}); err != nil {
+		t.Fatal(err)
+	}
+	p := newUser(t, "pro")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := mustStart(t, f, p, `{"mode":"live"}`)
+	phone := simtest.NewCaller(t)
+	offer, err := phone.Offer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := postOffer(t, f, p, start.SessionID, "application/sdp", offer); w.Code != http.StatusCreated {
+		t.Fatalf("offer: %d %s", w.Code, w.Body)
+	}
+	if ended := waitEnded(t, ctx, f, p, start.SessionID); *ended.EndReason != controlplane.ReasonError {
+		t.Fatalf("ended %s; want error", *ended.EndReason)
+	}
+	testkit.Eventually(t, ctx, "the session counted as left open", func() bool {
+		return sumMetric(t, reg, "voxgate_voice_live_sessions_left_open_total") == 1
+	})
+	sessions := f.sim.LiveSessions()
+	if st := sessions[len(sessions)-1]; st.Status != "active" {
+		t.Fatalf("the provider's session is %s (%s); want it left running", st.Status, st.CloseReason)
 	}
 }

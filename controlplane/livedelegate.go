@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/voxgate/voxgate/agent"
 	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
@@ -44,6 +46,7 @@ type delegation struct {
 	cancel   context.CancelFunc
 	row      audit.Row
 	began    time.Time
+	span     trace.Span // from its start to its answer (tracing.go)
 }
 
 // delegationOut is what a delegation's loop hands its holder: a progress
@@ -103,6 +106,7 @@ func (c *liveCall) startReady(ctx context.Context, now time.Time) {
 // model. Its progress and answer come back on c.out.
 func (c *liveCall) start(ctx context.Context, d *delegation) {
 	d.started = true
+	ctx = c.startDelegation(ctx, d)
 	task := taskText(c.transcript, d.offsetMS)
 	d.row = audit.Row{ID: audit.VoiceToolID(c.id, "delegation/"+d.id), Kind: audit.KindLiveDelegation, UserID: c.userID,
 		SessionID: c.id, CallID: d.id, Route: c.s.backendModel, InputHash: audit.Hash(task),
@@ -126,6 +130,7 @@ func (c *liveCall) start(ctx context.Context, d *delegation) {
 		defer c.s.dwg.Done()
 		defer cancel()
 		res, err := agent.Run(rctx, c.s.backend, req, h)
+		traceDelegationRan(d.span, h.ran, res.Usage)
 		h.send(rctx, delegationOut{d: d, final: true, content: res.Text, err: err, usage: res.Usage})
 	}()
 }
@@ -218,13 +223,14 @@ func (c *liveCall) finishDelegation(ctx context.Context, d *delegation, want aud
 	r := d.row
 	r.Status, r.Model, r.OutputHash = audit.Settle(audit.KindLiveDelegation, want, r.FiltersRan), c.observed.BackendModel, audit.Hash(answer)
 	r.DurationMS = time.Since(d.began).Milliseconds()
+	endDelegation(d, string(r.Status))
 	if err := c.s.audit.Finish(context.WithoutCancel(ctx), r); err != nil && !errors.Is(err, audit.ErrFinal) {
 		c.s.log.Warn("live: a delegation's audit row could not be finished", "session_id", c.id, "delegation_id", d.id, "err", err)
 	}
 	delete(c.delegations, d.id)
 }
 
-// addBackend adds a delegation loop's tokens to the session's backend line.
+// addBackend adds a delegation loop's usage to the session's backend line.
 // A loop whose only call was cut before the provider named its model
 // (estimated, agent.Usage) is priced as the model it asked for, unless an
 // earlier call named one.
@@ -232,8 +238,9 @@ func (c *liveCall) addBackend(u agent.Usage) {
 	if u.Calls == 0 {
 		return
 	}
-	c.observed.Backend = c.observed.Backend.Add(billing.Usage{TextIn: u.InputTokens,
-		TextCachedIn: u.CachedInputTokens, TextCacheWriteIn: u.CacheWriteInputTokens, TextOut: u.OutputTokens})
+	// Each call as the ledger counts any model call (billing.FromCalls),
+	// so the backend keeps its 12-hour writes and the tier that served it.
+	c.observed.Backend = c.observed.Backend.Add(billing.FromCalls(u.Each))
 	switch {
 	case u.Model != "":
 		c.observed.BackendModel = u.Model
@@ -309,6 +316,7 @@ type delegationHost struct {
 	d         *delegation
 	out       chan<- delegationOut
 	noted     bool
+	ran       []string // the tools the loop ran, in order (only its goroutine touches it)
 }
 
 func (h *delegationHost) send(ctx context.Context, o delegationOut) {
@@ -346,6 +354,7 @@ func (h *delegationHost) Call(ctx context.Context, tc llm.ToolCall, _ string) (a
 	if !h.allowed(tc.Name) {
 		return agent.Outcome{Output: tools.Refusal(errNotVoiceTool).Output()}, nil
 	}
+	h.ran = append(h.ran, tc.Name)
 	res, err := h.s.runTool(ctx, h.p, h.sessionID, ModeLive, ToolCallRequest{CallID: h.d.id + "." + tc.ID, Name: tc.Name,
 		Arguments: []byte(tc.Arguments)})
 	if err != nil {

@@ -214,5 +214,6 @@ func (c *liveCall) release() {
 		if d.cancel != nil {
 			d.cancel()
 		}
+		endDelegation(d, "released")
 	}
 }

@@ -12,6 +12,9 @@ type liveMetrics struct {
 	delegations *prometheus.CounterVec
 	refused     prometheus.Counter
 	reattaches  prometheus.Counter
+	// leftOpen counts provider sessions the gateway could not close: each
+	// bills until the provider expires it (closeLive).
+	leftOpen prometheus.Counter
 }
 
 // Delegation outcomes: created, answered, timed_out (the voice was told it
@@ -40,11 +43,15 @@ func newLiveMetrics(reg prometheus.Registerer) (*liveMetrics, error) {
 			Namespace: "voxgate", Subsystem: "voice", Name: "live_reattaches_total",
 			Help: "Live sidebands attached again after a drop; what was said in the gap is lost.",
 		}),
+		leftOpen: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "voice", Name: "live_sessions_left_open_total",
+			Help: "GPT-Live sessions the gateway ended but could not close at the provider: each runs, and bills, until the provider expires it (2 h).",
+		}),
 	}
 	for _, o := range []string{delegationCreated, delegationAnswered, delegationTimedOut, delegationDropped, delegationBlocked} {
 		m.delegations.WithLabelValues(o)
 	}
-	for _, c := range []prometheus.Collector{m.delegations, m.refused, m.reattaches} {
+	for _, c := range []prometheus.Collector{m.delegations, m.refused, m.reattaches, m.leftOpen} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("controlplane: metrics: %w", err)
 		}

@@ -24,7 +24,7 @@ import (
 // ran and the rules that matched go on d's audit row, and a blocked
 // answer flags the session.
 func (c *liveCall) screenComment(ctx context.Context, d *delegation, answer string) (string, audit.Status) {
-	v := safety.CheckText(answer, safety.Options{})
+	v := safety.CheckText(answer, safety.Options{Language: c.language})
 	d.row.FiltersRan = append(d.row.FiltersRan, v.Ran...)
 	d.row.RuleIDs = v.Rules
 	switch v.Outcome {
@@ -33,7 +33,7 @@ func (c *liveCall) screenComment(ctx context.Context, d *delegation, answer stri
 			"session_id", c.id, "delegation_id", d.id, "rules", v.Rules)
 		c.s.flagSession(ctx, c.id, safety.Flag{Type: safety.MedicalClaim, Blocked: true,
 			Message: "Part of an answer read as medical advice and was replaced."})
-		return strings.TrimSpace(strings.TrimSpace(v.Kept) + " " + safety.Fallback), audit.MedicalClaimBlocked
+		return strings.TrimSpace(strings.TrimSpace(v.Kept) + " " + v.Fallback), audit.MedicalClaimBlocked
 	case safety.Leak:
 		c.s.log.WarnContext(ctx, "live: a delegation's answer held personal data; nothing of it was said",
 			"session_id", c.id, "delegation_id", d.id, "rules", v.Rules)
@@ -58,7 +58,7 @@ func (c *liveCall) screenSpoken(ctx context.Context, over bool) {
 		if l.Speaker != "assistant" || l.StartMS < c.screenedMS {
 			continue
 		}
-		c.s.screenSpoken(ctx, c.id, c.userID, fmt.Sprintf("live/%d", l.StartMS), l.Text)
+		c.s.screenSpoken(ctx, c.id, c.userID, c.language, fmt.Sprintf("live/%d", l.StartMS), l.Text)
 		c.screenedMS = l.StartMS + 1
 	}
 }

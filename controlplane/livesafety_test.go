@@ -79,28 +79,50 @@ func waitAppended(t *testing.T, ctx context.Context, f fixture, liveID, typ stri
 }
 
 // The backend's answer holds a medical claim after a first good sentence:
-// the voice gets the sentence and the fallback, never the claim; the
-// delegation's audit row says medical_claim_blocked with the rule and
-// every filter that ran, and the session carries a blocked flag.
+// the voice gets the sentence and the fallback, never the claim, in the
+// answer's language (English or Spanish) when the session names none, and
+// in the session's when it does; the delegation's audit row says
+// medical_claim_blocked with the rule and every filter that ran, and the
+// session carries a blocked flag. A session the app names no language for
+// takes the profile's: a short Spanish claim with no Spanish stopword
+// ("Cúrcuma cura artritis.") reads as no language alone, and was answered
+// in English.
 func TestLiveDelegationAnswerScreened(t *testing.T) {
 	t.Parallel()
+	const en, enClaim = "Try the lemon pasta with peas tonight. ", "Turmeric cures arthritis, so add a spoon."
+	const es = "Prueba la pasta con limón y guisantes esta noche. "
+	for _, tc := range []struct{ name, profile, session, first, claim, fallback, rule string }{
+		{"en", "", "", en, enClaim, safety.Fallback, safety.RuleCure},
+		{"es", "", "", es, "La cúrcuma cura la artritis, así que añade una cucharada.", safety.FallbackES, safety.RuleDiseaseClaim},
+		{"an English answer in a Spanish session", "", "es", en, enClaim, safety.FallbackES, safety.RuleCure},
+		{"a Spanish profile and no session language", "es-MX", "", es, "Cúrcuma cura artritis.", safety.FallbackES, safety.RuleDiseaseClaim},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			delegationAnswerScreened(t, tc.profile, tc.session, tc.first, tc.claim, tc.fallback, tc.rule)
+		})
+	}
+}
+
+func delegationAnswerScreened(t *testing.T, profile, language, first, claim, fallback, rule string) {
 	reg := prometheus.NewRegistry()
 	no, yes := false, true
 	script := sim.Script{Rules: []sim.Rule{
 		{When: sim.When{Contains: []string{"pasta"}, ToolResults: &no},
 			Reply: sim.Reply{ToolCalls: []sim.ScriptCall{{Name: "echo", Arguments: map[string]any{"q": "pasta"}}}}},
-		{When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: "Try the lemon pasta with peas tonight. Turmeric cures arthritis, so add a spoon."}},
+		{When: sim.When{ToolResults: &yes}, Reply: sim.Reply{Text: first + claim}},
 	}}
-	f := newFixture(t, options{registry: reg, backend: "gpt-4.1-mini", simCfg: oneTurn(script, simtest.ZeroLatency())})
+	f := newFixture(t, options{registry: reg, backend: "gpt-4.1-mini", simCfg: oneTurn(script, simtest.ZeroLatency()),
+		profileLanguage: profile})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p, start, liveID := askLive(t, ctx, f)
-	if c := waitAppended(t, ctx, f, liveID, "session.commentary.append").Content; c != "Try the lemon pasta with peas tonight. "+safety.Fallback {
+	p, start, liveID := askLiveIn(t, ctx, f, language)
+	if c := waitAppended(t, ctx, f, liveID, "session.commentary.append").Content; c != first+fallback {
 		t.Fatalf("commentary %q; want the first sentence and the fallback", c)
 	}
 	if r := settledDelegation(t, ctx, f, start.SessionID); r.status != "medical_claim_blocked" || !ranAll(r) ||
-		!slices.Contains(r.ruleIDs, safety.RuleCure) {
-		t.Fatalf("delegation row %+v; want medical_claim_blocked, every filter, the cure rule", r)
+		!slices.Contains(r.ruleIDs, rule) {
+		t.Fatalf("delegation row %+v; want medical_claim_blocked, every filter, rule %s", r, rule)
 	}
 	got := decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, start.SessionID))
 	if len(got.SafetyFlags) != 1 || got.SafetyFlags[0].Type != safety.MedicalClaim || !got.SafetyFlags[0].Blocked {

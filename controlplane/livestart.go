@@ -51,7 +51,8 @@ func (s *Service) offerLive(ctx context.Context, userID, id, offer string, confi
 // the server (hangup is for SIP calls): left open, it bills until the
 // provider expires it, 2 h on. So the attach is tried closeLiveTries times
 // within the 10 s bound, whatever refused it, and a session still open
-// after that is logged with why, as left running until it expires.
+// after that is logged with why, as left running until it expires, and
+// counted (voxgate_voice_live_sessions_left_open_total, an alert).
 func (s *Service) closeLive(ctx context.Context, liveID string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -67,6 +68,7 @@ func (s *Service) closeLive(ctx context.Context, liveID string) {
 		}
 	}
 	if err != nil {
+		s.metrics.live.leftOpen.Inc()
 		s.log.WarnContext(ctx, "live session close failed; it runs, and bills, until the provider expires it",
 			"live_id", liveID, "tries", closeLiveTries, "err", err)
 	}

@@ -77,7 +77,7 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) (*metrics, error)
 		}),
 	}
 	active := activeSessions{pool: pool, desc: prometheus.NewDesc("voxgate_voice_active_sessions",
-		"Voice sessions open now, across every replica (read from the database at each scrape).", nil, nil)}
+		"Voice sessions open now, across every replica, by mode (read from the database at each scrape).", []string{"mode"}, nil)}
 	for _, c := range []prometheus.Collector{m.started, m.ended, m.toolCalls, m.mint, active,
 		m.held, m.adoptions, m.reasserts, m.roundTrip, m.hangups, m.notices, m.transcriptFlags} {
 		if err := reg.Register(c); err != nil {
@@ -100,12 +100,29 @@ type activeSessions struct {
 
 func (a activeSessions) Describe(ch chan<- *prometheus.Desc) { ch <- a.desc }
 
+// Collect sends every mode, 0 for one with no open session, so a panel's
+// series do not come and go.
 func (a activeSessions) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	var n int64
-	if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM voice_sessions WHERE ended_at IS NULL AND expires_at > now()`).Scan(&n); err != nil {
+	rows, err := a.pool.Query(ctx, `SELECT mode, count(*) FROM voice_sessions WHERE ended_at IS NULL AND expires_at > now() GROUP BY mode`)
+	if err != nil {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(a.desc, prometheus.GaugeValue, float64(n))
+	open := map[string]int64{}
+	for rows.Next() {
+		var mode string
+		var n int64
+		if rows.Scan(&mode, &n) != nil {
+			rows.Close()
+			return
+		}
+		open[mode] = n
+	}
+	if rows.Err() != nil {
+		return
+	}
+	for _, mode := range []string{ModeDirect, ModeSideband, ModeRelay, ModeLive} {
+		ch <- prometheus.MustNewConstMetric(a.desc, prometheus.GaugeValue, float64(open[mode]), mode)
+	}
 }

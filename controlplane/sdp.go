@@ -66,26 +66,30 @@ func readOffer(r *http.Request) (string, error) {
 const claimOfferSQL = `UPDATE voice_sessions SET offer_at = now(), offer_attempts = offer_attempts + 1
 WHERE id = $1 AND user_id = $2 AND mode IN ('sideband', 'relay', 'live') AND offer_at IS NULL AND ended_at IS NULL AND expires_at > now()
   AND offer_attempts < $3
-RETURNING mode, config`
+RETURNING mode, config, trace_parent`
 
 // Offer places the call for p's sideband session id: the provider gets
 // the app's offer with the server key and the session's config, the
 // gateway keeps the call id and holds the call's sideband, and the app
 // gets the SDP answer. One offer per session; a provider failure frees
 // the offer so the app may try again.
-func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string) (string, error) {
+func (s *Service) Offer(ctx context.Context, p auth.Principal, id, offer string) (answer string, err error) {
 	if !validSessionID(id) {
 		return "", notFound(nil)
 	}
-	var mode string
+	var mode, tp string
 	var config []byte
-	err := s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID, MaxOfferAttempts).Scan(&mode, &config)
+	err = s.pool.QueryRow(ctx, claimOfferSQL, id, p.UserID, MaxOfferAttempts).Scan(&mode, &config, &tp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", s.offerRefusal(ctx, p.UserID, id)
 	}
 	if err != nil {
 		return "", database.Error("controlplane: take the offer", err)
 	}
+	// The exchange is the session's (its start's trace), whatever trace
+	// the offer's own request is in; the call's creation is under it.
+	ctx, span := startSessionSpan(ctx, tp, "voice sdp", sessionAttrs(id, mode)...)
+	defer func() { endSpan(span, err) }()
 	if err := s.ensureLease(ctx); err != nil {
 		s.freeOffer(ctx, id)
 		return "", database.Error("controlplane: take the lease", err)

@@ -119,6 +119,11 @@ type Service struct {
 	replica string
 	leasing bool
 	leased  atomic.Bool // the lease row exists
+	// upkeep is held through each lease upkeep and through the hand-over,
+	// so an upkeep that began before Close cannot adopt a call the
+	// hand-over has just released (and leave it held by a replica whose
+	// lease row is gone, which no other replica would ever adopt).
+	upkeep sync.Mutex
 	// Usage observed on held calls, not yet saved (observed.go).
 	umu     sync.Mutex
 	unsaved map[string]string

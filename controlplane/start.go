@@ -6,6 +6,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/voxgate/voxgate/internal/apierr"
@@ -24,6 +25,11 @@ type StartRequest struct {
 	Voice         string `json:"voice"`
 	Language      string `json:"language"`
 	Replace       bool   `json:"replace"`
+	// Key is the optional Idempotency-Key header (quota.RequestKey), which
+	// keys the start's reservation: a retry after a lost reservation reply
+	// goes on as the first attempt's session, counted once; one sent while
+	// that start holds the key is 409.
+	Key string `json:"-"`
 }
 
 // StartResponse is the 201 body of DESIGN §6.
@@ -40,6 +46,12 @@ type StartResponse struct {
 	SDPURL       string           `json:"sdp_url,omitempty"`
 	// ICEServers are a relayed session's TURN servers (relaystart.go).
 	ICEServers []ICEServer `json:"ice_servers,omitempty"`
+	// Instructions are a direct session's, as minted into its secret: the
+	// phone reads them in the call's session.created anyway, and a client
+	// that sends its own session.update (OpenAI's Agents SDK does, on
+	// connect) needs them to keep the user's profile. Held modes keep
+	// them on the server.
+	Instructions string `json:"instructions,omitempty"`
 }
 
 // ToolInfo is a tool as the app sees it.
@@ -105,10 +117,11 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 		}
 	}
 	id := randid.New("vs_", 12)
-	res, err := s.reserve(ctx, p, id, req.Replace)
+	res, err := s.reserve(ctx, p, id, req.Replace, req.Key)
 	if err != nil {
 		return StartResponse{}, err
 	}
+	id = res.SessionID // a keyed retry's is its first attempt's
 	giveBack := func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -116,10 +129,17 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 			s.log.WarnContext(ctx, "voice reservation not given back", "session_id", id, "err", err)
 		}
 	}
+	profile, language := s.profileContext(ctx, p, id, res.Plan)
+	if req.Language == "" {
+		// The app named none: the profile's is the session's, as it is a
+		// chat turn's, so what the model says, its tool calls and a Live
+		// delegation's answer are screened in it (docs/safety.md).
+		req.Language = language
+	}
 	toolList := s.tools.Registry().ForPlan(res.Plan, true)
 	sess := realtime.Session{
 		Model: s.cfg.Model, Voice: req.Voice, Tools: realtimeTools(toolList),
-		Instructions:       s.cfg.Instructions + s.profileContext(ctx, p, id, res.Plan),
+		Instructions:       s.cfg.Instructions + profile,
 		TranscriptionModel: s.cfg.TranscriptionModel, Language: req.Language,
 		SafetyIdentifier: s.safetyID.For(p.UserID),
 	}
@@ -146,7 +166,7 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 			return StartResponse{}, err
 		}
 		out.ClientSecret = &ClientSecret{Value: secret.Value, ExpiresAt: secret.ExpiresAt}
-		out.RealtimeURL = s.rt.CallsURL()
+		out.RealtimeURL, out.Instructions = s.rt.CallsURL(), sess.Instructions
 	} else {
 		sess.IdleTimeout = s.cfg.VADIdleTimeout // the gateway learns of a departed phone from the silence
 		config, _ = json.Marshal(sess)          // plain data: strings and decoded JSON schemas
@@ -159,11 +179,14 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 	if req.ChatSessionID != "" {
 		chatID = &req.ChatSessionID
 	}
+	// The start's span is the session's trace: whoever works on the
+	// session later, on any replica, continues it (tracing.go).
+	traceStart(ctx, id, req.Mode, model, s.cfg.Provider)
 	_, err = s.pool.Exec(ctx, `INSERT INTO voice_sessions
-		(id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id, max_duration_s, expires_at, config)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, now() + make_interval(secs => $11::bigint), $12)`,
+		(id, user_id, mode, plan, provider, model, voice, language, transcription_model, chat_session_id, max_duration_s, expires_at, config, trace_parent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, now() + make_interval(secs => $11::bigint), $12, $13)`,
 		id, p.UserID, req.Mode, res.Plan, s.cfg.Provider, model, req.Voice, req.Language, transcription,
-		chatID, res.Seconds, config)
+		chatID, res.Seconds, config, traceParent(ctx))
 	if err != nil {
 		giveBack()
 		return StartResponse{}, database.Error("controlplane: insert session", err)
@@ -175,8 +198,8 @@ func (s *Service) Start(ctx context.Context, p auth.Principal, req StartRequest)
 // reserve takes the session's seconds. With replace, an active session in
 // the way is ended first (end_reason replaced, charged up to now) and the
 // reservation tried once more.
-func (s *Service) reserve(ctx context.Context, p auth.Principal, id string, replace bool) (*quota.VoiceReservation, error) {
-	res, err := s.quota.ReserveVoice(ctx, p, id)
+func (s *Service) reserve(ctx context.Context, p auth.Principal, id string, replace bool, key string) (*quota.VoiceReservation, error) {
+	res, err := s.quota.ReserveVoiceKeyed(ctx, p, id, key)
 	var active *quota.ActiveSessionError
 	if err == nil || !replace || !errors.As(err, &active) {
 		return res, err
@@ -190,7 +213,7 @@ func (s *Service) reserve(ctx context.Context, p auth.Principal, id string, repl
 	if err != nil {
 		return nil, err
 	}
-	return s.quota.ReserveVoice(ctx, p, id)
+	return s.quota.ReserveVoiceKeyed(ctx, p, id, key)
 }
 
 func realtimeTools(ts []*tools.Tool) []realtime.Tool {
@@ -212,9 +235,11 @@ func toolInfos(ts []*tools.Tool) []ToolInfo {
 }
 
 // profileContext runs the configured context tool and renders the allowed
-// profile fields for the instructions. A context tool that fails or times
-// out is logged and the session goes on without it.
-func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) string {
+// profile fields for the instructions; language is the profile's language
+// as a two-letter code ("es-MX" is "es"), "" when it names none. A context
+// tool that fails or times out is logged and the session goes on without
+// it.
+func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionID, plan string) (block, language string) {
 	prof, err := s.tools.ContextProfile(ctx, tools.Call{
 		SessionID: sessionID, SessionKind: tools.KindVoice, CallID: "context",
 		Name: s.contextTool, Principal: p, Plan: plan,
@@ -222,5 +247,10 @@ func (s *Service) profileContext(ctx context.Context, p auth.Principal, sessionI
 	if err != nil {
 		s.log.WarnContext(ctx, "voice context tool failed; starting without a profile", "tool", s.contextTool, "err", err)
 	}
-	return prof.Block
+	language, _, _ = strings.Cut(strings.ToLower(strings.TrimSpace(prof.Language)), "-")
+	language, _, _ = strings.Cut(language, "_")
+	if !languageRE.MatchString(language) {
+		language = ""
+	}
+	return prof.Block, language
 }

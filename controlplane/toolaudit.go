@@ -43,8 +43,10 @@ func (s *Service) finishToolAudit(ctx context.Context, a toolAudit, res tools.Re
 // toolOutcome maps a voice tool call's outcome to the audit vocabulary.
 // A call the executor ran passed its schema and the write guard (both run
 // before any tool body), so those filters ran; a call it refused ran
-// neither to the end. A value the guard blocked is a validation error; a
-// tool that failed (its error is what the model hears) is degraded.
+// neither to the end. A value the guard blocked is a validation error;
+// arguments the output filters refused (the call was never made) are
+// medical_claim_blocked or pii_leak, as the filters' verdict on an answer
+// is; a tool that failed (its error is what the model hears) is degraded.
 func toolOutcome(res tools.Result, err error) (audit.Status, string, []string) {
 	if err != nil {
 		code := apierr.CodeOf(err)
@@ -55,6 +57,14 @@ func toolOutcome(res tools.Result, err error) (audit.Status, string, []string) {
 		if f.Type == safety.UnsafeValue && f.Blocked {
 			return audit.ValidationError, safety.UnsafeValue, ran
 		}
+	}
+	if res.Error != nil && res.Error.Code == tools.UnsafeArguments {
+		for _, f := range res.SafetyFlags {
+			if f.Type == safety.MedicalClaim && f.Blocked {
+				return audit.MedicalClaimBlocked, res.Error.Code, ran
+			}
+		}
+		return audit.PIILeak, res.Error.Code, ran // the screen's other refusal
 	}
 	if res.Error != nil {
 		return audit.Degraded, res.Error.Code, ran

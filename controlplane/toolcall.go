@@ -41,7 +41,7 @@ const takeToolSlotSQL = `UPDATE voice_sessions SET
 	tool_minute = date_trunc('minute', now())
 WHERE id = $1 AND user_id = $2 AND ended_at IS NULL AND expires_at > now()
 	AND (tool_minute <> date_trunc('minute', now()) OR tool_calls < $3) AND mode = $4
-RETURNING plan, coalesce(language, '')`
+RETURNING plan, coalesce(language, ''), trace_parent`
 
 // refusalSQL says why takeToolSlot refused: no such session of this user
 // (no row), ended, another path's session, or the seconds left in the
@@ -71,8 +71,8 @@ func (s *Service) ExecuteTool(ctx context.Context, p auth.Principal, id string, 
 // path it came by (direct: the app forwarded it; sideband: the gateway
 // read it off the call).
 func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source string, req ToolCallRequest) (tools.Result, error) {
-	var plan, language string
-	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute, source).Scan(&plan, &language)
+	var plan, language, tp string
+	err := s.pool.QueryRow(ctx, takeToolSlotSQL, id, p.UserID, s.cfg.ToolCallsPerMinute, source).Scan(&plan, &language, &tp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		s.metrics.toolCalls.WithLabelValues("refused").Inc()
 		return tools.Result{}, s.toolRefusal(ctx, p.UserID, id, source)
@@ -80,6 +80,16 @@ func (s *Service) runTool(ctx context.Context, p auth.Principal, id, source stri
 	if err != nil {
 		return tools.Result{}, database.Error("controlplane: tool call", err)
 	}
+	ctx, span, traced := toolInSession(ctx, tp, id, source)
+	res, err := s.runAdmitted(ctx, p, id, source, plan, language, req)
+	if traced {
+		endSpan(span, err)
+	}
+	return res, err
+}
+
+// runAdmitted runs a tool call runTool admitted.
+func (s *Service) runAdmitted(ctx context.Context, p auth.Principal, id, source, plan, language string, req ToolCallRequest) (tools.Result, error) {
 	args := []byte(req.Arguments)
 	if len(args) == 0 {
 		args = []byte(`{}`)

@@ -16,7 +16,7 @@ const PIILeak = "pii_leak"
 // screenTranscript runs a finished output transcript of a sideband call
 // through the detectors (screenSpoken).
 func (c *call) screenTranscript(ctx context.Context, part, transcript string) {
-	c.s.screenSpoken(ctx, c.id, c.userID, part, transcript)
+	c.s.screenSpoken(ctx, c.id, c.userID, c.language, part, transcript)
 }
 
 // screenSpoken runs a finished output transcript through the medical
@@ -26,10 +26,11 @@ func (c *call) screenTranscript(ctx context.Context, part, transcript string) {
 // status flagged, the rule ids and the transcript's hash) and a log line
 // with the rule ids, never the text. part names the answer within the
 // session (a sideband's item id and content index, a live line's start),
-// so a transcript seen twice makes one row. Prescriptive tone is not
-// flagged on voice.
-func (s *Service) screenSpoken(ctx context.Context, sessionID, userID, part, transcript string) {
-	v := safety.CheckText(transcript, safety.Options{})
+// so a transcript seen twice makes one row. It is read in the session's
+// language, else in each sentence's own. Prescriptive tone is not flagged
+// on voice.
+func (s *Service) screenSpoken(ctx context.Context, sessionID, userID, language, part, transcript string) {
+	v := safety.CheckText(transcript, safety.Options{Language: language})
 	var f safety.Flag
 	switch v.Outcome {
 	case safety.Blocked:

@@ -14,13 +14,26 @@ import (
 )
 
 // In sideband mode the model's spoken answers pass the medical-claim and
-// PII detectors after the fact: the simulated model says a claim, and the
-// session shows the flag (GET /v1/voice/sessions/{id}), as does the
-// metric; the text itself is kept nowhere.
+// PII detectors after the fact, in English and in Spanish (the language
+// read from the answer: a voice session knows none): the simulated model
+// says a claim, and the session shows the flag (GET
+// /v1/voice/sessions/{id}), as does the metric; the text itself is kept
+// nowhere.
 func TestSidebandTranscriptFlagged(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ lang, claim, word string }{
+		{"en", "Turmeric cures arthritis, so take a spoon a day.", "Turmeric"},
+		{"es", "La cúrcuma cura la artritis, así que toma una cucharada al día.", "cúrcuma"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			t.Parallel()
+			transcriptFlagged(t, tc.claim, tc.word)
+		})
+	}
+}
+
+func transcriptFlagged(t *testing.T, claim, word string) {
 	reg := prometheus.NewRegistry()
-	claim := "Turmeric cures arthritis, so take a spoon a day."
 	f := newFixture(t, options{registry: reg, simCfg: sim.Config{
 		Script:   sim.Script{Rules: []sim.Rule{{Name: "claim", Reply: sim.Reply{Text: claim}}}},
 		Realtime: sim.Realtime{ReplyAudioMS: 200, GenerationMS: 50}}})
@@ -45,7 +58,7 @@ func TestSidebandTranscriptFlagged(t *testing.T) {
 		got = decode[controlplane.Session](t, call(t, f.svc.HandleGet, p, "GET", "/", nil, start.SessionID))
 		return len(got.SafetyFlags) > 0
 	})
-	if fl := got.SafetyFlags[0]; fl.Type != "medical_claim" || fl.Blocked || strings.Contains(fl.Message, "Turmeric") {
+	if fl := got.SafetyFlags[0]; fl.Type != "medical_claim" || fl.Blocked || strings.Contains(fl.Message, word) {
 		t.Fatalf("flags %+v", got.SafetyFlags)
 	}
 	if n := counterValue(t, reg, "voxgate_voice_transcript_flags_total", "medical_claim"); n < 1 {
@@ -53,7 +66,7 @@ func TestSidebandTranscriptFlagged(t *testing.T) {
 	}
 	var stored string
 	if err := f.pool.QueryRow(ctx, `SELECT safety_flags::text FROM voice_sessions WHERE id = $1`, start.SessionID).Scan(&stored); err != nil ||
-		strings.Contains(stored, "Turmeric") {
+		strings.Contains(stored, word) {
 		t.Fatalf("stored flags %q (%v)", stored, err)
 	}
 	// The audit log has the answer as flagged, with its rule ids and the

@@ -3,11 +3,15 @@ package llm_test
 import (
 	"bytes"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/voxgate/voxgate/internal/testkit"
+	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/llm/gemini"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -114,5 +118,56 @@ func TestGeminiThinkingLevelsTheModelTakes(t *testing.T) {
 		if got := tcfg["thinkingLevel"]; got != tc.want {
 			t.Errorf("%s at %s: thinkingLevel %v, want %s", tc.model, tc.effort, got, tc.want)
 		}
+	}
+}
+
+// TestRouterCountsARerouteAnswer: a routed call Google answers with another
+// model than the target asks is counted by the router
+// (voxgate_llm_rerouted_total, by the model asked and the one that
+// answered); one answered by the model asked is not.
+func TestRouterCountsARerouteAnswer(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	_, url := testkit.NewSim(t, sim.Config{Now: func() time.Time { return now }})
+	reg := prometheus.NewRegistry()
+	r, err := llm.NewRouter(llm.RouterParams{
+		Providers: map[string]llm.Provider{"google": newGemini(t, url, 0, nil)},
+		Routes: []llm.Route{
+			{Name: "retired", Targets: []llm.Target{{Provider: "google", Model: "gemini-2.5-pro"}}},
+			{Name: "current", Targets: []llm.Target{{Provider: "google", Model: geminiModel}}},
+		},
+		Registerer: reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, route := range []string{"retired", "current"} {
+		st, err := r.Stream(t.Context(), userRequest(route, "hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := drain(t, st); res.err != nil {
+			t.Fatalf("%s: %v", route, res.err)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, mf := range mfs {
+		if mf.GetName() != "voxgate_llm_rerouted_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			got = append(got, l["provider"]+" "+l["asked"]+" -> "+l["answered"]+" "+strconv.FormatFloat(m.GetCounter().GetValue(), 'f', -1, 64))
+		}
+	}
+	if len(got) != 1 || got[0] != "google gemini-2.5-pro -> gemini-3.8-flash 1" {
+		t.Fatalf("rerouted series %v; want the retired model's one answer, once", got)
 	}
 }

@@ -89,7 +89,58 @@ type Request struct {
 	// cannot may stream; the router gives a whole call its answer
 	// deadline (AnswerTime) instead of the first-content one.
 	Whole bool
+	// Continue says the last message is the assistant's own partial answer,
+	// which the model is to continue, never repeat: a router's continuation
+	// of an answer cut after commit (docs/llm.md, "Continuation"). An
+	// adapter sends what its provider needs for that (an OpenAI-compatible
+	// server's continue_final_message); Anthropic's prefill is the trailing
+	// assistant message itself.
+	Continue bool
+	// PromptCacheTTL is the least time the prompt's cache writes are to
+	// live ("30m" or "12h", OpenAI's prompt_cache_options.ttl), set by the
+	// router from the target (Target.PromptCacheTTL); "" asks nothing.
+	// The provider's usage does not say which TTL a write was made under,
+	// so the adapter reports the writes under the one it asked
+	// (Usage.CacheWrite12hInputTokens).
+	PromptCacheTTL string
+	// ServiceTier is the tier the call asks to be served on (OpenAI's
+	// service_tier), set by the router from the target
+	// (Target.ServiceTier); "" asks nothing. The usage's tier is the one
+	// the response names (Usage.ServiceTier), which may differ.
+	ServiceTier string
+	// ResponseFormat asks for the answer as JSON (Chat Completions'
+	// response_format, Responses' text.format); nil is text, as every
+	// answer is by default. A provider that cannot hold its answer to it
+	// is Limited: it names "response_format" and the router passes it
+	// over (docs/llm.md, "Structured outputs").
+	ResponseFormat *ResponseFormat
 }
+
+// ResponseFormat is the JSON an answer must be: any JSON object
+// (FormatJSONObject) or a value a schema accepts (FormatJSONSchema).
+type ResponseFormat struct {
+	Type string
+	// Name, Description, Schema and Strict are the json_schema's: its
+	// name (letters, digits, _ and -), what it is for, the JSON Schema
+	// object, and whether the provider is to hold the answer to it
+	// exactly (OpenAI's strict).
+	Name        string
+	Description string
+	Schema      json.RawMessage
+	Strict      bool
+}
+
+// The types of a ResponseFormat.
+const (
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// The TTLs a target may ask its cache writes to live (PromptCacheTTL).
+const (
+	CacheTTL30m = "30m"
+	CacheTTL12h = "12h"
+)
 
 // OneCall reports whether req asks for at most one tool call an answer.
 func (r Request) OneCall() bool { return r.ParallelToolCalls != nil && !*r.ParallelToolCalls }
@@ -111,7 +162,14 @@ type Usage struct {
 	InputTokens           int64
 	CachedInputTokens     int64
 	CacheWriteInputTokens int64
-	OutputTokens          int64
+	// CacheWrite12hInputTokens is the part of CacheWriteInputTokens
+	// written under a 12-hour TTL, billed at twice the 30-minute write.
+	CacheWrite12hInputTokens int64
+	OutputTokens             int64
+	// ServiceTier is the tier the provider's response named as serving
+	// the call (OpenAI's service_tier: "default", "flex", "priority"); ""
+	// when it named none. It multiplies the call's price.
+	ServiceTier string
 }
 
 // EventKind says what an Event carries.
@@ -130,6 +188,11 @@ const (
 	// first delta commits a routed turn (DESIGN §11); the whole call still
 	// follows as one EventToolCall, and only that one may run.
 	EventToolCallDelta
+	// EventSkipped: the adapter set aside a chunk it could not read, which
+	// carried none of the answer, and the stream goes on (docs/llm.md,
+	// "Continuation"). A router counts it and never passes it on; other
+	// callers ignore it.
+	EventSkipped
 )
 
 // Finish reasons.

@@ -103,7 +103,7 @@ func checkOpenAIBody(t *testing.T, body string, whole bool) {
 				t.Fatalf("Next after done: got %v, want io.EOF", err)
 			}
 			return
-		case llm.EventText, llm.EventToolCallDelta:
+		case llm.EventText, llm.EventToolCallDelta, llm.EventSkipped:
 		default:
 			t.Fatalf("unknown event %+v", ev)
 		}

@@ -71,9 +71,9 @@ func (c *call) run(ctx context.Context) (Stream, error) {
 		if moved {
 			c.r.metrics.failover(c.route.Name)
 		}
-		st, err, stop := c.target(ctx, t)
-		if st != nil {
-			return st, nil
+		l, buf, err, stop := c.target(ctx, t)
+		if l != nil {
+			return newRoutedStream(ctx, c, l, buf), nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -99,42 +99,42 @@ func (c *call) run(ctx context.Context) (Stream, error) {
 
 // target tries t once, and once more when the failure and the budget
 // allow. stop says the route ends here.
-func (c *call) target(ctx context.Context, t Target) (st Stream, err error, stop bool) {
+func (c *call) target(ctx context.Context, t Target) (l *leg, buf []Event, err error, stop bool) {
 	p := c.r.providers[t.Provider]
 	b := c.r.breakers[t.String()]
 	var last *Error
 	for try := 0; ; try++ {
 		if time.Until(c.deadline) <= 0 {
 			c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeBudgetExhausted})
-			return nil, &Error{Provider: t.Provider, Code: ProviderTimeout, Err: errBudget}, true
+			return nil, nil, &Error{Provider: t.Provider, Code: ProviderTimeout, Err: errBudget}, true
 		}
 		if p == nil {
 			c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeNotConfigured})
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		ok, probe := b.allow(c.r.now())
 		if !ok {
 			c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeCircuitOpen})
 			if try > 0 {
 				// Opened by this call's own first try: its failure stands.
-				return nil, last, false
+				return nil, nil, last, false
 			}
-			return nil, errCircuitOpen, false
+			return nil, nil, errCircuitOpen, false
 		}
-		st, err := c.attempt(ctx, t, p, b, probe)
+		l, buf, err := c.attempt(ctx, t, p, b, probe, c.req)
 		if err == nil || ctx.Err() != nil {
-			return st, err, true
+			return l, buf, err, true
 		}
 		e := asProviderError(t.Provider, err)
 		last = e
 		switch judge(e) {
 		case stopRoute:
-			return nil, e, true
+			return nil, nil, e, true
 		case failOver:
-			return nil, e, false
+			return nil, nil, e, false
 		}
 		if try > 0 {
-			return nil, e, false
+			return nil, nil, e, false
 		}
 		wait := c.r.retryDelay
 		if e.RetryAfter > 0 {
@@ -143,28 +143,29 @@ func (c *call) target(ctx context.Context, t Target) (st Stream, err error, stop
 		// A wait that does not fit the budget fails over at once: another
 		// target may answer now.
 		if wait >= time.Until(c.deadline) {
-			return nil, e, false
+			return nil, nil, e, false
 		}
 		if err := sleep(ctx, wait); err != nil {
-			return nil, err, true
+			return nil, nil, err, true
 		}
 	}
 }
 
-// attempt makes one call to t and reads it up to its first content.
-func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, probe bool) (Stream, error) {
+// attempt makes one call to t with req (the route's request, or a
+// continuation of it) and reads it up to its first content: the committed
+// leg and the events read so far.
+func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, probe bool, req Request) (*leg, []Event, error) {
 	start := time.Now()
 	sctx, span := startAttempt(ctx, c.route.Name, t, p)
 	actx, cancel := context.WithCancelCause(sctx)
 	dog := newWatchdog(cancel)
 	contentBy := c.firstBy(start, t)
 	dog.arm(contentBy)
-	req := c.req
-	req.Model = t.Model
+	req.Model, req.PromptCacheTTL, req.ServiceTier = t.Model, t.PromptCacheTTL, t.ServiceTier
 	if t.MaxTokens > 0 && (req.MaxOutputTokens == 0 || req.MaxOutputTokens > t.MaxTokens) {
 		req.MaxOutputTokens = t.MaxTokens
 	}
-	fail := func(st Stream, err error) (Stream, error) {
+	fail := func(st Stream, err error) (*leg, []Event, error) {
 		dog.stop()
 		if st != nil {
 			_ = st.Close()
@@ -173,12 +174,12 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 		if ctx.Err() != nil {
 			b.release(probe)
 			endAttempt(span, spanCancelled, 0, nil, "", b)
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		e := asProviderError(t.Provider, timedOut(actx, t.Provider, err))
 		c.failed(t, b, probe, e, time.Since(start))
 		endAttempt(span, string(e.Code), e.Status, e.Usage, "", b)
-		return nil, e
+		return nil, nil, e
 	}
 	st, err := p.Stream(actx, req)
 	if err != nil {
@@ -204,8 +205,8 @@ func (c *call) attempt(ctx context.Context, t Target, p Provider, b *breaker, pr
 	c.r.metrics.firstContent(t, first)
 	i := c.record(Attempt{Provider: t.Provider, Model: t.Model, Outcome: OutcomeSuccess,
 		Duration: first, FirstContent: first, Answered: true})
-	return &routedStream{c: c, t: t, b: b, probe: probe, index: i, st: st, parent: ctx, ctx: actx, start: start, cancel: cancel,
-		dog: dog, pending: buf, span: span}, nil
+	return &leg{t: t, b: b, probe: probe, index: i, st: st, ctx: actx, start: start, cancel: cancel,
+		dog: dog, span: span}, buf, nil
 }
 
 // firstBy is when an attempt begun at start must commit: by its first
@@ -286,6 +287,24 @@ func (c *call) settle(i int, outcome string, status int, d time.Duration, u *Usa
 	provider, model := a.Provider, a.Model
 	c.mu.Unlock()
 	c.r.metrics.attempt(provider, model, outcome)
+}
+
+// cutAt notes where attempt i, cut after commit, left the answer: the
+// bytes of text the caller had.
+func (c *call) cutAt(i, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trace[i].CutAt = n
+}
+
+// handOver makes attempt to, which continues the answer cut on attempt
+// from, the one that answered: its usage is on EventDone, while from's
+// (when its provider reported any) is a failed attempt's.
+func (c *call) handOver(from, to int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trace[from].Answered = false
+	c.trace[to].Continues = true
 }
 
 func (c *call) snapshot() Trace {

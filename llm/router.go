@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/modelname"
 )
 
@@ -43,7 +44,22 @@ type Target struct {
 	// refused for its length fails over only to a target declaring more.
 	// 0 is undeclared.
 	ContextWindow int
+	// Continue is how the target continues an answer cut after commit on
+	// this or another target: ContinuePrefill, or "" for none (docs/llm.md,
+	// "Continuation").
+	Continue string
+	// PromptCacheTTL is sent as every request's prompt cache TTL
+	// (Request.PromptCacheTTL): "30m", "12h", or "" for none.
+	PromptCacheTTL string
+	// ServiceTier is sent as every request's service tier
+	// (Request.ServiceTier): config.ServiceTiers, or "" for none.
+	ServiceTier string
 }
+
+// ContinuePrefill is a target that continues a partial answer given as a
+// trailing assistant message (Request.Continue): Anthropic's models before
+// Claude 4.6, OpenAI-compatible servers that take continue_final_message.
+const ContinuePrefill = config.ContinuePrefill
 
 // String names the target as traces do: "<provider>/<model>".
 func (t Target) String() string { return t.Provider + "/" + t.Model }
@@ -148,6 +164,15 @@ func checkRoute(rt Route) error {
 		}
 		if t.FirstContent < 0 || t.Stall < 0 || t.Timeout < 0 || t.MaxTokens < 0 || t.ContextWindow < 0 {
 			return fmt.Errorf("llm: router: route %q: targets[%d]: deadlines and sizes must not be negative", rt.Name, i)
+		}
+		if t.PromptCacheTTL != "" && t.PromptCacheTTL != CacheTTL30m && t.PromptCacheTTL != CacheTTL12h {
+			return fmt.Errorf("llm: router: route %q: targets[%d]: prompt_cache_ttl must be %q, %q or empty, got %q", rt.Name, i, CacheTTL30m, CacheTTL12h, t.PromptCacheTTL)
+		}
+		if t.ServiceTier != "" && !slices.Contains(config.ServiceTiers, t.ServiceTier) {
+			return fmt.Errorf("llm: router: route %q: targets[%d]: service_tier %q is not one of %v", rt.Name, i, t.ServiceTier, config.ServiceTiers)
+		}
+		if t.Continue != "" && t.Continue != ContinuePrefill {
+			return fmt.Errorf("llm: router: route %q: targets[%d]: continue must be %q or empty, got %q", rt.Name, i, ContinuePrefill, t.Continue)
 		}
 	}
 	return nil

@@ -46,7 +46,8 @@ func NewRouterFromConfig(cfg *config.Config, getenv func(string) string, factori
 		for _, t := range r.Targets {
 			rt.Targets = append(rt.Targets, Target{Provider: t.Provider, Model: t.Model,
 				FirstContent: t.FirstContent, Stall: t.Stall, Timeout: t.Timeout,
-				MaxTokens: t.MaxTokens, ContextWindow: t.ContextWindow})
+				MaxTokens: t.MaxTokens, ContextWindow: t.ContextWindow, Continue: t.Continue, PromptCacheTTL: t.PromptCacheTTL,
+				ServiceTier: t.ServiceTier})
 		}
 		params.Routes = append(params.Routes, rt)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/voxgate/voxgate/internal/modelname"
 )
 
 // routerMetrics are the router's series (DESIGN §11): attempts by
@@ -15,7 +17,16 @@ type routerMetrics struct {
 	attempts  *prometheus.CounterVec
 	failovers *prometheus.CounterVec
 	first     *prometheus.HistogramVec
+	continued *prometheus.CounterVec
+	skipped   *prometheus.CounterVec
+	rerouted  *prometheus.CounterVec
 }
+
+// Outcomes of voxgate_llm_continuations_total.
+const (
+	continuationDone = "continued"
+	continuationNone = "none"
+)
 
 func newRouterMetrics(reg prometheus.Registerer, r *Router) (*routerMetrics, error) {
 	m := &routerMetrics{
@@ -32,11 +43,23 @@ func newRouterMetrics(reg prometheus.Registerer, r *Router) (*routerMetrics, err
 			Help:    "Time from an attempt's start to its first text or tool-call delta.",
 			Buckets: []float64{.1, .25, .5, 1, 2, 4, 8, 15, 30, 60},
 		}, []string{"provider", "model"}),
+		continued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "llm", Name: "continuations_total",
+			Help: "Answers cut after commit, by route and outcome: continued on a target that declares prefill, or none could.",
+		}, []string{"route", "outcome"}),
+		rerouted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "llm", Name: "rerouted_total",
+			Help: "Answers by another model than the target asked (a provider re-routing a retired model), by provider, the model asked and the one that answered; recorded and priced as the one that answered.",
+		}, []string{"provider", "asked", "answered"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "voxgate", Subsystem: "llm", Name: "skipped_chunks_total",
+			Help: "Unreadable chunks set aside in a stream that went on: they carried none of the answer.",
+		}, []string{"provider", "model"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.failovers, m.first, breakerCollector{r}} {
+	for _, c := range []prometheus.Collector{m.attempts, m.failovers, m.first, m.continued, m.skipped, m.rerouted, breakerCollector{r}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("llm: router: metrics: %w", err)
 		}
@@ -49,6 +72,19 @@ func (m *routerMetrics) attempt(provider, model, outcome string) {
 }
 
 func (m *routerMetrics) failover(route string) { m.failovers.WithLabelValues(route).Inc() }
+
+func (m *routerMetrics) skippedChunk(t Target) { m.skipped.WithLabelValues(t.Provider, t.Model).Inc() }
+
+// answered counts an answer by another model than t's (modelname.Rerouted).
+func (m *routerMetrics) answered(t Target, u *Usage) {
+	if u != nil && modelname.Rerouted(t.Model, u.Model) {
+		m.rerouted.WithLabelValues(t.Provider, t.Model, u.Model).Inc()
+	}
+}
+
+func (m *routerMetrics) continuation(route, outcome string) {
+	m.continued.WithLabelValues(route, outcome).Inc()
+}
 
 func (m *routerMetrics) firstContent(t Target, d time.Duration) {
 	m.first.WithLabelValues(t.Provider, t.Model).Observe(d.Seconds())

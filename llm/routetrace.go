@@ -35,7 +35,15 @@ type Attempt struct {
 	FirstContent time.Duration
 	// Answered says this attempt committed: its content reached the
 	// caller, and it is the model that answered (or failed after commit).
+	// When a continuation took over an answer cut on it, the continuation
+	// is the one that answered.
 	Answered bool
+	// CutAt is, for an attempt cut after commit, the bytes of the answer's
+	// text the caller had when it was cut: where a continuation took over.
+	CutAt int
+	// Continues says this attempt continued an answer cut on an earlier one
+	// (the one with CutAt before it): its text follows that one's.
+	Continues bool
 	// Usage is what the provider reported for an attempt that failed (it
 	// may bill it); nil when it reported none. The answering attempt's
 	// usage is on EventDone, never here: a failed attempt is never a
@@ -46,8 +54,30 @@ type Attempt struct {
 // String is the trace entry: "<provider>/<model>:<outcome>".
 func (a Attempt) String() string { return a.Provider + "/" + a.Model + ":" + a.Outcome }
 
+// CutOutput is, for an attempt cut after commit that a continuation took
+// over, the tokens of the answer the caller had from it, estimated
+// (EstimateOutput): its provider reported nothing and billed what it
+// wrote. 0 for any other attempt.
+func (a Attempt) CutOutput() int64 {
+	if a.CutAt == 0 || a.Answered {
+		return 0
+	}
+	return EstimateOutput(a.CutAt)
+}
+
 // Trace is a routed call's attempts in order.
 type Trace []Attempt
+
+// CutOutput is the tokens of the answer the caller read from attempts cut
+// short and continued: with the answering attempt's output, the whole
+// answer's.
+func (t Trace) CutOutput() int64 {
+	var n int64
+	for _, a := range t {
+		n += a.CutOutput()
+	}
+	return n
+}
 
 // Strings is the trace as failover_trace entries.
 func (t Trace) Strings() []string {

@@ -63,3 +63,9 @@ func endAttempt(span trace.Span, outcome string, status int, u *Usage, finish st
 	}
 	span.End()
 }
+
+// skippedChunk notes on an attempt's span an unreadable chunk set aside,
+// which carried none of the answer.
+func skippedChunk(span trace.Span) {
+	span.AddEvent("voxgate.chunk.skipped")
+}

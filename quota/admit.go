@@ -15,6 +15,9 @@ type Estimate struct {
 	Tokens     int64
 	CostMicros int64
 	Calls      int64 // provider calls; a tool loop makes several
+	// Key, when set, keys the reservation (key.go): the client's
+	// Idempotency-Key. "" is an unkeyed request.
+	Key string
 }
 
 // Usage is what a turn actually used.
@@ -48,6 +51,11 @@ type Daily struct {
 //
 // Riders queue statements that travel with this admission and run only if
 // it admits (rider.go).
+//
+// With est.Key set, a retry of a request whose admission committed but
+// whose answer was lost gets that admission's ticket, counted once; while
+// another attempt with the key holds its ticket, the request is refused
+// with CONFLICT wrapping ErrKeyInUse (key.go).
 func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate, riders ...Rider) (*Ticket, error) {
 	if p.UserID == "" {
 		return nil, apierr.New(apierr.Unauthorized, "")
@@ -57,6 +65,11 @@ func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate, rid
 	}
 	if err := checkAmounts("estimate", est.Tokens, est.CostMicros, est.Calls); err != nil {
 		return nil, err
+	}
+	if est.Key != "" {
+		if err := CheckKey(est.Key); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil { // gone already: do not start a batch for it
 		s.metrics.admissions.WithLabelValues("chat", "error").Inc()
@@ -77,9 +90,19 @@ func (s *Service) Admit(ctx context.Context, p auth.Principal, est Estimate, rid
 		s.metrics.admissions.WithLabelValues("chat", "error").Inc()
 		return nil, dbError("admit", c.err)
 	}
+	if len(c.reasons) == 1 && c.reasons[0] == reasonKeyInUse {
+		s.metrics.admissions.WithLabelValues("chat", "denied").Inc()
+		return nil, errKeyInUse()
+	}
 	if len(c.reasons) > 0 || c.ticketID == 0 {
 		s.metrics.admissions.WithLabelValues("chat", "denied").Inc()
 		return nil, s.refuse(c.w, c.plan, "chat", c.reasons)
+	}
+	if est.Key != "" {
+		if err := s.take(ctx, c); err != nil {
+			s.metrics.admissions.WithLabelValues("chat", "error").Inc()
+			return nil, err
+		}
 	}
 	s.metrics.admissions.WithLabelValues("chat", "admitted").Inc()
 	return &Ticket{

@@ -82,7 +82,7 @@ const (
 type admitCall struct {
 	userID   string
 	fallback string
-	est      Estimate
+	est      Estimate // est.Key: the request's admission key, "" for none
 	riders   []Rider
 	state    atomic.Int32
 	done     chan struct{} // closed once the result below is set
@@ -92,6 +92,7 @@ type admitCall struct {
 	plan     string
 	reasons  []string
 	ticketID int64 // 0: refused
+	gen      int32 // the keyed ticket's generation, which the take names (key.go)
 	daily    Daily
 }
 
@@ -164,27 +165,28 @@ func (b *admitBatcher) run(batch []*admitCall) {
 // admitBatchSQL is one batch of admissions: one statement, one round trip.
 // Every row also carries the batch's clock.
 const admitBatchSQL = `SELECT ` + clockCols + `, a.ord, a.plan, a.reasons, a.ticket_id,
-	a.day_requests, a.day_calls, a.day_tokens, a.day_cost, a.res_calls, a.res_tokens, a.res_cost
-FROM quota_clock($1) c, LATERAL quota_admit_requests($2::jsonb, $3, $4, $5, $6, $7,
-	c.now, c.minute, c.hour, c.day, c.now + make_interval(secs => $8), $9) a`
+	a.day_requests, a.day_calls, a.day_tokens, a.day_cost, a.res_calls, a.res_tokens, a.res_cost, a.ticket_gen
+FROM quota_clock($1) c, LATERAL quota_admit_requests($2::jsonb, $3, $4, $5::text[], $6, $7, $8,
+	c.now, c.minute, c.hour, c.day, c.now + make_interval(secs => $9), $10) a`
 
 // send runs one batch and delivers every result.
 func (b *admitBatcher) send(batch []*admitCall) {
 	n := len(batch)
 	users := make([]string, n)
 	fallbacks := make([]string, n)
+	keys := make([]string, n) // "": unkeyed
 	calls := make([]int64, n)
 	tokens := make([]int64, n)
 	costs := make([]int64, n)
 	for i, c := range batch {
-		users[i], fallbacks[i] = c.userID, c.fallback
+		users[i], fallbacks[i], keys[i] = c.userID, c.fallback, c.est.Key
 		calls[i], tokens[i], costs[i] = c.est.Calls, c.est.Tokens, c.est.CostMicros
 	}
 	// Not the callers' contexts: one caller going away must not cancel the
 	// others' admissions.
 	ctx, cancel := context.WithTimeout(context.Background(), admitTimeout)
 	defer cancel()
-	w, err := b.query(ctx, batch, users, fallbacks, calls, tokens, costs)
+	w, err := b.query(ctx, batch, users, fallbacks, keys, calls, tokens, costs)
 	if b.afterQuery != nil {
 		b.afterQuery()
 	}
@@ -206,10 +208,10 @@ func (b *admitBatcher) send(batch []*admitCall) {
 // query runs the batch's statement and sets each call's result. It returns
 // the clock the batch was decided at.
 func (b *admitBatcher) query(ctx context.Context, batch []*admitCall,
-	users, fallbacks []string, calls, tokens, costs []int64) (windows, error) {
+	users, fallbacks, keys []string, calls, tokens, costs []int64) (windows, error) {
 	s := b.s
 	var w windows
-	args := []any{s.clockArg(), s.plans, users, fallbacks, calls, tokens, costs, LeaseTTL.Seconds(), s.cfg.GlobalRequestsPerMinute}
+	args := []any{s.clockArg(), s.plans, users, fallbacks, keys, calls, tokens, costs, LeaseTTL.Seconds(), s.cfg.GlobalRequestsPerMinute}
 	var riders pgx.Batch
 	if queueRiders(&riders, batch) {
 		// The admission first, then the riders, one round trip and one
@@ -245,9 +247,10 @@ func scanAdmissions(rows pgx.Rows, batch []*admitCall) (windows, error) {
 		var ord int32
 		var r admitCall
 		var ticket *int64
+		var gen *int32
 		d := &r.daily
 		if err := rows.Scan(append(w.dest(), &ord, &r.plan, &r.reasons, &ticket, &d.Requests, &d.Calls, &d.Tokens,
-			&d.CostMicros, &d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost)...); err != nil {
+			&d.CostMicros, &d.ReservedCalls, &d.ReservedTokens, &d.ReservedCost, &gen)...); err != nil {
 			return w, err
 		}
 		if ord < 1 || int(ord) > len(batch) {
@@ -257,6 +260,9 @@ func scanAdmissions(rows pgx.Rows, batch []*admitCall) (windows, error) {
 		c.plan, c.reasons, c.daily = r.plan, r.reasons, r.daily
 		if ticket != nil {
 			c.ticketID = *ticket
+		}
+		if gen != nil {
+			c.gen = *gen
 		}
 		got++
 	}

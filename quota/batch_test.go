@@ -169,7 +169,7 @@ func TestBatchRefusesDuplicateUsers(t *testing.T) {
 	p := user(t)
 	for _, users := range [][]string{{p.UserID, p.UserID}, {"new-" + p.UserID, "new-" + p.UserID}} {
 		rows, err := s.pool.Query(context.Background(), admitBatchSQL, s.clockArg(),
-			s.plans, users, []string{"p", "p"}, []int64{0, 0}, []int64{0, 0}, []int64{0, 0},
+			s.plans, users, []string{"p", "p"}, []string{"", ""}, []int64{0, 0}, []int64{0, 0}, []int64{0, 0},
 			LeaseTTL.Seconds(), int64(0))
 		if err == nil {
 			for rows.Next() {

@@ -47,9 +47,9 @@ type VoiceSettlement struct {
 }
 
 const voiceReserveSQL = `SELECT ` + clockCols + `, r.plan, r.reasons, r.active_session, r.granted,
-	r.voice_used, r.voice_reserved, r.expires_at
+	r.voice_used, r.voice_reserved, r.expires_at, r.reserved_session, r.ticket_gen
 FROM quota_clock($4) c, LATERAL quota_voice_reserve($1, $2, $3, c.now, c.minute, c.hour, c.day, c.month,
-	$5, $6, $7, $8, $9) r`
+	$5, $10::text, $6, $7, $8, $9) r`
 
 // ReserveVoice starts voice session sessionID for p in one round trip. The
 // start counts as one request against the request windows (DESIGN §9), so
@@ -59,6 +59,22 @@ FROM quota_clock($4) c, LATERAL quota_voice_reserve($1, $2, $3, c.now, c.minute,
 // (CONCURRENT_LIMIT naming the active session_id) when the plan's
 // voice_sessions are all in use, whatever else refuses too.
 func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID string) (*VoiceReservation, error) {
+	return s.ReserveVoiceKeyed(ctx, p, sessionID, "")
+}
+
+// ReserveVoiceKeyed is ReserveVoice keyed by key, the start's
+// Idempotency-Key ("" for none), as Admit is by Estimate.Key (key.go): a
+// retry of a start whose reservation committed but whose reply was lost
+// gets that reservation, counted once, and its SessionID is the first
+// attempt's, not sessionID: the start goes on as that session. While
+// another attempt holds the key's reservation, it is CONFLICT wrapping
+// ErrKeyInUse.
+func (s *Service) ReserveVoiceKeyed(ctx context.Context, p auth.Principal, sessionID, key string) (*VoiceReservation, error) {
+	if key != "" {
+		if err := CheckKey(key); err != nil {
+			return nil, err
+		}
+	}
 	if p.UserID == "" {
 		return nil, apierr.New(apierr.Unauthorized, "")
 	}
@@ -75,16 +91,22 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 	var active *string
 	var reserved int64
 	var expires *time.Time
+	var session *string
+	var gen *int32
 	err := s.pool.QueryRow(ctx, voiceReserveSQL,
 		p.UserID, s.fallbackPlan(p), s.plans, s.clockArg(),
-		sessionID, int64(MinVoiceS), int64(noCapVoiceS), int64(voiceGraceS), s.cfg.GlobalRequestsPerMinute,
-	).Scan(append(w.dest(), &r.Plan, &reasons, &active, &r.Seconds, &r.Quota.SecondsUsed, &reserved, &expires)...)
+		sessionID, int64(MinVoiceS), int64(noCapVoiceS), int64(voiceGraceS), s.cfg.GlobalRequestsPerMinute, key,
+	).Scan(append(w.dest(), &r.Plan, &reasons, &active, &r.Seconds, &r.Quota.SecondsUsed, &reserved, &expires, &session, &gen)...)
 	s.metrics.latency.WithLabelValues("voice").Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.metrics.admissions.WithLabelValues("voice", "error").Inc()
 		return nil, dbError("reserve voice", err)
 	}
 	w.utc()
+	if len(reasons) == 1 && reasons[0] == reasonKeyInUse {
+		s.metrics.admissions.WithLabelValues("voice", "denied").Inc()
+		return nil, errKeyInUse()
+	}
 	if len(reasons) > 0 || expires == nil {
 		s.metrics.admissions.WithLabelValues("voice", "denied").Inc()
 		// An active session is the answer the caller can act on (end it, or
@@ -94,6 +116,15 @@ func (s *Service) ReserveVoice(ctx context.Context, p auth.Principal, sessionID 
 			return nil, &ActiveSessionError{SessionID: *active, Err: e}
 		}
 		return nil, s.refuse(w, r.Plan, "voice", reasons)
+	}
+	if session != nil {
+		r.SessionID = *session
+	}
+	if key != "" {
+		if err := s.takeVoice(ctx, r, gen); err != nil {
+			s.metrics.admissions.WithLabelValues("voice", "error").Inc()
+			return nil, err
+		}
 	}
 	s.metrics.admissions.WithLabelValues("voice", "admitted").Inc()
 	r.ExpiresAt = expires.UTC()

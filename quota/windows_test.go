@@ -38,7 +38,7 @@ func TestWindowsOnlyMoveForward(t *testing.T) {
 		mustAdmit(t, ahead, p, Estimate{})
 		mustAdmit(t, ahead, q, Estimate{})
 		rows, err := pool.Query(ctx, admitBatchSQL, behind.clockArg(), behind.plans,
-			[]string{p.UserID, q.UserID}, []string{"p", "p"}, []int64{0, 0}, []int64{0, 0}, []int64{0, 0},
+			[]string{p.UserID, q.UserID}, []string{"p", "p"}, []string{"", ""}, []int64{0, 0}, []int64{0, 0}, []int64{0, 0},
 			LeaseTTL.Seconds(), int64(0))
 		if err != nil {
 			t.Fatal(err)

@@ -30,11 +30,11 @@ type Call struct {
 	Answer string
 }
 
-// CreateCall places a call for the app's SDP offer with the server key and
+// createCall places a call for the app's SDP offer with the server key and
 // the whole session config s (the multipart form of POST
 // /realtime/calls), and returns the SDP answer and the call id from
 // Location. Failures are normalized like Mint's.
-func (c *Client) CreateCall(ctx context.Context, offer string, s Session) (Call, error) {
+func (c *Client) createCall(ctx context.Context, offer string, s Session) (Call, error) {
 	var res *http.Response
 	var answer []byte
 	err := c.do(ctx, "create a call", func(ctx context.Context) (err error) {
@@ -61,9 +61,9 @@ func (c *Client) CreateCall(ctx context.Context, offer string, s Session) (Call,
 	return Call{ID: id, Answer: string(answer)}, nil
 }
 
-// Hangup ends a call. A call the provider no longer knows is
+// hangup ends a call. A call the provider no longer knows is
 // ErrCallNotFound; anything else is normalized.
-func (c *Client) Hangup(ctx context.Context, callID string) error {
+func (c *Client) hangup(ctx context.Context, callID string) error {
 	var notFound bool
 	err := c.do(ctx, "hang up a call", func(ctx context.Context) error {
 		err := c.oai.Realtime.Calls.Hangup(ctx, callID)

@@ -126,10 +126,10 @@ type Secret struct {
 	Model string
 }
 
-// Mint creates a client secret for s that expires after ttl (clamped to
+// mint creates a client secret for s that expires after ttl (clamped to
 // [MinSecretTTL, MaxSecretTTL]). Failures are *apierr.Error with an AI_*
 // code (see normalize).
-func (c *Client) Mint(ctx context.Context, s Session, ttl time.Duration) (Secret, error) {
+func (c *Client) mint(ctx context.Context, s Session, ttl time.Duration) (Secret, error) {
 	ttl = min(max(ttl, MinSecretTTL), MaxSecretTTL)
 	var res *realtime.ClientSecretNewResponse
 	err := c.do(ctx, "mint a client secret", func(ctx context.Context) (err error) {

@@ -45,11 +45,11 @@ type LiveCall struct {
 	Answer string
 }
 
-// CreateLive creates a GPT-Live WebRTC session for the phone's SDP offer
+// createLive creates a GPT-Live WebRTC session for the phone's SDP offer
 // with the server key: client delegation (voxgate is the backend), nothing
 // stored, and explicit data-channel allowlists. Failures go through the one
 // classifier; a refused offer is the app's to fix.
-func (c *Client) CreateLive(ctx context.Context, offer string, s LiveSession) (LiveCall, error) {
+func (c *Client) createLive(ctx context.Context, offer string, s LiveSession) (LiveCall, error) {
 	var res *live.LiveNewResponse
 	err := c.do(ctx, "create a live session", func(ctx context.Context) (err error) {
 		res, err = c.oai.Live.New(ctx, live.LiveNewParams{Session: s.param(), Transport: live.LiveNewParamsTransport{Sdp: offer}})

@@ -187,7 +187,7 @@ func (c claimScore) ids() []string {
 // the same with each risk word replaced by its lexicon class, in pairs
 // and triples; the character 3- to 5-grams of each word; the classes
 // present, alone and in pairs; the English rules that matched; a
-// deferral; the language. Each appears once.
+// deferral; a list field's shape; the language. Each appears once.
 func claimFeatures(norm, lang string, rules []string) []uint32 {
 	return claimFeaturesExcept(norm, lang, rules, "")
 }
@@ -270,9 +270,27 @@ func claimFeaturesExcept(norm, lang string, rules []string, skip string) []uint3
 	if debunked.MatchString(folded) {
 		fs.add("D", "debunk", "", "")
 	}
+	if listField.MatchString(norm) {
+		// A field's classes are features of their own, so what the model
+		// learns of a class in a list ("medications: metformin") is not
+		// learnt of it in prose.
+		fs.add("F", "field", "", "")
+		for i, c := range featureClasses {
+			if classes&(1<<i) != 0 {
+				fs.add("F", c, "", "")
+			}
+		}
+	}
 	fs.add("lang", lang, "", "")
 	return fs.list
 }
+
+// listField is a piece written as a labelled field or list item ("goals:
+// lower cholesterol", "- supplements: vitamin d", "1. instead of insulin:
+// cinnamon"), on normal text: a feature, not a pass, since a claim can be
+// written as a list as well as in prose, and the model learns from both
+// labels of such pieces which of them claim (the corpus's fifth round).
+var listField = regexp.MustCompile(`^[-*•\s]*(\d{1,3}[.)]\s*)?[^\s:.!?][^:.!?]{0,30}:\s`)
 
 func classIndex(c string) int { return slices.Index(featureClasses, c) }
 

@@ -56,6 +56,9 @@ type Verdict struct {
 	Ran []string
 	// Judged are the sentences put to the judge (Options.Judge), in order.
 	Judged []Judgement
+	// Fallback is what replaces the claim when Blocked (Filter.Fallback),
+	// "" otherwise.
+	Fallback string
 }
 
 // Options configure a filter for one user.
@@ -96,6 +99,9 @@ type Filter struct {
 	rules     []string
 	tone      bool
 	judged    []Judgement
+	// stoppedIn is the language the stopped piece was read in: the
+	// user's when known, else the piece's own.
+	stoppedIn string
 }
 
 // NewFilter makes a filter for one answer.
@@ -109,6 +115,12 @@ func (f *Filter) Options() Options { return f.opts }
 
 // Outcome is the verdict's outcome so far.
 func (f *Filter) Outcome() Outcome { return f.outcome }
+
+// Fallback is what replaces a blocked claim, in the language the claim was
+// read in: the user's when the caller knows it, else the claim's own, so
+// that a Spanish speaker with no profile language is not answered in
+// English. English for an answer not blocked.
+func (f *Filter) Fallback() string { return FallbackFor(f.stoppedIn) }
 
 // Write takes the next delta of the answer and returns the text that may
 // be shown now ("" while a piece is still being read, and for ever once
@@ -175,7 +187,7 @@ func (f *Filter) judge(window string) bool {
 	}
 	lang := sentenceLanguage(f.opts, window)
 	if ids := f.decideClaim(window, norm, lang); len(ids) > 0 {
-		f.outcome, f.rules = Blocked, append(f.rules, ids...)
+		f.outcome, f.rules, f.stoppedIn = Blocked, append(f.rules, ids...), lang
 		return false
 	}
 	if ids := prescriptiveHits(norm, lang); len(ids) > 0 {
@@ -195,6 +207,7 @@ func (f *Filter) Verdict() Verdict {
 	v.Rules = slices.Compact(slices.Sorted(slices.Values(f.rules)))
 	v.Judged = slices.Clone(f.judged)
 	if f.outcome == Blocked {
+		v.Fallback = f.Fallback()
 		v.Flags = append(v.Flags, Flag{Type: MedicalClaim, Blocked: true,
 			Message: "Part of the answer read as medical advice and was replaced."})
 	}

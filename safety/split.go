@@ -81,7 +81,7 @@ func nextPiece(buf string, final bool) (n, window int, ok bool) {
 			return 0, 0, false // a decimal point or the end of a sentence: the next character tells
 		}
 		next, sz := utf8.DecodeRuneInString(buf[j:])
-		if !unicode.IsSpace(next) || (r == '.' && abbreviated(buf[:i])) {
+		if !unicode.IsSpace(next) || (r == '.' && (abbreviated(buf[:i]) || listMarker(buf[:i]))) {
 			continue
 		}
 		end := j + sz
@@ -114,6 +114,23 @@ func forcedCut(buf string, limit int) int {
 func abbreviated(before string) bool {
 	k := strings.LastIndexFunc(before, func(r rune) bool { return !unicode.IsLetter(r) && r != '.' })
 	return abbreviations[strings.ToLower(before[k+1:])]
+}
+
+// listMarker reports whether the text before a full stop is a numbered
+// list's marker ("1." at a line's start: a piece always starts a line), so
+// the stop ends no sentence and the item is read whole, its marker and
+// its words one piece, as a bulleted item ("- stops the flu") is.
+func listMarker(before string) bool {
+	d := strings.TrimLeftFunc(before, unicode.IsSpace)
+	if d == "" || len(d) > 3 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Sentences splits text into the pieces the stream filter releases: their

@@ -6,10 +6,12 @@
 #     one required value) and with ci/production-values.yaml;
 #   - kubeconform -strict on every rendered manifest, against schemas made
 #     offline from the Kubernetes module's own OpenAPI document and the
-#     prometheus-operator module's ServiceMonitor CRD (deploy/kubeschema),
+#     prometheus-operator module's ServiceMonitor and PrometheusRule CRDs
+#     (deploy/kubeschema),
 #     and a misspelt field that must fail, so the schemas are known to bite;
-#   - promtool check rules and test rules on the alerts, check config on
-#     the compose file's Prometheus;
+#   - promtool check rules and test rules on the alerts, and check rules on
+#     the chart's PrometheusRule as rendered (its copy of the alerts must be
+#     the file), check config on the compose file's Prometheus;
 #   - deploy/compose.yaml loaded by compose-go, the loader of the docker
 #     compose CLI (the compose spec's schema), from its own module
 #     (deploy/composecheck), with a misspelt key that must fail;
@@ -61,15 +63,20 @@ promtool=$(install promtool github.com/prometheus/prometheus/cmd/promtool "$PROM
 moddir() {
   GOFLAGS=-mod=mod $GO mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
-stamp=$(cat deploy/kubeschema/main.go | sha256sum | cut -c1-12)
+# The prometheus-operator CRDs the chart renders; part of the cache's name.
+crds="servicemonitors prometheusrules"
+stamp=$( (cat deploy/kubeschema/main.go; echo "$crds") | sha256sum | cut -c1-12)
 schemas="$tools/schemas-$KUBERNETES_VERSION-$PROMETHEUS_OPERATOR_VERSION-$stamp"
 if [ ! -f "$schemas/statefulset-apps-v1.json" ]; then
   k8s=$(moddir k8s.io/kubernetes "$KUBERNETES_VERSION") || skip_or_fail "cannot download k8s.io/kubernetes $KUBERNETES_VERSION"
   po=$(moddir github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION") ||
     skip_or_fail "cannot download prometheus-operator $PROMETHEUS_OPERATOR_VERSION"
   rm -rf "$schemas.tmp"
-  $GO run ./deploy/kubeschema -swagger "$k8s/api/openapi-spec/swagger.json" \
-    -crd "$po/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" -out "$schemas.tmp"
+  crdargs=()
+  for c in $crds; do
+    crdargs+=(-crd "$po/example/prometheus-operator-crd/monitoring.coreos.com_$c.yaml")
+  done
+  $GO run ./deploy/kubeschema -swagger "$k8s/api/openapi-spec/swagger.json" "${crdargs[@]}" -out "$schemas.tmp"
   mv "$schemas.tmp" "$schemas"
 fi
 
@@ -99,7 +106,7 @@ expect "$work/production.yaml" 'terminationGracePeriodSeconds: 52$' "the grace p
 for k in StatefulSet PodDisruptionBudget Secret ConfigMap; do
   expect "$work/default.yaml" "^kind: $k\$" "no $k"
 done
-for k in HorizontalPodAutoscaler ServiceMonitor; do
+for k in HorizontalPodAutoscaler ServiceMonitor PrometheusRule; do
   expect "$work/production.yaml" "^kind: $k\$" "no $k"
 done
 expect "$work/default.yaml" 'volumeClaimTemplates:' "no per-replica spool volume"
@@ -123,6 +130,13 @@ if "$helm" template voxgate "$chart" --kube-version "$KUBE_VERSION" >"$work/none
 fi
 
 "$promtool" check rules deploy/prometheus/alerts.yaml
+# The chart's PrometheusRule renders the same rules: its copy is the file,
+# and the rendered spec passes promtool as it is.
+cmp deploy/prometheus/alerts.yaml "$chart/files/alerts.yaml" ||
+  { echo "deploy-check: $chart/files/alerts.yaml differs from deploy/prometheus/alerts.yaml; copy it over" >&2; exit 1; }
+"$helm" template voxgate "$chart" --kube-version "$KUBE_VERSION" -f "$chart/ci/production-values.yaml" \
+  --show-only templates/prometheusrule.yaml | awk '/^spec:$/{on=1; next} on{sub(/^  /, ""); print}' >"$work/rendered-rules.yaml"
+"$promtool" check rules "$work/rendered-rules.yaml"
 "$promtool" test rules deploy/prometheus/alerts_test.yaml
 cp deploy/compose/prometheus.yml deploy/prometheus/alerts.yaml "$work/"
 "$promtool" check config "$work/prometheus.yml"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the official Node openai client, at the version package-lock.json
-# pins, into sse/testdata/node/node_modules (git-ignored) for
-# sse/completion_node_test.go. Under CI=true a missing node or npm is a
-# failure; elsewhere the test skips and says why.
+# pins, into testdata/node/node_modules (git-ignored) for
+# the completions and responses tests, and @openai/agents-realtime, whose
+# browser bundle cmd/voxgate's TestAgentsRealtimeInChromium loads. Under
+# CI=true a missing node or npm is a failure; elsewhere the test skips and
+# says why.
 set -euo pipefail
-cd "$(dirname "$0")/../sse/testdata/node"
+cd "$(dirname "$0")/../testdata/node"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [ "${CI:-}" = true ]; then
     echo "node-openai: node and npm are required under CI" >&2

@@ -10,7 +10,8 @@ import (
 )
 
 // A browser's direct-mode call: the preflight of POST /v1/realtime/calls
-// allows the page's origin, its Authorization and Content-Type, and the
+// allows the page's origin, its Authorization and Content-Type (and the
+// header OpenAI's own browser SDK adds, X-OpenAI-Agents-SDK), and the
 // call's answer (a refusal here) is readable from that origin too. Other
 // routes do not answer preflights.
 func TestRealtimeCallsAllowBrowsers(t *testing.T) {
@@ -32,7 +33,8 @@ func TestRealtimeCallsAllowBrowsers(t *testing.T) {
 	pre := do("OPTIONS", "/v1/realtime/calls", map[string]string{"Origin": "http://127.0.0.1:9",
 		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"})
 	if pre.StatusCode != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "*" ||
-		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") || pre.Header.Get("Access-Control-Allow-Methods") != "POST" {
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") || pre.Header.Get("Access-Control-Allow-Methods") != "POST" ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-OpenAI-Agents-SDK") {
 		t.Errorf("preflight: %d %v", pre.StatusCode, pre.Header)
 	}
 	refused := do("POST", "/v1/realtime/calls", map[string]string{"Origin": "http://127.0.0.1:9", "Content-Type": "application/sdp", "Authorization": "Bearer ek_wrong"})

@@ -98,6 +98,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+live.EndpointAttach, s.env.Endpoint(live.EndpointAttach, s.live.Attach))
 	mux.Handle("GET "+openai.EndpointOrgUsageCompletions, s.env.Endpoint(openai.EndpointOrgUsageCompletions, s.oa.OrgUsageCompletions))
 	mux.Handle("GET "+openai.EndpointOrgCosts, s.env.Endpoint(openai.EndpointOrgCosts, s.oa.OrgCosts))
+	mux.Handle("GET "+anthropic.EndpointOrgCost, s.env.Endpoint(anthropic.EndpointOrgCost, s.anth.OrgCost))
+	mux.Handle("GET "+anthropic.EndpointOrgUsage, s.env.Endpoint(anthropic.EndpointOrgUsage, s.anth.OrgUsage))
 	mux.Handle(gemini.Route, s.gem.Handler())
 	mux.HandleFunc("GET /sim/calls", s.rts.GetCalls)
 	mux.HandleFunc("GET /sim/live/sessions", s.live.GetSessions)

@@ -1,4 +1,6 @@
-// Package sse serves text chat as a stream of server-sent events (DESIGN §7).
+// Package sse writes one stream of server-sent events (DESIGN §7): the
+// chat turn's events and the OpenAI-compatible chunks both go out through
+// it, with keep-alive pings, a bounded write and one last line on an end.
 package sse
 
 import (
@@ -88,7 +90,9 @@ func canFlush(w http.ResponseWriter) bool {
 // n counting from 1, and flushes it. The data is v marshalled as a JSON
 // object with "type": eventType added; v must marshal to an object (or be
 // nil, for {"type": …}), and a "type" it carries must equal eventType.
-// eventType must match ^[a-z_]+$. Once the client has gone or Close was
+// eventType must match ^[a-z][a-z0-9_.]*$ (the chat turn's names and the
+// Responses API's dotted ones, response.output_text.delta); nothing in
+// it can end a line or a field. Once the client has gone or Close was
 // called, Send writes nothing and returns ErrGone or ErrClosed.
 func (w *Writer) Send(eventType string, v any) error {
 	data, err := eventData(eventType, v)
@@ -243,12 +247,15 @@ func (w *Writer) writeLocked() error {
 	return nil
 }
 
+// validEventType holds a name to ^[a-z][a-z0-9_.]*$: a frame's event
+// line cannot be broken by it (no CR, LF or colon), and it is the same
+// name in the data's "type", which is copied unescaped.
 func validEventType(s string) bool {
-	if s == "" {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && c != '_' {
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '.' {
 			return false
 		}
 	}
@@ -258,7 +265,7 @@ func validEventType(s string) bool {
 // eventData marshals v as a JSON object with "type" first.
 func eventData(eventType string, v any) ([]byte, error) {
 	if !validEventType(eventType) {
-		return nil, fmt.Errorf("sse: event type %q: want [a-z_]+", eventType)
+		return nil, fmt.Errorf("sse: event type %q: want [a-z][a-z0-9_.]*", eventType)
 	}
 	head := `{"type":"` + eventType + `"`
 	if v == nil {

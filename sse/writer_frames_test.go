@@ -1,6 +1,8 @@
 package sse
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -84,5 +86,37 @@ func TestParseFrames(t *testing.T) {
 	}
 	if rest != "partial" {
 		t.Errorf("rest: got %q, want %q", rest, "partial")
+	}
+}
+
+// TestEventNames: the Responses API's dotted names go out on the event
+// line as they are, the chat turn's plain ones too, and a name that is
+// not ^[a-z][a-z0-9_.]*$ is refused with nothing written.
+func TestEventNames(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"content": true, "stream_complete": true, "response.output_text.delta": true, "response.created": true,
+		"h2": true, "error": true,
+		"": false, "Content": false, ".dot": false, "9lives": false, "a-b": false, "a b": false, "event:x": false,
+		"a\nb": false, "a\rb": false, "réponse": false, "response.created\ndata: {}": false,
+	} {
+		rec := httptest.NewRecorder()
+		w, err := NewWriter(rec, httptest.NewRequest(http.MethodPost, "/v1/responses", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := rec.Body.Len()
+		err = w.Send(name, map[string]int{"sequence_number": 0})
+		w.Close()
+		if !ok {
+			if err == nil || rec.Body.Len() != before {
+				t.Errorf("%q: err %v, body %q; want a refusal writing nothing", name, err, rec.Body)
+			}
+			continue
+		}
+		frames, rest := parseFrames(t, rec.Body.String())
+		if err != nil || rest != "" || len(frames) != 1 || frames[0].event != name ||
+			frames[0].data != `{"type":"`+name+`","sequence_number":0}` {
+			t.Errorf("%q: err %v, frames %+v, rest %q", name, err, frames, rest)
+		}
 	}
 }

@@ -26,6 +26,15 @@ func FuzzWriterFrames(f *testing.F) {
 		{"content\nevent: done", "x"},
 		{"", "x"},
 		{"a-b", "x"},
+		{"response.output_text.delta", "x"},
+		{"response.function_call_arguments.done", "{\"a\":1}"},
+		{"h2", "x"},
+		{".dot", "x"},
+		{"9lives", "x"},
+		{"response.created\ndata: {}", "x"},
+		{"event:x", "x"},
+		{"a b", "x"},
+		{"a\u00e9", "x"},
 	} {
 		f.Add(seed.typ, seed.content)
 	}

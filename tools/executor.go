@@ -14,6 +14,7 @@ import (
 	"github.com/voxgate/voxgate/internal/auth"
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/randid"
+	"github.com/voxgate/voxgate/safety"
 )
 
 // PlanResolver resolves the caller's effective plan (package quota does:
@@ -51,6 +52,14 @@ type Call struct {
 	// (screen.go); an empty Language has each piece's language detected.
 	Language    string
 	DisplayName string
+	// Judge is the caller's unit's second opinion on sentences the claim
+	// model is unsure of (safety.Options.Judge, docs/safety.md "A second
+	// opinion"), nil when none is configured: the screen asks it too, so
+	// a call's arguments and cards get the verdict the unit's answer would,
+	// and its questions are the unit's to record and price. JudgeBand is
+	// safety.Options.JudgeBand.
+	Judge     safety.Judge
+	JudgeBand float32
 }
 
 // ExecutorParams builds an Executor.

@@ -39,10 +39,10 @@ func (u *Unsafe) Unwrap() error {
 }
 
 // screenOptions are the filter's options for c's user: the profile's
-// language and name when the caller knows them; "" has each piece's
-// language detected.
+// language and name when the caller knows them ("" has each piece's
+// language detected), and the caller's judge if it has one.
 func screenOptions(c *Call) safety.Options {
-	return safety.Options{Language: c.Language, DisplayName: c.DisplayName}
+	return safety.Options{Language: c.Language, DisplayName: c.DisplayName, Judge: c.Judge, JudgeBand: c.JudgeBand}
 }
 
 // screenArguments checks a call's canonical arguments; nil means they may

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,6 +82,65 @@ func TestScreenEveryCall(t *testing.T) {
 			var u *Unsafe
 			if _, _, err := e.Check(context.Background(), c); !errors.As(err, &u) {
 				t.Fatalf("Check: %v, want *Unsafe", err)
+			}
+		})
+	}
+}
+
+// yesJudge answers every question the same and counts them.
+type yesJudge struct {
+	claim bool
+	asked int
+}
+
+func (j *yesJudge) Judge(string, string) (claim, ok bool) {
+	j.asked++
+	return j.claim, true
+}
+
+// TestScreenAsksTheCallsJudge: the screen asks the caller's judge about
+// the sentences the claim model is unsure of, as the answer's filter
+// does (a band wide enough to hold every sentence, so the test does not
+// hang on the model's scores): a judge that calls a benign sentence with
+// a risk word a claim refuses the call, one that clears a claim lets it
+// run with the clearing in its rule ids, and a call with no judge is the
+// model's alone.
+func TestScreenAsksTheCallsJudge(t *testing.T) {
+	reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{cardTool("note")}})
+	e, err := NewExecutor(ExecutorParams{DB: pgtest.Pool(t), Registry: reg, Plans: fakePlans{},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Screen: safety.CheckText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const benign, claim = "Lentil soup is a good lunch if you watch your blood sugar.", "Cinnamon cures type 2 diabetes."
+	for i, tc := range []struct {
+		name, text string
+		judge      *yesJudge
+		refused    bool
+		rule       string
+	}{
+		{"no judge, benign", benign, nil, false, ""},
+		{"no judge, claim", claim, nil, true, ""},
+		{"the judge finds a claim", benign, &yesJudge{claim: true}, true, safety.RuleClaimJudge},
+		{"the judge clears a claim", claim, &yesJudge{claim: false}, false, safety.RuleJudgeCleared},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := chatCall("s-judge", "j"+string(rune('a'+i)), "note", `{"text":"`+tc.text+`"}`)
+			if tc.judge != nil {
+				c.Judge, c.JudgeBand = tc.judge, 100
+			}
+			res, err := e.Execute(context.Background(), c)
+			if err != nil {
+				t.Fatalf("Execute: %v", err)
+			}
+			if refused := res.Error != nil && res.Error.Code == UnsafeArguments; refused != tc.refused {
+				t.Fatalf("refused %v (%+v), want %v", refused, res.Error, tc.refused)
+			}
+			if tc.judge == nil {
+				return
+			}
+			if tc.judge.asked == 0 || !slices.Contains(res.Screened, tc.rule) {
+				t.Fatalf("judge asked %d times, rules %v; want it asked and %s", tc.judge.asked, res.Screened, tc.rule)
 			}
 		})
 	}

@@ -216,3 +216,24 @@ func TestDemoPolicyNamesTheDirectOrigin(t *testing.T) {
 		}
 	}
 }
+
+// Each page names its icon, an embedded SVG, so a browser never asks for
+// /favicon.ico (a 404 in every browser test's log before).
+func TestPagesNameTheirIcon(t *testing.T) {
+	t.Parallel()
+	p := mustPages(t)
+	icon := regexp.MustCompile(`<link rel="icon" type="image/svg\+xml" href="(/web/[0-9a-f]{12}\.favicon\.svg)">`)
+	for _, c := range []struct {
+		name string
+		h    httpx.HandlerFunc
+	}{{"/admin", p.HandleAdmin}, {"/demo", p.HandleDemo}} {
+		m := icon.FindStringSubmatch(body(t, serve(t, "GET "+c.name, c.h, c.name)))
+		if m == nil {
+			t.Fatalf("%s names no icon", c.name)
+		}
+		r := serve(t, "GET /web/{file}", p.HandleAsset, m[1])
+		if b := body(t, r); r.StatusCode != 200 || r.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(b, "<svg ") || strings.Contains(b, "<script") {
+			t.Errorf("%s: %d %q %.60s", m[1], r.StatusCode, r.Header.Get("Content-Type"), b)
+		}
+	}
+}

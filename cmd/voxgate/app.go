@@ -22,7 +22,7 @@ import (
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/server"
 	"github.com/voxgate/voxgate/internal/spool"
-	"github.com/voxgate/voxgate/internal/telemetry"
+	"github.com/voxgate/voxgate/internal/telemetry/otlp"
 	"github.com/voxgate/voxgate/lifecycle"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/quota"
@@ -73,12 +73,18 @@ type Main struct {
 	// Chat is the chat service, or off when no provider of chat.route is
 	// configured.
 	Chat chatService
+	// Completions serves the OpenAI-compatible endpoints over the same
+	// router and unit.Env as chat, or off with it.
+	Completions completionsService
+	// Responses serves POST /v1/responses and its stored responses over
+	// the same router and unit.Env, or off with chat.
+	Responses responsesService
 	// Lifecycle re-checks the models' shutdown dates daily; nil when no
 	// provider is configured.
 	Lifecycle *lifecycle.Checker
 	// Tracing exports spans over OTLP when the OTEL_* variables ask for it
 	// (docs/operations.md, "Traces"); off, it does nothing.
-	Tracing *telemetry.Tracing
+	Tracing *otlp.Tracing
 
 	httpServer    *http.Server
 	metricsServer *http.Server
@@ -98,7 +104,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return errors.New("VOXGATE_DATABASE_URL is not set (or run 'voxgate dev' for a local database)")
 	}
 	var err error
-	if m.Tracing, err = telemetry.Setup(ctx, buildVersion()); err != nil {
+	if m.Tracing, err = otlp.Setup(ctx, buildVersion()); err != nil {
 		return err
 	}
 	if m.Pool, err = database.Open(ctx, cfg.Database.URL, cfg.Database.MaxConns, cfg.Database.MinConns); err != nil {
@@ -143,7 +149,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Voice, err = newVoice(m); err != nil {
 		return err
 	}
-	if m.Chat, err = newChat(m); err != nil {
+	if m.Chat, m.Completions, err = newChat(m); err != nil {
 		return err
 	}
 	if m.Lifecycle, err = newLifecycle(ctx, m); err != nil {

@@ -30,7 +30,11 @@ of concurrent clients, streamed and not. It reports the latency the gateway adds
 over calling the mock directly, requests per second, and CPU per request of the
 gateway process and of the PostgreSQL processes serving it (from /proc, when the
 server runs on this machine), with how many requests per second a PostgreSQL of
-N cores would serve at that cost. The database is VOXGATE_DATABASE_URL (or
+N cores would serve at that cost. With each streamed case it times a streamed
+POST /v1/responses to its first text delta the same way (--responses), beside
+the completions figure. Mode chat runs streamed POST /v1/chat turns (a new
+session each) to their first content event instead, with the same figures per
+turn. The database is VOXGATE_DATABASE_URL (or
 --database-url), else a voxgate_bench database found or started as 'voxgate dev'
 does. docs/capacity.md explains each figure.`
 
@@ -52,13 +56,14 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs := newFlags("bench", benchSummary, stderr)
 	dbURL := fs.String("database-url", "", "the database (default $VOXGATE_DATABASE_URL, else a local voxgate_bench)")
 	clients := fs.String("clients", "1,32", "concurrent clients, one run each (comma-separated)")
-	modes := fs.String("mode", "whole,stream", "whole, stream or both (comma-separated)")
+	modes := fs.String("mode", "whole,stream", "whole, stream or chat: completions whole or streamed, or streamed chat turns (comma-separated)")
 	duration := fs.Duration("duration", 5*time.Second, "length of each measured run")
 	warmup := fs.Duration("warmup", time.Second, "an unmeasured run before each gateway run")
 	rounds := fs.Int("rounds", 1, "how many times to repeat the whole set, interleaved")
 	cores := fs.String("pg-cores", "2,4,8,16", "PostgreSQL core counts to estimate capacity for")
 	profile := fs.String("cpuprofile", "", "write the gateway's CPU profile over the whole bench to this file (go tool pprof reads it)")
 	binary := fs.String("gateway", "", "the voxgate binary to measure (default this one): compare two builds on one machine")
+	responses := fs.Bool("responses", true, "with each streamed case, time a streamed POST /v1/responses to its first response.output_text.delta, through the gateway and straight to a mock of that route")
 	traces := fs.Bool("traces", false, "have the gateway export every request's trace (100 % sampled) to an OTLP sink in this process: what tracing costs")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -71,15 +76,13 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("--pg-cores: %w", err)
 	}
-	var streams []bool
+	var cases []string
 	for _, m := range strings.Split(*modes, ",") {
-		switch strings.TrimSpace(m) {
-		case "whole":
-			streams = append(streams, false)
-		case "stream":
-			streams = append(streams, true)
+		switch m = strings.TrimSpace(m); m {
+		case modeWhole, modeStream, modeChat:
+			cases = append(cases, m)
 		default:
-			return fmt.Errorf("--mode: %q is not whole or stream", m)
+			return fmt.Errorf("--mode: %q is not whole, stream or chat", m)
 		}
 	}
 	if *dbURL == "" {
@@ -123,15 +126,34 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}
 	direct := capacity.Target{URL: mock.URL + "/chat/completions"}
 	via := capacity.Target{URL: gw.url + "/v1/chat/completions", Auth: gw.auth}
+	var respDirect capacity.Target
+	respVia := capacity.Target{URL: gw.url + "/v1/responses", Auth: gw.auth}
+	if *responses {
+		rm, err := startRespMock()
+		if err != nil {
+			return err
+		}
+		defer rm.Close()
+		respDirect.URL = rm.URL + "/responses"
+	}
 	fmt.Fprintf(stdout, "voxgate bench: gateway pid %d at %s, mock at %s, %s per run\n\n", gw.cmd.Process.Pid, gw.url, mock.URL, *duration)
 	var rows []benchRow
+	chatVia := capacity.Target{URL: gw.url + "/v1/chat", Auth: gw.auth}
 	for round := range *rounds {
-		for _, stream := range streams {
+		for _, mode := range cases {
 			for _, n := range counts {
-				l := capacity.Load{Clients: n, Duration: *duration, Stream: stream, Model: "default"}
-				row, err := benchCase(ctx, client, direct, via, l, *warmup, gw, pg)
+				l := capacity.Load{Clients: n, Duration: *duration, Stream: mode != modeWhole, Model: "default"}
+				gateway := func(l capacity.Load) capacity.Result { return capacity.Run(ctx, client, via, l) }
+				if mode == modeChat {
+					gateway = func(l capacity.Load) capacity.Result { return runChat(ctx, client, chatVia, l) }
+				}
+				row, err := benchCase(ctx, client, direct, gateway, l, *warmup, gw, pg)
 				if err != nil {
 					return err
+				}
+				row.mode = mode
+				if mode == modeStream && *responses {
+					row.resp = benchResponses(ctx, client, respDirect, respVia, l, *warmup)
 				}
 				row.round = round + 1
 				rows = append(rows, row)
@@ -143,16 +165,23 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
+// The bench's modes: completions whole or streamed, or streamed chat turns.
+const (
+	modeWhole  = "whole"
+	modeStream = "stream"
+	modeChat   = "chat"
+)
+
 // benchCase runs l against the mock directly, then (after a warm-up)
-// through the gateway, and reads the gateway's and PostgreSQL's CPU
-// around the gateway's run.
-func benchCase(ctx context.Context, client *http.Client, direct, via capacity.Target, l capacity.Load, warmup time.Duration,
-	gw *benchGateway, pg *capacity.Backends) (benchRow, error) {
+// through the gateway with gateway, and reads the gateway's and
+// PostgreSQL's CPU around the gateway's run.
+func benchCase(ctx context.Context, client *http.Client, direct capacity.Target, gateway func(capacity.Load) capacity.Result,
+	l capacity.Load, warmup time.Duration, gw *benchGateway, pg *capacity.Backends) (benchRow, error) {
 	row := benchRow{load: l}
 	row.direct = capacity.Run(ctx, client, direct, l)
 	w := l
 	w.Duration = warmup
-	capacity.Run(ctx, client, via, w)
+	gateway(w)
 	before, err := pg.Settled(ctx)
 	if err != nil {
 		return row, err
@@ -165,7 +194,7 @@ func benchCase(ctx context.Context, client *http.Client, direct, via capacity.Ta
 	if err != nil {
 		return row, err
 	}
-	row.gateway = capacity.Run(ctx, client, via, l)
+	row.gateway = gateway(l)
 	cpu1, err := capacity.ProcessCPU(gw.cmd.Process.Pid)
 	if err != nil {
 		return row, err

@@ -12,6 +12,7 @@ import (
 // alone, what the gateway did, and the CPU around the gateway's run.
 type benchRow struct {
 	round      int
+	mode       string // modeWhole, modeStream or modeChat
 	load       capacity.Load
 	direct     capacity.Result
 	gateway    capacity.Result
@@ -21,6 +22,8 @@ type benchRow struct {
 	// during its run (its own counters; background work included).
 	statements, roundTrips float64
 	counted                bool
+	// resp is the Responses case of a streamed load (benchresponses.go).
+	resp *respRow
 }
 
 // perRequest is d over the gateway run's requests.
@@ -34,10 +37,8 @@ func (r benchRow) perRequest(d time.Duration) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
 func printBenchRow(w io.Writer, r benchRow) {
-	kind := "whole"
-	if r.load.Stream {
-		kind = "streamed (first content)"
-	}
+	kind := map[string]string{modeWhole: "whole", modeStream: "streamed (first content)",
+		modeChat: "chat turns, streamed (first content; direct is the mock's completion)"}[r.mode]
 	g, d := r.gateway, r.direct
 	fmt.Fprintf(w, "round %d, %d client(s), %s:\n", r.round, r.load.Clients, kind)
 	fmt.Fprintf(w, "  requests/s        gateway %.0f, mock direct %.0f (ratio %.3f); failed %d", g.PerSecond(), d.PerSecond(),
@@ -65,28 +66,40 @@ func printBenchRow(w io.Writer, r benchRow) {
 		}
 		fmt.Fprintln(w)
 	}
+	printRespRow(w, r)
 	fmt.Fprintln(w)
 }
 
 // printCapacity estimates, from the PostgreSQL CPU per request of the
 // heaviest load measured, how many requests per second a server of each
-// core count would serve if its CPU were the only limit.
+// core count would serve if its CPU were the only limit: for completions,
+// and for chat turns when they were measured.
 func printCapacity(w io.Writer, rows []benchRow, cores []int) {
-	var best benchRow
-	for _, r := range rows {
-		if r.pg.Local && r.gateway.Requests > best.gateway.Requests {
-			best = r
+	for _, what := range []string{"completions", "chat turns"} {
+		var best benchRow
+		found := false
+		for _, r := range rows {
+			if (r.mode == modeChat) != (what == "chat turns") {
+				continue
+			}
+			found = true
+			if r.pg.Local && r.gateway.Requests > best.gateway.Requests {
+				best = r
+			}
 		}
-	}
-	per := best.perRequest(best.pg.Gateway + best.pg.Background)
-	if per <= 0 {
-		fmt.Fprintln(w, "capacity: no PostgreSQL CPU was measured (the server is not on this machine)")
-		return
-	}
-	fmt.Fprintf(w, "capacity: PostgreSQL spends %s of CPU per request (backends and background, at %d clients);\n", ms(per), best.load.Clients)
-	fmt.Fprintln(w, "if its CPU were the only limit, a server would serve about:")
-	for _, n := range cores {
-		fmt.Fprintf(w, "  %3d cores: %8.0f requests/s\n", n, float64(n)*float64(time.Second)/float64(per))
+		if !found {
+			continue
+		}
+		per := best.perRequest(best.pg.Gateway + best.pg.Background)
+		if per <= 0 {
+			fmt.Fprintf(w, "capacity, %s: no PostgreSQL CPU was measured (the server is not on this machine)\n", what)
+			continue
+		}
+		fmt.Fprintf(w, "capacity, %s: PostgreSQL spends %s of CPU per request (backends and background, at %d clients);\n", what, ms(per), best.load.Clients)
+		fmt.Fprintln(w, "if its CPU were the only limit, a server would serve about:")
+		for _, n := range cores {
+			fmt.Fprintf(w, "  %3d cores: %8.0f requests/s\n", n, float64(n)*float64(time.Second)/float64(per))
+		}
 	}
 }
 

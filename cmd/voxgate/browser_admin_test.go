@@ -155,9 +155,9 @@ func TestAdminPageInChromium(t *testing.T) {
 	}
 
 	// A priced record's detail: its cost lines add up to its cost.
-	b.run(t, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#records tbody tr')].find(tr => tr.cells[16].textContent !== 'unpriced').click()`))
+	b.run(t, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#records tbody tr')].find(tr => tr.cells[17].textContent !== 'unpriced').click()`))
 	b.waitJS(t, "the record's detail", `!!document.getElementById('lines-total')`)
-	if got := evalJS[[]string](t, b, `[document.getElementById('lines-total').textContent, document.querySelector('#records tr.sel').cells[16].textContent, String(document.querySelectorAll('#lines tbody tr').length)]`); got[0] != got[1] || got[2] < "3" {
+	if got := evalJS[[]string](t, b, `[document.getElementById('lines-total').textContent, document.querySelector('#records tr.sel').cells[17].textContent, String(document.querySelectorAll('#lines tbody tr').length)]`); got[0] != got[1] || got[2] < "3" {
 		t.Errorf("detail: lines total %q, the record's cost %q, %s rows; want equal, with lines", got[0], got[1], got[2])
 	}
 

@@ -13,9 +13,10 @@ import (
 	"github.com/voxgate/voxgate/tools/demo"
 )
 
-// The demo's chat against the simulator: a turn with a tool shows its
+// The demo's chat against the simulator, through @voxgate/client (the
+// page's script is the package's bundle): a turn with a tool shows its
 // steps, the streamed text and the recipe cards; a write asks for
-// confirmation, and allowing it completes the call.
+// confirmation, and allowing it completes the call; a refused turn says why.
 func TestDemoChatInChromium(t *testing.T) {
 	t.Parallel()
 	if !inLoopbackNamespace(t) {
@@ -78,5 +79,13 @@ func TestDemoChatInChromium(t *testing.T) {
 		t.Errorf("the page shows an error: %q", s)
 	}
 	b.screenshot(t, "demo-chat.png")
+
+	// A refusal is the package's VoxgateError, shown in the pages' words.
+	_ = evalJS[any](t, b, `sessionStorage.setItem('voxgate.token', 'not.a.token'); 0`)
+	send("one more")
+	b.waitJS(t, "the refusal", `document.getElementById('chat-state').classList.contains('error') && !document.getElementById('chat-send').disabled`)
+	if s := evalJS[string](t, b, `document.getElementById('chat-state').textContent`); s != "Your token has expired or is not valid. Paste a fresh one." {
+		t.Errorf("a refused turn shows %q", s)
+	}
 	b.noViolations(t)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voxgate/voxgate/internal/config"
+	"github.com/voxgate/voxgate/internal/logbuf"
 	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -90,6 +91,9 @@ func (b *browser) record(ev any) {
 	switch e := ev.(type) {
 	case *cdplog.EventEntryAdded:
 		line = string(e.Entry.Level) + " " + string(e.Entry.Source) + ": " + e.Entry.Text
+		if e.Entry.URL != "" {
+			line += " " + e.Entry.URL
+		}
 	case *runtime.EventExceptionThrown:
 		line = "exception: " + e.ExceptionDetails.Text
 		if e.ExceptionDetails.Exception != nil {
@@ -122,12 +126,14 @@ func (b *browser) console() string {
 	return strings.Join(b.logs, "\n")
 }
 
-// noViolations fails t when the browser reported a CSP violation or an
-// uncaught exception.
+// noViolations fails t when the browser reported a CSP violation, an
+// uncaught exception, or a failed load of /favicon.ico (the pages name
+// their icon, so a browser has no reason to ask for that).
 func (b *browser) noViolations(t *testing.T) {
 	t.Helper()
 	for _, l := range strings.Split(b.console(), "\n") {
-		if strings.Contains(l, "Content Security Policy") || strings.Contains(l, "Content-Security-Policy") || strings.HasPrefix(l, "exception:") {
+		if strings.Contains(l, "Content Security Policy") || strings.Contains(l, "Content-Security-Policy") || strings.HasPrefix(l, "exception:") ||
+			strings.Contains(l, "/favicon.ico") {
 			t.Errorf("the browser reported: %s", l)
 		}
 	}
@@ -177,15 +183,23 @@ func evalJS[T any](t *testing.T, b *browser, expr string) T {
 }
 
 // voiceBrowser is a gateway with the demo on, voice in sideband mode over
-// the simulator, and a Chromium with a fake microphone that may make
-// WebRTC calls on loopback: what every browser voice test starts from.
-func voiceBrowser(t *testing.T) (*Main, *browser) {
+// the simulator and the relay's candidates on loopback (as voxgate dev
+// keeps them: the test's namespace has no other interface, and pion leaves
+// loopback out unless told), and a Chromium with a fake microphone that may
+// make WebRTC calls on loopback: what every browser voice test starts from.
+// change, when not nil, adjusts the configuration after that. The
+// gateway's log is returned for a failure to show.
+func voiceBrowser(t *testing.T, change func(*config.Config)) (*Main, *browser, *logbuf.Buffer) {
 	t.Helper()
 	_, ts := simtest.NewServer(t, sim.Config{Latency: simtest.ZeroLatency()})
-	m, _ := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
+	m, logs := startMain(t, pgtest.URL(t, demo.Migrations), func(c *config.Config) {
 		c.Demo.Enabled = true
 		c.Voice.Mode = "sideband"
+		c.Voice.Relay.Loopback = true
 		c.Secrets.OpenAIAPIKey, c.Secrets.OpenAIBaseURL = simtest.TestKey, ts.URL+"/v1"
+		if change != nil {
+			change(c)
+		}
 	})
 	b := newBrowser(t,
 		chromedp.Flag("use-fake-device-for-media-stream", true),
@@ -194,5 +208,5 @@ func voiceBrowser(t *testing.T) (*Main, *browser) {
 		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
 	)
-	return m, b
+	return m, b, logs
 }

@@ -15,15 +15,20 @@ import (
 
 // runCosts serves `voxgate costs export` (the CSV or JSONL of GET
 // /v1/admin/costs.csv and .jsonl, straight from the database, for
-// finance's scripts) and `voxgate costs reconcile`.
+// finance's scripts), `voxgate costs reconcile` and `voxgate costs
+// reprice`.
 func runCosts(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "reconcile" {
 		return runReconcile(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "reprice" {
+		return runReprice(ctx, args[1:], getenv, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "export" {
 		fmt.Fprintln(stderr, "usage: voxgate costs export --from DATE --to DATE [--format csv|jsonl] [--out FILE] [--tz ZONE] [--user ID] [--kind KIND] [--mode MODE] [--model MODEL]")
 		fmt.Fprintln(stderr, "       voxgate costs reconcile --from DATE --to DATE [--threshold MICROS]")
-		return errors.New("costs: the subcommands are export and reconcile")
+		fmt.Fprintln(stderr, "       voxgate costs reprice --from DATE --to DATE [--prices FILE] [--apply] [--by NAME] [--tz ZONE] [--user ID] [--kind KIND] [--mode MODE] [--model MODEL]")
+		return errors.New("costs: the subcommands are export, reconcile and reprice")
 	}
 	fs := newFlags("costs export", "Writes the cost records created in [from, to) as RFC 4180 CSV or JSON Lines (as GET /v1/admin/costs.csv and .jsonl), streamed from VOXGATE_DATABASE_URL.", stderr)
 	from := fs.String("from", "", "first day or instant included (2026-11-01 or RFC 3339)")
@@ -96,19 +101,32 @@ func loadPrices(cfg *config.Config) (*billing.Prices, error) {
 // OpenAI's (or the simulator's, at the configured base URL), read with
 // OPENAI_ADMIN_KEY, else the configured API key (which the simulator
 // takes; OpenAI's Usage API answers 401 to it, which the reconciliation
-// reports). nil when neither is set.
+// reports), and Anthropic's with ANTHROPIC_ADMIN_KEY. nil when none is
+// set.
 func providerUsage(cfg *config.Config, getenv func(string) string) billing.ProviderUsage {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	var list billing.ProviderList
 	key := getenv("OPENAI_ADMIN_KEY")
 	if key == "" {
 		key = cfg.Secrets.OpenAIAPIKey
 	}
-	if key == "" {
-		return nil
+	if key != "" {
+		list = append(list, billing.NewOpenAIUsage(cfg.Secrets.OpenAIBaseURL, key))
 	}
-	return billing.NewOpenAIUsage(cfg.Secrets.OpenAIBaseURL, key)
+	// Anthropic's analytics take an Admin API key only (docs/billing.md,
+	// "Anthropic").
+	if key := getenv("ANTHROPIC_ADMIN_KEY"); key != "" {
+		list = append(list, billing.NewAnthropicUsage(getenv("ANTHROPIC_BASE_URL"), key))
+	}
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return list[0]
+	}
+	return list
 }
 
 // runReconcile serves `voxgate costs reconcile`: the provider's daily

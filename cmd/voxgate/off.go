@@ -28,9 +28,26 @@ type chatService interface {
 	HandleList(http.ResponseWriter, *http.Request) error
 	HandleMessages(http.ResponseWriter, *http.Request) error
 	HandleDelete(http.ResponseWriter, *http.Request) error
+	Run(context.Context)
+}
+
+// completionsService is what the gateway needs of the OpenAI-compatible
+// endpoints: the completions service, or off (with chat: they share its
+// route and its providers).
+type completionsService interface {
 	HandleCompletions(http.ResponseWriter, *http.Request) error
 	HandleModels(http.ResponseWriter, *http.Request) error
 	HandleModel(http.ResponseWriter, *http.Request) error
+}
+
+// responsesService is what the gateway needs of the Responses endpoint:
+// the responses service, or off with chat (they share its route). Its Run
+// purges stored responses past chat.retention_days.
+type responsesService interface {
+	HandleCreate(http.ResponseWriter, *http.Request) error
+	HandleGet(http.ResponseWriter, *http.Request) error
+	HandleDelete(http.ResponseWriter, *http.Request) error
+	HandleInputItems(http.ResponseWriter, *http.Request) error
 	Run(context.Context)
 }
 
@@ -44,8 +61,10 @@ type off struct {
 }
 
 var (
-	_ voiceService = off{}
-	_ chatService  = off{}
+	_ voiceService       = off{}
+	_ chatService        = off{}
+	_ completionsService = off{}
+	_ responsesService   = off{}
 )
 
 func (o off) refuse(http.ResponseWriter, *http.Request) error {
@@ -65,8 +84,12 @@ func (o off) HandleDelete(w http.ResponseWriter, r *http.Request) error   { retu
 func (o off) HandleCompletions(w http.ResponseWriter, r *http.Request) error {
 	return o.refuse(w, r)
 }
+func (o off) HandleCreate(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
 func (o off) HandleModels(w http.ResponseWriter, r *http.Request) error { return o.refuse(w, r) }
 func (o off) HandleModel(w http.ResponseWriter, r *http.Request) error  { return o.refuse(w, r) }
+func (o off) HandleInputItems(w http.ResponseWriter, r *http.Request) error {
+	return o.refuse(w, r)
+}
 
 // Run returns at once: a feature that is off has nothing to sweep or purge.
 func (off) Run(context.Context) {}

@@ -12,7 +12,8 @@ import (
 // who may call it: public, any user, or a role. Routes marked Stream bound
 // their own work; every other route gets server.request_timeout.
 func routes(m *Main) []server.Route {
-	s, voice, chat, fin := m.Server, m.Voice, m.Chat, m.Ledger
+	s, voice, chat, compl, fin := m.Server, m.Voice, m.Chat, m.Completions, m.Ledger
+	resp := m.Responses
 	rs := []server.Route{
 		{Pattern: "GET /healthz", Handler: s.Public(s.Healthz)},
 		{Pattern: "GET /readyz", Handler: s.Public(s.Readyz)},
@@ -37,9 +38,16 @@ func routes(m *Main) []server.Route {
 		{Pattern: "POST /v1/chat", Handler: s.AI(chat.HandleChat), Stream: true},
 		// The OpenAI-compatible endpoint (DESIGN §7): a routed call bounds
 		// its own work, as a turn does.
-		{Pattern: "POST /v1/chat/completions", Handler: s.AI(chat.HandleCompletions), Stream: true},
-		{Pattern: "GET /v1/models", Handler: s.User(chat.HandleModels)},
-		{Pattern: "GET /v1/models/{id}", Handler: s.User(chat.HandleModel)},
+		{Pattern: "POST /v1/chat/completions", Handler: s.AI(compl.HandleCompletions), Stream: true},
+		{Pattern: "GET /v1/models", Handler: s.User(compl.HandleModels)},
+		{Pattern: "GET /v1/models/{id}", Handler: s.User(compl.HandleModel)},
+		// The Responses API (issue #41): a response streams and bounds its
+		// own work; reading and deleting a stored one work with the AI
+		// switched off.
+		{Pattern: "POST /v1/responses", Handler: s.AI(resp.HandleCreate), Stream: true},
+		{Pattern: "GET /v1/responses/{id}", Handler: s.User(resp.HandleGet)},
+		{Pattern: "GET /v1/responses/{id}/input_items", Handler: s.User(resp.HandleInputItems)},
+		{Pattern: "DELETE /v1/responses/{id}", Handler: s.User(resp.HandleDelete)},
 		{Pattern: "GET /v1/chat/sessions", Handler: s.User(chat.HandleList)},
 		{Pattern: "GET /v1/chat/sessions/{id}/messages", Handler: s.User(chat.HandleMessages)},
 		{Pattern: "DELETE /v1/chat/sessions/{id}", Handler: s.User(chat.HandleDelete)},

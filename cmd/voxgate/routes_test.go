@@ -196,6 +196,13 @@ func TestOffFeatureRoutes(t *testing.T) {
 		{"chat list", "GET", "/v1/chat/sessions", "Chat"},
 		{"chat messages", "GET", "/v1/chat/sessions/s1/messages", "Chat"},
 		{"chat delete", "DELETE", "/v1/chat/sessions/s1", "Chat"},
+		{"completions", "POST", "/v1/chat/completions", "Chat"},
+		{"models", "GET", "/v1/models", "Chat"},
+		{"model", "GET", "/v1/models/m", "Chat"},
+		{"responses create", "POST", "/v1/responses", "Chat"},
+		{"responses get", "GET", "/v1/responses/resp_1", "Chat"},
+		{"responses delete", "DELETE", "/v1/responses/resp_1", "Chat"},
+		{"responses input items", "GET", "/v1/responses/resp_1/input_items", "Chat"},
 	}
 	for _, tc := range cases {
 		status, retry, body := call(t, tc.method, m.URL()+tc.path, tok, strings.NewReader(`{}`))

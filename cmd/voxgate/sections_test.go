@@ -39,7 +39,7 @@ func TestSectionValuesStopStartup(t *testing.T) {
 		}, "chat.degraded.suggestions[0]"},
 		{"a degraded category the response schema refuses", func(c *config.Config) {
 			c.Chat.Degraded.Suggestions = []config.DegradedSuggestion{{Label: "Retry", Message: "Again", Category: strings.Repeat("x", 41)}}
-		}, "chat.degraded: sse: final response breaks its schema at /suggestions/0/category"},
+		}, "chat.degraded: chat: final response breaks its schema at /suggestions/0/category"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,33 +98,24 @@ func TestTracesOfAChatTurn(t *testing.T) {
 	rc := newOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.url)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-	var mu sync.Mutex
-	var hookParent string
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hookParent = r.Header.Get("Traceparent")
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"goal":"more energy"}`))
-	}))
+	hooks := &hookCalls{}
+	hook := httptest.NewServer(hooks)
 	t.Cleanup(hook.Close)
-	g := startGatewayWith(t, nil, func(cfg *config.Config) {
-		cfg.Tools.Webhooks = []config.WebhookTool{{Name: "profile_hook", Description: "Reads the user's profile.",
-			URL: hook.URL, SecretEnv: "PROFILE_HOOK_SECRET", Parameters: map[string]any{"type": "object"}}}
-		name := "profile_hook"
-		cfg.Voice.ContextTool = &name
-	}, func(m *Main) {
-		env := m.Getenv
-		m.Getenv = func(k string) string {
-			if k == "PROFILE_HOOK_SECRET" {
-				return "a-secret-of-some-length"
-			}
-			return env(k)
-		}
-	})
+	rt, rtURL := newRealtimeSim(t)
+	g := startGatewayWith(t, nil, tracedVoice(hook.URL, rtURL), withHookSecret)
 	g.primary.fault(t, sim.Fault{Kind: sim.FaultUnavailable, Fraction: 1})
 
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	// A probe, even one carrying the trace's context, makes no span.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		probe, _ := http.NewRequest("GET", g.m.URL()+path, nil)
+		probe.Header.Set("Traceparent", "00-"+traceID+"-"+parentID+"-01")
+		if resp, err := http.DefaultClient.Do(probe); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %v %v", path, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
 	req, _ := http.NewRequest("POST", g.m.URL()+"/v1/chat", strings.NewReader(`{"message":"what should I eat?"}`))
 	req.Header.Set("Authorization", "Bearer "+mint(t, "u-traced", "", "pro"))
 	req.Header.Set("Content-Type", "application/json")
@@ -144,6 +135,9 @@ func TestTracesOfAChatTurn(t *testing.T) {
 		spans = rc.trace(traceID)
 		return len(spans["POST /v1/chat"]) == 1 && len(spans["settle"]) == 1
 	})
+	if n := len(spans["GET /healthz"]) + len(spans["GET /readyz"]); n != 0 {
+		t.Errorf("the probes made %d spans, want none", n)
+	}
 	root := spans["POST /v1/chat"][0]
 	if hex.EncodeToString(root.ParentSpanId) != parentID || root.Kind != tracepb.Span_SPAN_KIND_SERVER {
 		t.Errorf("the request's span: parent %x, kind %v; want the app's span %s, server", root.ParentSpanId, root.Kind, parentID)
@@ -184,11 +178,9 @@ func TestTracesOfAChatTurn(t *testing.T) {
 	if len(tool) != 1 || attr(tool[0], "gen_ai.tool.name") != "profile_hook" {
 		t.Fatalf("tool spans %v", tool)
 	}
-	mu.Lock()
-	got := hookParent
-	mu.Unlock()
-	if want := "00-" + traceID + "-" + hex.EncodeToString(tool[0].SpanId) + "-01"; got != want {
-		t.Errorf("the webhook's traceparent %q, want %q: the tool call's span", got, want)
+	got := hooks.of("/profile")
+	if want := "00-" + traceID + "-" + hex.EncodeToString(tool[0].SpanId) + "-01"; len(got) != 1 || got[0] != want {
+		t.Errorf("the webhook's traceparents %q, want %q: the tool call's span", got, want)
 	}
 	for name, ss := range spans {
 		for _, s := range ss {
@@ -199,4 +191,31 @@ func TestTracesOfAChatTurn(t *testing.T) {
 			}
 		}
 	}
+
+	// The request-duration histogram points at the turn's trace: its
+	// exemplar, served to a scraper that asks for OpenMetrics.
+	mreq, _ := http.NewRequestWithContext(ctx, "GET", g.m.URL()+"/metrics", nil)
+	mreq.Header.Set("Accept", "application/openmetrics-text; version=1.0.0")
+	mresp, err := http.DefaultClient.Do(mreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	exemplar := false
+	for _, line := range strings.Split(string(scraped), "\n") {
+		exemplar = exemplar || strings.HasPrefix(line, "voxgate_http_request_duration_seconds_bucket{") &&
+			strings.Contains(line, `route="POST /v1/chat"`) && strings.Contains(line, `# {trace_id="`+traceID+`"}`)
+	}
+	if !exemplar {
+		t.Errorf("no bucket of voxgate_http_request_duration_seconds{route=\"POST /v1/chat\"} has the turn's trace %s as its exemplar", traceID)
+	}
+
+	// A second replica on the same database, for the voice call's
+	// adoption.
+	b := startGatewayWith(t, nil, func(cfg *config.Config) {
+		tracedVoice(hook.URL, rtURL)(cfg)
+		cfg.Database.URL = g.m.Config.Database.URL
+	}, withHookSecret)
+	traceSidebandCall(t, rc, g, b, rt, hooks)
 }

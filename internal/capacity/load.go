@@ -62,6 +62,15 @@ func (r Result) Quantile(q float64) time.Duration {
 // Run sends l to t and returns what it measured. A failed request (a
 // non-200, a stream that does not end with [DONE]) is counted, not timed.
 func Run(ctx context.Context, client *http.Client, t Target, l Load) Result {
+	return RunWith(ctx, l, func(ctx context.Context, c, n int) (time.Duration, error) {
+		return one(ctx, client, t, l, c, n)
+	})
+}
+
+// RunWith is Run's load for any request: l.Clients clients each send
+// request after request for l.Duration; request sends client c's nth
+// and times it, and an error counts it as failed instead.
+func RunWith(ctx context.Context, l Load, request func(ctx context.Context, c, n int) (time.Duration, error)) Result {
 	ctx, cancel := context.WithTimeout(ctx, l.Duration)
 	defer cancel()
 	var mu sync.Mutex
@@ -73,7 +82,7 @@ func Run(ctx context.Context, client *http.Client, t Target, l Load) Result {
 			var mine []time.Duration
 			failed, first := 0, ""
 			for n := 0; ctx.Err() == nil; n++ {
-				d, err := one(context.WithoutCancel(ctx), client, t, l, c, n)
+				d, err := request(context.WithoutCancel(ctx), c, n)
 				if err != nil {
 					failed++
 					if first == "" {
@@ -106,9 +115,31 @@ func one(ctx context.Context, client *http.Client, t Target, l Load, c, n int) (
 	if l.Stream {
 		body = strings.Replace(body, `"stream":true`, `"stream":true,"stream_options":{"include_usage":true}`, 1)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, strings.NewReader(body))
+	resp, began, err := Send(ctx, client, t, c, body)
 	if err != nil {
 		return 0, err
+	}
+	defer resp.Body.Close()
+	if !l.Stream {
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return 0, err
+		}
+		return time.Since(began), nil
+	}
+	return TimeStream(resp.Body, began,
+		func(line []byte) bool {
+			return bytes.Contains(line, []byte(`"content":"`)) && !bytes.Contains(line, []byte(`"content":""`))
+		},
+		func(line []byte) bool { return bytes.Equal(line, []byte("data: [DONE]")) })
+}
+
+// Send posts body to t as client c (its Authorization from t.Auth) and
+// returns the response, open, with the time it was sent; a status other
+// than 200 is an error naming it, its body closed.
+func Send(ctx context.Context, client *http.Client, t Target, c int, body string) (*http.Response, time.Time, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, strings.NewReader(body))
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if t.Auth != nil {
@@ -119,39 +150,40 @@ func one(ctx context.Context, client *http.Client, t Target, l Load, c, n int) (
 	began := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, began, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return 0, fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
+		resp.Body.Close()
+		return nil, began, fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
 	}
-	if !l.Stream {
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return 0, err
-		}
-		return time.Since(began), nil
-	}
-	var first time.Duration
-	done := false
-	sc := bufio.NewScanner(resp.Body)
+	return resp, began, nil
+}
+
+// TimeStream reads an event stream to its end and returns the time from
+// began to the first line first accepts; a stream without such a line or
+// without a line done accepts is an error.
+func TimeStream(r io.Reader, began time.Time, first, done func(line []byte) bool) (time.Duration, error) {
+	var at time.Duration
+	ended := false
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
 		switch {
-		case first == 0 && bytes.Contains(line, []byte(`"content":"`)) && !bytes.Contains(line, []byte(`"content":""`)):
-			first = time.Since(began)
-		case bytes.Equal(line, []byte("data: [DONE]")):
-			done = true
+		case at == 0 && first(line):
+			at = time.Since(began)
+		case done(line):
+			ended = true
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	if !done || first == 0 {
-		return 0, fmt.Errorf("the stream ended without content and [DONE]")
+	if !ended || at == 0 {
+		return 0, fmt.Errorf("the stream ended without its first content and its end")
 	}
-	return first, nil
+	return at, nil
 }
 
 // Counters reads the named counters (without labels) from a Prometheus

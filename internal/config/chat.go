@@ -2,7 +2,7 @@ package config
 
 import "time"
 
-// Chat is the chat section (DESIGN §7), handed as it is to package sse,
+// Chat is the chat section (DESIGN §7), handed as it is to packages chat and completions,
 // which checks the values. DefaultChat holds every default but the
 // provider's timeouts: the file is decoded over it, so a key left out
 // keeps its default and a key given is taken as written. The

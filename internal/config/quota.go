@@ -300,7 +300,7 @@ func parseRoutes(v *yaml.Node) ([]string, string) {
 // docs/quota.md): admission is settled + in flight + estimate ≤ limit, so
 // such a plan would answer every request 429 until midnight, which reads
 // as a quota bug to its users rather than a setting. An estimate below 1
-// is refused on its own (sse).
+// is refused on its own (package chat).
 func (q Quota) fitEstimate(estimate int64) []error {
 	if estimate < 1 {
 		return nil

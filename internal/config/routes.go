@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,7 +89,33 @@ type RouteTarget struct {
 	// ContextWindow declares the model's context size, in tokens: a
 	// request too long for one target fails over only to a larger one.
 	ContextWindow int `yaml:"context_window"`
+	// Continue declares how the target continues an answer another
+	// attempt began and was cut after commit: "prefill" (the partial
+	// answer goes as a trailing assistant message, which the model
+	// continues) or "" for none (docs/llm.md, "Continuation").
+	Continue string `yaml:"continue"`
+	// PromptCacheTTL asks an openai target's prompt cache writes to live
+	// "30m" or "12h" (the API's prompt_cache_options.ttl); "" sends
+	// nothing. A 12-hour write costs twice a 30-minute one, and the
+	// ledger prices the writes by the TTL asked (docs/billing.md).
+	PromptCacheTTL string `yaml:"prompt_cache_ttl"`
+	// ServiceTier asks an openai target's calls to be served on a tier
+	// (the API's service_tier): "auto", "default", "flex", "priority" or
+	// "fast" (answered as priority); "" sends nothing, which the API
+	// takes as auto, the project's setting. The ledger prices a call by
+	// the tier its response names, not this one (docs/billing.md).
+	// "scale" is refused: Scale Tier is billed by reserved units, and the
+	// ledger has no per-token multiple for it.
+	ServiceTier string `yaml:"service_tier"`
 }
+
+// ServiceTiers are the tiers a target may ask (RouteTarget.ServiceTier):
+// the Chat Completions request's service_tier values but scale.
+var ServiceTiers = []string{"auto", "default", "flex", "priority", "fast"}
+
+// ContinuePrefill is RouteTarget.Continue for a target that continues a
+// partial answer given as a trailing assistant message.
+const ContinuePrefill = "prefill"
 
 // DefaultRoute is the route chat uses unless chat.route names another.
 const DefaultRoute = "default"
@@ -117,6 +144,7 @@ func (c *Config) validateRouting() []error {
 		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	providers := map[string]bool{}
+	kinds := map[string]string{}
 	for i, p := range c.Providers {
 		key := fmt.Sprintf("providers[%d]", i)
 		switch {
@@ -126,6 +154,7 @@ func (c *Config) validateRouting() []error {
 			bad(key+".name", "%q is defined twice", p.Name)
 		}
 		providers[p.Name] = true
+		kinds[p.Name] = p.Kind
 		if _, ok := kindEnv[p.Kind]; !ok {
 			bad(key+".kind", "must be openai, anthropic or gemini, got %q", p.Kind)
 		}
@@ -134,6 +163,11 @@ func (c *Config) validateRouting() []error {
 		}
 		if p.KeyEnv != "" && !envName.MatchString(p.KeyEnv) {
 			bad(key+".key_env", "must be an environment variable's name (the key itself never goes in the file), got %q", p.KeyEnv)
+		}
+		if p.Store && p.Kind != KindGemini {
+			// Only the Gemini adapter sends store; on another kind the
+			// setting would be read as honoured and do nothing.
+			bad(key+".store", "only a provider of kind gemini takes it (%q is %s)", p.Name, p.Kind)
 		}
 	}
 	routes := map[string]bool{}
@@ -165,6 +199,32 @@ func (c *Config) validateRouting() []error {
 			}
 			if t.MaxTokens < 0 || t.ContextWindow < 0 {
 				bad(tk, "max_tokens and context_window must not be negative")
+			}
+			switch {
+			case t.PromptCacheTTL != "" && t.PromptCacheTTL != "30m" && t.PromptCacheTTL != "12h":
+				bad(tk+".prompt_cache_ttl", "must be 30m, 12h or empty, got %q", t.PromptCacheTTL)
+			case t.PromptCacheTTL != "" && kinds[t.Provider] != KindOpenAI:
+				// Only OpenAI's API takes a cache TTL the gateway sends and
+				// prices; Anthropic's cache_control is another setting.
+				bad(tk+".prompt_cache_ttl", "provider %q is not of kind openai", t.Provider)
+			}
+			switch {
+			case t.ServiceTier != "" && !slices.Contains(ServiceTiers, t.ServiceTier):
+				bad(tk+".service_tier", "must be one of %s or empty, got %q", strings.Join(ServiceTiers, ", "), t.ServiceTier)
+			case t.ServiceTier != "" && kinds[t.Provider] != KindOpenAI:
+				// Anthropic's service_tier names other choices
+				// (standard_only), and the ledger prices only OpenAI's.
+				bad(tk+".service_tier", "provider %q is not of kind openai", t.Provider)
+			}
+			switch {
+			case t.Continue != "" && t.Continue != ContinuePrefill:
+				bad(tk+".continue", "must be %q or empty, got %q", ContinuePrefill, t.Continue)
+			case t.Continue == ContinuePrefill && kinds[t.Provider] == KindGemini:
+				// The gateway's Gemini adapter has no way to ask for a
+				// continuation; Anthropic models before 4.6 and
+				// OpenAI-compatible servers that take
+				// continue_final_message do.
+				bad(tk+".continue", "provider %q is of kind gemini, which cannot continue a partial answer", t.Provider)
 			}
 		}
 	}

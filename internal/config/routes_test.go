@@ -17,7 +17,7 @@ providers:
 routes:
   - name: default
     targets:
-      - {provider: openai, model: gpt-4.1-mini}
+      - {provider: openai, model: gpt-4.1-mini, prompt_cache_ttl: 12h, service_tier: flex}
       - {provider: claude, model: claude-haiku-4-5, max_tokens: 1024}
   - name: long
     budget: 40s
@@ -35,7 +35,8 @@ chat:
 	routes := cfg.RouteList()
 	want := RouteTarget{Provider: "local", Model: "llama", FirstContent: 3 * time.Second, Stall: time.Second,
 		Timeout: 5 * time.Second, ContextWindow: 8192}
-	if len(routes) != 2 || routes[0].Targets[1].MaxTokens != 1024 || routes[1].Budget != 40*time.Second ||
+	if len(routes) != 2 || routes[0].Targets[1].MaxTokens != 1024 || routes[0].Targets[0].PromptCacheTTL != "12h" ||
+		routes[0].Targets[0].ServiceTier != "flex" || routes[1].Budget != 40*time.Second ||
 		routes[1].Targets[0] != want {
 		t.Errorf("routes: got %+v", routes)
 	}
@@ -87,6 +88,7 @@ func TestRoutesRefused(t *testing.T) {
 		{"providers:\n  - {name: openai, kind: openai}\n  - {name: openai, kind: gemini}\n", `providers[1].name: "openai" is defined twice`},
 		{"providers:\n  - {name: o, kind: openai, base_url: ftp://x}\n", `providers[0].base_url: must start with http:// or https://`},
 		{"providers:\n  - {name: o, kind: openai, key_env: sk-123}\n", `providers[0].key_env: must be an environment variable's name`},
+		{"providers:\n  - {name: claude, kind: anthropic, store: true}\n", `providers[0].store: only a provider of kind gemini takes it ("claude" is anthropic)`},
 		{"routes:\n  - {name: default, targets: [{provider: nowhere, model: m}]}\n", `routes[0].targets[0].provider: "nowhere" is not among providers`},
 		{"routes:\n  - {name: default, targets: []}\n", `routes[0].targets: must list at least one target`},
 		{"routes:\n  - {name: default, targets: [{provider: openai}]}\n", `routes[0].targets[0].model: must not be empty`},
@@ -101,6 +103,20 @@ func TestRoutesRefused(t *testing.T) {
 			"quota:\n  plans:\n    team:\n      routes: [short]\n",
 			`quota.plans.team.routes: "short" is not among routes (have [default long])`},
 		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, weight: 2}]}\n", `weight`},
+		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, prompt_cache_ttl: 1h}]}\n",
+			`routes[0].targets[0].prompt_cache_ttl: must be 30m, 12h or empty, got "1h"`},
+		{"routes:\n  - {name: default, targets: [{provider: anthropic, model: m, prompt_cache_ttl: 12h}]}\n",
+			`routes[0].targets[0].prompt_cache_ttl: provider "anthropic" is not of kind openai`},
+		// scale is the API's, but Scale Tier bills reserved units, which
+		// the ledger cannot price per token.
+		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, service_tier: scale}]}\n",
+			`routes[0].targets[0].service_tier: must be one of auto, default, flex, priority, fast or empty, got "scale"`},
+		{"routes:\n  - {name: default, targets: [{provider: openai, model: m, service_tier: Priority}]}\n",
+			`routes[0].targets[0].service_tier: must be one of`},
+		{"routes:\n  - {name: default, targets: [{provider: anthropic, model: m, service_tier: priority}]}\n",
+			`routes[0].targets[0].service_tier: provider "anthropic" is not of kind openai`},
+		{"providers:\n  - {name: g, kind: gemini}\nroutes:\n  - {name: default, targets: [{provider: g, model: m, service_tier: flex}]}\n",
+			`routes[0].targets[0].service_tier: provider "g" is not of kind openai`},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.yaml))

@@ -38,6 +38,7 @@ func Open(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.P
 		cfg.ConnConfig.RuntimeParams["application_name"] = "voxgate"
 	}
 	cfg.ConnConfig.Tracer = &counter{}
+	dropReadOnly(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)

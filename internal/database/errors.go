@@ -51,8 +51,8 @@ func Error(op string, err error) error {
 
 // Transient reports whether err is a failure a client may retry: the
 // database is unreachable, slow, shutting down or out of capacity, the
-// connection dropped under a statement, or the transaction lost a
-// serialization race.
+// connection dropped under a statement, the transaction lost a
+// serialization race, or the server is read-only (a failover under way).
 func Transient(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, pgconn.ErrConnClosed) ||
@@ -64,7 +64,12 @@ func Transient(err error) bool {
 		case "40001", "40P01", // serialization failure, deadlock
 			"55P03",                   // lock not available
 			QueryCanceled,             // statement_timeout
-			"57P01", "57P02", "57P03": // admin shutdown, crash shutdown, cannot connect now
+			"57P01", "57P02", "57P03", // admin shutdown, crash shutdown, cannot connect now
+			// A server that became read-only mid-failover: the connection
+			// leaves the pool (failover.go) and a retry reaches the new
+			// primary. Not retried, a spooled job was refused for good and
+			// its record lost.
+			ReadOnlyTransaction:
 			return true
 		}
 		class := code[:min(2, len(code))]

@@ -6,7 +6,10 @@
 // itself.
 package modelname
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // snapshotRE matches a dated snapshot name and captures its family.
 var snapshotRE = regexp.MustCompile(`^(.+)-(?:\d{4}-\d{2}-\d{2}|\d{8})$`)
@@ -33,4 +36,13 @@ func Lookup[V any](m map[string]V, name string) (V, bool) {
 	}
 	var zero V
 	return zero, false
+}
+
+// Rerouted reports an answer by another model than the one asked: neither
+// that model nor a version of it (its name, a hyphen and a suffix: a dated
+// snapshot, or a provider's version tag such as Gemini's -001). An empty
+// answer names no model and is no re-route. Google re-routes retired
+// Gemini models so, silently (models.md).
+func Rerouted(asked, answered string) bool {
+	return answered != "" && answered != asked && !strings.HasPrefix(answered, asked+"-")
 }

@@ -28,3 +28,23 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+func TestRerouted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		asked, answered string
+		want            bool
+	}{
+		{"gemini-2.5-pro", "gemini-2.5-pro", false},
+		{"gemini-2.5-pro", "gemini-2.5-pro-001", false},
+		{"gpt-4.1-mini", "gpt-4.1-mini-2025-04-14", false},
+		{"gemini-2.5-pro", "gemini-3.8-flash", true},
+		{"gemini-2.5-flash", "gemini-2.5-flash-lite", false}, // a suffix reads as a version: the price is by the answer's name anyway
+		{"gemini-2.5-flash", "gemini-3.5-flash-lite", true},
+		{"gpt-4.1", "", false},
+	} {
+		if got := Rerouted(tc.asked, tc.answered); got != tc.want {
+			t.Errorf("Rerouted(%q, %q) = %v, want %v", tc.asked, tc.answered, got, tc.want)
+		}
+	}
+}

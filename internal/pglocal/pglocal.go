@@ -72,6 +72,11 @@ func FindLocal(ctx context.Context) string {
 func Binaries() (string, error) {
 	if p, err := exec.LookPath("pg_ctl"); err == nil {
 		if _, err := exec.LookPath("initdb"); err == nil {
+			// A link on PATH (/usr/local/bin/pg_ctl) points into the
+			// directory that holds the other binaries (pg_basebackup).
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
 			return filepath.Dir(p), nil
 		}
 	}

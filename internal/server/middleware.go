@@ -86,14 +86,19 @@ const statusClientGone = 499
 // observe assigns the request id and opens the request's span (continuing
 // the app's trace when it sent a traceparent), then logs and counts the
 // request under its route pattern once it is done. It never logs or traces
-// headers or bodies: they carry tokens and health data.
+// headers or bodies: they carry tokens and health data. A probe
+// (/healthz, /readyz) gets no span: a kubelet asks every few seconds per
+// replica, and those spans would be most of what a collector keeps.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := s.requestID(r.Header.Get("X-Request-Id"))
 		w.Header()["X-Request-Id"] = []string{id}
-		ctx := telemetry.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := r.Context(), trace.SpanFromContext(r.Context()) // a probe's: not recording
+		if !probe(r.URL.Path) {
+			ctx = telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+			ctx, span = tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
+		}
 		ctx = httpx.WithRequest(ctx, id, s.log)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
@@ -132,6 +137,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		)
 	})
 }
+
+// probe reports a liveness or readiness probe's path.
+func probe(path string) bool { return path == "/healthz" || path == "/readyz" }
 
 // requestID keeps a caller's id when it is short and plain, so traces join
 // up across services; anything else is replaced by this process's random

@@ -157,6 +157,31 @@ func (s *Spool) Pending() (int, error) {
 	return n, nil
 }
 
+// oldestJob is the modification time of the oldest job file, ok false
+// when there is none (or the directory cannot be read).
+func (s *Spool) oldestJob() (oldest time.Time, ok bool) {
+	if s.dir == "" {
+		return oldest, false
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return oldest, false
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), jobExt) || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // drained since the directory was read
+		}
+		if t := info.ModTime(); !ok || t.Before(oldest) {
+			oldest, ok = t, true
+		}
+	}
+	return oldest, ok
+}
+
 // Drain completes the spooled jobs, in name order, and removes each
 // once done. It stops at the first job the database does not take (it is
 // still down) and returns that error with how many it completed. A file

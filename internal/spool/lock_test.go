@@ -83,3 +83,41 @@ func TestPendingGaugeIsTheDirectory(t *testing.T) {
 		t.Errorf("pending with the directory drained: got %v, want 0", got)
 	}
 }
+
+// voxgate_spool_oldest_job_age_seconds is the ledger's lag: the age of the
+// oldest job still waiting, 0 once the directory is drained.
+func TestOldestJobAge(t *testing.T) {
+	t.Parallel()
+	st, dir := newStore(), t.TempDir()
+	s, err := New(Params{Dir: dir, RetryFor: 200 * time.Millisecond, Attempt: 100 * time.Millisecond, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	s.Register("test", decodeTestJob(st))
+	if got := testutil.ToFloat64(s.metrics.oldest); got != 0 {
+		t.Fatalf("age with nothing spooled: %v, want 0", got)
+	}
+	st.setDown(true)
+	for _, id := range []string{"old", "new"} {
+		if spooled, err := s.Do(context.Background(), "test", &testJob{ID: id, st: st}); !spooled || err != nil {
+			t.Fatalf("Do: got spooled %v, err %v; want spooled", spooled, err)
+		}
+	}
+	// The first job was spooled ten minutes ago, as a replica's volume
+	// after an outage would hold it.
+	ten := time.Now().Add(-10 * time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, fileName("test", "test:old")), ten, ten); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(s.metrics.oldest); got < 600 || got > 660 {
+		t.Fatalf("age with a job ten minutes old: %v s", got)
+	}
+	st.setDown(false)
+	if n, err := s.Drain(context.Background()); n != 2 || err != nil {
+		t.Fatalf("Drain: got %d, %v; want 2, nil", n, err)
+	}
+	if got := testutil.ToFloat64(s.metrics.oldest); got != 0 {
+		t.Fatalf("age once drained: %v, want 0", got)
+	}
+}

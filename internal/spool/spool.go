@@ -112,7 +112,7 @@ func New(p Params) (*Spool, error) {
 		}
 		s.unlock = sync.OnceFunc(unlock)
 	}
-	m, err := newMetrics(p.Registerer, s.pendingNow)
+	m, err := newMetrics(p.Registerer, s.pendingNow, s.oldestNow)
 	if err != nil {
 		s.unlock()
 		return nil, fmt.Errorf("spool: metrics: %w", err)

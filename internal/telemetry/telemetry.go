@@ -1,26 +1,15 @@
-// Package telemetry sets up voxgate's OpenTelemetry traces (DESIGN §13,
-// docs/operations.md "Traces"). They are exported over OTLP when the
-// standard OTEL_* variables name an endpoint, read by the official SDK as
-// it reads them everywhere; with none, no provider is installed and every
-// span is the API's no-op, so a request pays a context value and no more.
-// The W3C trace context is read from requests and written into webhook
-// and MCP calls either way, so an app's own trace passes through.
+// Package telemetry is what voxgate's packages need of OpenTelemetry
+// traces (DESIGN §13, docs/operations.md "Traces"): a named tracer and
+// the W3C trace context, which is read from requests and written into
+// webhook and MCP calls whether or not spans are exported, so an app's
+// own trace passes through. It imports the API alone: the exporters (and
+// grpc with them) are package otlp's, which only the composition root
+// links, so a domain package links no exporter.
 package telemetry
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"strings"
-
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -30,76 +19,5 @@ var Propagator = propagation.TraceContext{}
 func init() { otel.SetTextMapPropagator(Propagator) }
 
 // Tracer is the named tracer of one package ("voxgate/llm"). It follows
-// the provider Setup installs, whenever that happens.
+// the provider otlp.Setup installs, whenever that happens.
 func Tracer(name string) trace.Tracer { return otel.Tracer("github.com/voxgate/voxgate/" + name) }
-
-// Enabled reports whether getenv asks for traces: an OTLP endpoint is
-// named and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none turns
-// them off.
-func Enabled(getenv func(string) string) bool {
-	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") || getenv("OTEL_TRACES_EXPORTER") == "none" {
-		return false
-	}
-	return getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
-}
-
-// Tracing is the installed provider; its zero value (traces off) does
-// nothing.
-type Tracing struct{ tp *sdktrace.TracerProvider }
-
-// On reports whether spans are exported.
-func (t *Tracing) On() bool { return t != nil && t.tp != nil }
-
-// Shutdown exports what is queued and stops the exporter, within ctx.
-func (t *Tracing) Shutdown(ctx context.Context) error {
-	if !t.On() {
-		return nil
-	}
-	return t.tp.Shutdown(ctx)
-}
-
-// Setup installs a tracer provider exporting over OTLP when the process's
-// environment asks for one (Enabled). The exporter, its endpoint, headers,
-// timeout and TLS, the sampler (OTEL_TRACES_SAMPLER, parent-based
-// always-on by default) and the batch processor's limits are the SDK's own
-// reading of the OTEL_* variables; the protocol is
-// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL,
-// http/protobuf by default, or grpc.
-func Setup(ctx context.Context, version string) (*Tracing, error) {
-	if !Enabled(os.Getenv) {
-		return &Tracing{}, nil
-	}
-	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if protocol == "" {
-		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	var exp sdktrace.SpanExporter
-	var err error
-	switch protocol {
-	case "", "http/protobuf":
-		exp, err = otlptracehttp.New(ctx)
-	case "grpc":
-		exp, err = otlptracegrpc.New(ctx)
-	default:
-		return nil, fmt.Errorf("telemetry: OTLP protocol %q: use http/protobuf or grpc", protocol)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
-	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
-		attribute.String("service.name", serviceName()), attribute.String("service.version", version)))
-	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
-		return nil, fmt.Errorf("telemetry: resource: %w", err)
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	otel.SetTracerProvider(tp)
-	return &Tracing{tp: tp}, nil
-}
-
-// serviceName is OTEL_SERVICE_NAME, else "voxgate".
-func serviceName() string {
-	if n := os.Getenv("OTEL_SERVICE_NAME"); n != "" {
-		return n
-	}
-	return "voxgate"
-}

@@ -6,6 +6,10 @@
 package testgraph
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -106,4 +110,29 @@ func NewGraph(tb testing.TB, o Options) Graph {
 		tb.Fatal(err)
 	}
 	return g
+}
+
+// Count is sql's one integer, read from pool.
+func Count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// Spy is a server in front of g's simulator that sends every request body
+// to bodies before the simulator answers it; its URL stands in for the
+// simulator's.
+func Spy(t testing.TB, g Graph, bodies chan<- []byte) string {
+	t.Helper()
+	spy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		bodies <- body
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		g.Sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(spy.Close)
+	return spy.URL
 }

@@ -9,7 +9,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -98,4 +102,51 @@ func poll(ctx context.Context, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// BothProtocols are HTTP/1.1 and HTTP/2 without TLS, as cmd/voxgate
+// serves: a test server set to them takes either kind of client.
+func BothProtocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
+// NodeClient is the node binary and the folder of the Node scripts that
+// drive the official Node openai client (testdata/node at the module's
+// root), once scripts/node-openai.sh has installed the client there.
+// Under CI=true a missing one fails the test; elsewhere it skips, saying
+// why.
+func NodeClient(tb testing.TB) (node, dir string) {
+	tb.Helper()
+	missing := func(why string) {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("%s (CI needs it: run scripts/node-openai.sh)", why)
+		}
+		tb.Skipf("%s: run scripts/node-openai.sh to test the Node openai client", why)
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			tb.Fatal("testkit: no go.mod above the test's folder")
+		}
+		root = parent
+	}
+	dir = filepath.Join(root, "testdata", "node")
+	node, err = exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		missing("the Node openai client is not installed")
+	}
+	return node, dir
 }

@@ -95,6 +95,16 @@ func New(p Params) (*Anthropic, error) {
 // Name is the provider's configured name.
 func (a *Anthropic) Name() string { return a.name }
 
+// Unhonoured names a response format: this adapter does not yet send
+// Anthropic's structured outputs, and a JSON answer asked and not held to
+// is worse than a refusal (docs/llm.md, "Structured outputs").
+func (a *Anthropic) Unhonoured(req llm.Request) string {
+	if req.ResponseFormat != nil {
+		return "response_format"
+	}
+	return ""
+}
+
 // Stream starts a streamed Message and waits for its first event, so that
 // every failure before it is returned here, where the router may still
 // fail over. The call runs under ctx until the stream is closed.

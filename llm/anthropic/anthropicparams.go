@@ -51,6 +51,12 @@ func (a *Anthropic) messageParams(req llm.Request) (*anthropic.MessageNewParams,
 	if len(p.Messages) == 0 {
 		return nil, errors.New("request: only system messages")
 	}
+	if req.Continue && p.Messages[len(p.Messages)-1].OfAssistant == nil {
+		// A continuation is a prefill: the API continues a trailing
+		// assistant message (models before Claude 4.6; later ones refuse
+		// it with a 400, docs/sim.md), so it must end with one.
+		return nil, errors.New("request: a continuation ends with the assistant's partial answer")
+	}
 	for i, t := range req.Tools {
 		tool, err := anthTool(t)
 		if err != nil {

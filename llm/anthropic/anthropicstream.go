@@ -3,6 +3,7 @@ package anthropic
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -26,6 +27,9 @@ type anthDecoder struct {
 	started bool // message_start came
 	finish  string
 	usage   llm.Usage
+	// thought is the thinking read since the last text or tool_use block:
+	// answer text if a tool_use block comes next (thinking.go).
+	thought strings.Builder
 }
 
 // anthCall is a tool_use block being streamed.
@@ -85,22 +89,29 @@ func (s *anthDecoder) event(ev anthropic.MessageStreamEventUnion) error {
 		b := ev.ContentBlock
 		switch b.Type {
 		case "text":
+			s.thought.Reset() // thinking before an answer's text is reasoning
 			s.text(b.Text)
+		case "thinking":
+			s.thought.WriteString(b.Thinking)
 		case "tool_use":
 			if b.Name == "" {
 				return s.Invalid(fmt.Errorf("tool_use block %d has no name", ev.Index))
 			}
+			s.spokeBeforeTool()
 			c := &anthCall{index: s.ncalls, call: llm.ToolCall{ID: llm.NewCallID(), Name: b.Name}}
 			s.ncalls++
 			s.calls[ev.Index] = c
 			s.Emit(llm.Event{Kind: llm.EventToolCallDelta, Index: c.index,
 				ToolCall: &llm.ToolCall{ID: c.call.ID, Name: c.call.Name}})
 		}
-		// Other blocks (thinking, server tools) carry nothing for the seam.
+		// Other blocks (redacted thinking, server tools) carry nothing
+		// for the seam.
 	case "content_block_delta":
 		switch d := ev.Delta; d.Type {
 		case "text_delta":
 			s.text(d.Text)
+		case "thinking_delta":
+			s.thought.WriteString(d.Thinking)
 		case "input_json_delta":
 			c := s.calls[ev.Index]
 			if c == nil {

@@ -95,14 +95,29 @@ func New(ctx context.Context, p Params) (*Gemini, error) {
 // Name is the provider's configured name.
 func (g *Gemini) Name() string { return g.name }
 
-// Unhonoured names a strict tool: Gemini's function declarations have no
-// strict mode, so nothing would hold the arguments to the schema.
+// Unhonoured names a continuation (Request.Continue), a strict tool and a
+// response format: Gemini cannot continue a partial answer, and its
+// function declarations have no strict mode, so nothing would hold the
+// arguments to the schema.
 // parallel_tool_calls: false it honours, by keeping one call an answer.
 func (g *Gemini) Unhonoured(req llm.Request) string {
+	if req.Continue {
+		// generateContent has no way to be asked to continue a partial
+		// answer: a trailing model turn is answered anew, and an answer
+		// begun again would repeat what the caller has. Config refuses
+		// continue: prefill on a gemini provider; a router built without
+		// config passes it over here.
+		return "continue"
+	}
 	for i, t := range req.Tools {
 		if t.Strict {
 			return fmt.Sprintf("tools[%d].function.strict", i)
 		}
+	}
+	if req.ResponseFormat != nil {
+		// Not yet mapped to responseSchema (docs/llm.md, "Structured
+		// outputs").
+		return "response_format"
 	}
 	return ""
 }

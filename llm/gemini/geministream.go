@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"google.golang.org/genai"
 
+	"github.com/voxgate/voxgate/internal/modelname"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/llm/adapt"
 )
@@ -192,9 +192,9 @@ func (s *geminiDecoder) End() error {
 // warnRerouted logs, once a call, that Google answered with another model
 // than the one asked: it re-routes retired models silently and bills the
 // new model's rates, which is what the record then names and is priced by.
-// A snapshot of the model asked (its name and a suffix) is not another.
+// A version of the model asked (modelname.Rerouted) is not another.
 func (s *geminiDecoder) warnRerouted() {
-	if s.model == s.asked || strings.HasPrefix(s.model, s.asked+"-") || s.ctx == nil {
+	if !modelname.Rerouted(s.asked, s.model) || s.ctx == nil {
 		return
 	}
 	slog.WarnContext(s.ctx, "llm: gemini answered with another model than configured; priced and recorded as the one that answered",

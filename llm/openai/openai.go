@@ -100,8 +100,9 @@ func (o *OpenAI) Stream(ctx context.Context, req llm.Request) (llm.Stream, error
 	var raw *http.Response
 	err = o.client.Post(s.Upstream(), "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
-	return s.Start(&openaiDecoder{Emitter: &s.Emitter,
-		sse: ssestream.NewStream[chatChunk](ssestream.NewDecoder(raw), err)})
+	dec := withSetAside(ssestream.NewDecoder(raw))
+	return s.Start(&openaiDecoder{Emitter: &s.Emitter, aside: dec, ttl: req.PromptCacheTTL,
+		sse: ssestream.NewStream[chatChunk](dec, err)})
 }
 
 // whole asks for the answer in one response (Request.Whole): New's
@@ -112,7 +113,7 @@ func (o *OpenAI) whole(ctx context.Context, req llm.Request, body []byte) (llm.S
 	var raw *http.Response
 	err := o.client.Post(s.Upstream(), "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body))
-	return s.Start(&wholeDecoder{openaiDecoder: &openaiDecoder{Emitter: &s.Emitter}, res: raw, err: err})
+	return s.Start(&wholeDecoder{openaiDecoder: &openaiDecoder{Emitter: &s.Emitter, ttl: req.PromptCacheTTL}, res: raw, err: err})
 }
 
 // chatParams turns a Request into openai-go's parameters. It refuses a
@@ -139,6 +140,21 @@ func chatParams(req llm.Request) (*openai.ChatCompletionNewParams, error) {
 	}
 	if req.SafetyIdentifier != "" {
 		p.SafetyIdentifier = openai.String(req.SafetyIdentifier)
+	}
+	switch req.PromptCacheTTL {
+	case "":
+	case llm.CacheTTL30m, llm.CacheTTL12h:
+		// The usage reports cache writes with no TTL: the decoder
+		// counts them under this one (openaiDecoder.ttl).
+		p.PromptCacheOptions.Ttl = req.PromptCacheTTL
+	default:
+		return nil, fmt.Errorf("request: prompt cache TTL %q is not 30m or 12h", req.PromptCacheTTL)
+	}
+	if req.ServiceTier != "" {
+		// Sent as asked; the router checked it against the tiers a
+		// target may ask (config.ServiceTiers), and the API refuses any
+		// other with a 400.
+		p.ServiceTier = openai.ChatCompletionNewParamsServiceTier(req.ServiceTier)
 	}
 	effort := req.ReasoningEffort
 	if effort == "" && len(req.Tools) > 0 && llm.ToolsNeedNoReasoning(req.Model) {
@@ -168,6 +184,20 @@ func chatParams(req llm.Request) (*openai.ChatCompletionNewParams, error) {
 	p.ToolChoice = choice
 	if req.ParallelToolCalls != nil && len(req.Tools) > 0 {
 		p.ParallelToolCalls = openai.Bool(*req.ParallelToolCalls)
+	}
+	if p.ResponseFormat, err = responseFormat(req.ResponseFormat); err != nil {
+		return nil, fmt.Errorf("request: %w", err)
+	}
+	if req.Continue {
+		if last := req.Messages[len(req.Messages)-1]; last.Role != llm.RoleAssistant {
+			return nil, errors.New("request: a continuation ends with the assistant's partial answer")
+		}
+		// Chat Completions answers a trailing assistant message anew; an
+		// OpenAI-compatible server that continues it (vLLM) is asked to
+		// with these, which OpenAI's own API refuses as unknown (so a
+		// target there that declares prefill fails with a 400, never
+		// answering twice).
+		p.SetExtraFields(map[string]any{"continue_final_message": true, "add_generation_prompt": false})
 	}
 	return p, nil
 }
@@ -250,4 +280,36 @@ func toolChoice(choice string, tools []llm.ToolSpec) (openai.ChatCompletionToolC
 		return c, fmt.Errorf("tool choice %q is not among the tools", choice)
 	}
 	return c, nil
+}
+
+// responseFormat maps Request.ResponseFormat to response_format; nil
+// sends none (text).
+func responseFormat(f *llm.ResponseFormat) (openai.ChatCompletionNewParamsResponseFormatUnion, error) {
+	var u openai.ChatCompletionNewParamsResponseFormatUnion
+	switch {
+	case f == nil:
+	case f.Type == llm.FormatJSONObject:
+		u.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+	case f.Type == llm.FormatJSONSchema:
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: f.Name}
+		if f.Description != "" {
+			js.Description = openai.String(f.Description)
+		}
+		if f.Strict {
+			js.Strict = openai.Bool(true)
+		}
+		if len(f.Schema) > 0 {
+			// A map, as a tool's parameters: openai-go writes it as
+			// given, where a json.Number would go as a string.
+			var schema map[string]any
+			if err := json.Unmarshal(f.Schema, &schema); err != nil || schema == nil {
+				return u, errors.New("response format: schema must be a JSON Schema object")
+			}
+			js.Schema = schema
+		}
+		u.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+	default:
+		return u, fmt.Errorf("response format %q is not json_object or json_schema", f.Type)
+	}
+	return u, nil
 }

@@ -20,10 +20,18 @@ import (
 type openaiDecoder struct {
 	*adapt.Emitter
 	sse    *ssestream.Stream[chatChunk]
+	aside  ssestream.Decoder // a *setAside, or nil for none
 	calls  map[int64]*llm.ToolCall
 	finish string
 	usage  *llm.Usage
 	model  string
+	// ttl is the prompt cache TTL the request asked (Request.PromptCacheTTL):
+	// the usage does not say which TTL its cache writes were made under,
+	// so they are reported under the one asked.
+	ttl string
+	// tier is the service tier the chunks name: the one that served the
+	// call, which may differ from the one asked.
+	tier string
 }
 
 func (s *openaiDecoder) Next() (bool, error) {
@@ -33,9 +41,27 @@ func (s *openaiDecoder) Next() (bool, error) {
 	return false, s.sse.Err()
 }
 
-func (s *openaiDecoder) Take() error { return s.chunk(s.sse.Current()) }
+func (s *openaiDecoder) Take() error {
+	s.skipped()
+	return s.chunk(s.sse.Current())
+}
 
-func (s *openaiDecoder) Classify(err error) *llm.Error { return classifyOpenAI(s.Provider, err) }
+// skipped emits an EventSkipped for each unreadable chunk set aside before
+// the one just read (or the end), for the router to count.
+func (s *openaiDecoder) skipped() {
+	if d, ok := s.aside.(*setAside); ok {
+		for n := d.take(); n > 0; n-- {
+			s.Emit(llm.Event{Kind: llm.EventSkipped})
+		}
+	}
+}
+
+func (s *openaiDecoder) Classify(err error) *llm.Error {
+	if errors.Is(err, llm.ErrUnreadableChunk) {
+		return s.Invalid(err).(*llm.Error)
+	}
+	return classifyOpenAI(s.Provider, err)
+}
 
 func (s *openaiDecoder) Close() { _ = s.sse.Close() }
 
@@ -49,9 +75,10 @@ func (s *openaiDecoder) Reported() *llm.Usage { return adapt.WithModel(s.usage, 
 // CPU on a streamed completion (docs/capacity.md); the SDK still reads the
 // stream (its SSE framing, [DONE], and an in-stream error object).
 type chatChunk struct {
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   *chatUsage   `json:"usage"`
+	Model       string       `json:"model"`
+	ServiceTier string       `json:"service_tier"`
+	Choices     []chatChoice `json:"choices"`
+	Usage       *chatUsage   `json:"usage"`
 }
 
 // chatChoice is a chunk's choice: its delta and, last, its finish reason.
@@ -91,6 +118,9 @@ func (s *openaiDecoder) chunk(c chatChunk) error {
 	if c.Model != "" {
 		s.model = c.Model
 	}
+	if c.ServiceTier != "" {
+		s.tier = c.ServiceTier
+	}
 	if c.Usage != nil {
 		s.usage = &llm.Usage{
 			InputTokens: c.Usage.PromptTokens,
@@ -99,6 +129,12 @@ func (s *openaiDecoder) chunk(c chatChunk) error {
 			CacheWriteInputTokens: c.Usage.PromptTokensDetails.CacheWriteTokens,
 			OutputTokens:          c.Usage.CompletionTokens,
 		}
+		if s.ttl == llm.CacheTTL12h {
+			s.usage.CacheWrite12hInputTokens = s.usage.CacheWriteInputTokens
+		}
+	}
+	if s.usage != nil {
+		s.usage.ServiceTier = s.tier
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 { // one choice is asked for; ignore any other
@@ -174,6 +210,7 @@ func (s *openaiDecoder) finished(reason string) error {
 // filter's stop is a refusal, anything else whole only with its finish
 // reason and the usage asked for (emitter.done).
 func (s *openaiDecoder) End() error {
+	s.skipped()
 	if s.finish == llm.FinishContentFilter {
 		// The usage that followed the stop is the stopped answer's.
 		return s.Refused(errors.New("the provider's content filter stopped the answer"), adapt.WithModel(s.usage, s.model))

@@ -23,8 +23,9 @@ type wholeDecoder struct {
 
 // chatWhole is the part of a chat.completion the decoder reads.
 type chatWhole struct {
-	Model   string `json:"model"`
-	Choices []struct {
+	Model       string `json:"model"`
+	ServiceTier string `json:"service_tier"`
+	Choices     []struct {
 		Index   int64 `json:"index"`
 		Message struct {
 			Content   string `json:"content"`
@@ -65,7 +66,7 @@ func (d *wholeDecoder) Take() error {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return d.Invalid(err)
 	}
-	c := chatChunk{Model: w.Model, Usage: w.Usage}
+	c := chatChunk{Model: w.Model, ServiceTier: w.ServiceTier, Usage: w.Usage}
 	for _, ch := range w.Choices {
 		one := chatChoice{Index: ch.Index, FinishReason: ch.FinishReason}
 		one.Delta.Content = ch.Message.Content

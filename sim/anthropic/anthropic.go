@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/voxgate/voxgate/sim/core"
 	"github.com/voxgate/voxgate/sim/openai"
@@ -19,6 +20,8 @@ import (
 type Server struct {
 	env *core.Env
 	oa  *openai.Server
+	// org is what the organization was billed (orgcost.go).
+	org orgBook
 }
 
 // New is the Messages surface over env and oa's engine.
@@ -91,18 +94,10 @@ func (s *Server) Messages(w http.ResponseWriter, r *http.Request) error {
 // then any injected fault; then the scripted answer.
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
-	// anthropic-sdk-go v2 sends its API key as Authorization: Bearer; v1
-	// and curl examples send x-api-key. The API takes either.
-	key := r.Header.Get("X-Api-Key")
-	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); key == "" && ok {
-		key = bearer
+	if err := s.checkKey(r); err != nil {
+		return err
 	}
-	switch {
-	case key == "":
-		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "x-api-key header is required"}
-	case len(s.env.Keys) > 0 && !s.env.Keys[key]:
-		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "invalid x-api-key"}
-	}
+	key := apiKey(r)
 	switch v := r.Header.Get("Anthropic-Version"); {
 	case v == "":
 		return anthInvalid("anthropic-version: header is required")
@@ -126,6 +121,13 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	if req.Thinking != nil && req.Thinking.Type == "disabled" && refusesForcedToolUse(req.Model) {
 		return anthInvalid(thinkingDisabledRefused)
 	}
+	prefill, continues := req.prefill()
+	if continues && refusesPrefill(req.Model) {
+		return anthInvalid(prefillRefused)
+	}
+	if continues && strings.TrimRightFunc(prefill, unicode.IsSpace) != prefill {
+		return anthInvalid(prefillEndsInSpace)
+	}
 	ctx := r.Context()
 	chat := req.chat()
 	prompt := openai.PromptTokens{Bytes: openai.PromptBytes(chat)}
@@ -142,13 +144,52 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) error {
 	if req.cacheMarks > 0 {
 		prompt.Cached, prompt.Written = s.oa.Chat.Cache.CachedTokens(s.env.Now(), key, req.Model, chat, prompt.Bytes)
 	}
-	c := openai.NewCompletion(chat, s.oa.Script.Plan(chat), req.Model, prompt)
+	var ans openai.Answer
+	if continues && prefill != "" {
+		// An older model continues its reply: the answer goes on from
+		// the prefill and never repeats it.
+		ans = s.oa.Script.PlanContinued(chat, prefill)
+	} else {
+		ans = s.oa.Script.Plan(chat)
+	}
+	c := openai.NewCompletion(chat, ans, req.Model, prompt)
 	a := newAnthAnswer(c, prompt)
 	setAnthHeaders(w, start)
 	if req.Stream {
-		return s.streamMessage(ctx, w, a, f)
+		err = s.streamMessage(ctx, w, a, f)
+	} else {
+		err = s.writeMessage(ctx, w, a, f)
 	}
-	return s.writeMessage(ctx, w, a, f)
+	if err == nil && f == nil {
+		// A Message served whole is billed; one a fault cut or shaped is
+		// not, the simulator not knowing what the real API would bill.
+		s.org.bill(anthBilled{at: s.env.Now(), model: req.Model, uncached: int64(a.input), read: int64(a.read),
+			write5m: int64(a.write), out: int64(a.output)})
+	}
+	return err
+}
+
+// apiKey is the request's key: anthropic-sdk-go v2 sends it as
+// Authorization: Bearer; v1 and curl examples send x-api-key. The API
+// takes either.
+func apiKey(r *http.Request) string {
+	key := r.Header.Get("X-Api-Key")
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); key == "" && ok {
+		key = bearer
+	}
+	return key
+}
+
+// checkKey refuses a request with no key, or one the simulator does not
+// take.
+func (s *Server) checkKey(r *http.Request) error {
+	switch key := apiKey(r); {
+	case key == "":
+		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "x-api-key header is required"}
+	case len(s.env.Keys) > 0 && !s.env.Keys[key]:
+		return &anthError{Status: http.StatusUnauthorized, Type: "authentication_error", Message: "invalid x-api-key"}
+	}
+	return nil
 }
 
 // anthResponseFault serves the faults that replace the whole response and

@@ -42,8 +42,9 @@ type anthMessage struct {
 	blocks  []anthContentBlock
 }
 
-// anthContentBlock is one content block of a request: text, tool_use or
-// tool_result (whose content is a string or text blocks).
+// anthContentBlock is one content block of a request: text, tool_use,
+// tool_result (whose content is a string or text blocks) or an assistant's
+// thinking block given back (thinking.go).
 type anthContentBlock struct {
 	Type      string           `json:"type"`
 	Text      *string          `json:"text"`
@@ -54,6 +55,8 @@ type anthContentBlock struct {
 	Content   json.RawMessage  `json:"content"`
 	IsError   *bool            `json:"is_error"`
 	Cache     *json.RawMessage `json:"cache_control"`
+	Thinking  *string          `json:"thinking"`
+	Signature string           `json:"signature"`
 }
 
 type anthTool struct {
@@ -220,8 +223,13 @@ func (r *messagesRequest) checkBlock(role string, b *anthContentBlock, where str
 			return anthInvalid(where + ".content: " + err.Error())
 		}
 		b.Text = &text
+	case "thinking":
+		if role != "assistant" {
+			return anthInvalid(where + ": thinking blocks are only allowed in assistant messages")
+		}
+		return checkThinking(r.Model, b, where)
 	default:
-		return anthInvalid(fmt.Sprintf("%s.type: the simulator supports only 'text', 'tool_use' and 'tool_result' blocks, got '%s'", where, b.Type))
+		return anthInvalid(fmt.Sprintf("%s.type: the simulator supports only 'text', 'tool_use', 'tool_result' and 'thinking' blocks, got '%s'", where, b.Type))
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func (a *anthAnswer) steps(pieceBytes int) iter.Seq[anthStep] {
 			return
 		}
 		block := 0
-		run := func(head any, body string, delta func(string) any) bool {
+		run := func(head any, body string, delta func(string) any, last ...anthStep) bool {
 			if !yield(anthStep{name: "content_block_start", data: anthBlockStart{Type: "content_block_start", Index: block, ContentBlock: head}, open: block}) {
 				return false
 			}
@@ -97,11 +97,26 @@ func (a *anthAnswer) steps(pieceBytes int) iter.Seq[anthStep] {
 					return false
 				}
 			}
+			for _, st := range last {
+				if !yield(st) {
+					return false
+				}
+			}
 			ok := yield(anthStep{name: "content_block_stop", data: anthIndexed{Type: "content_block_stop", Index: block}, open: -1})
 			block++
 			return ok
 		}
-		if a.text != "" {
+		switch {
+		case a.thoughtBeforeTools():
+			// The signature comes last, in its own delta, before the
+			// block's stop.
+			thought := func(p string) any { return anthThinkingDelta{Type: "thinking_delta", Thinking: p} }
+			sig := anthStep{name: "content_block_delta", open: block, data: anthBlockDelta{Type: "content_block_delta", Index: block,
+				Delta: anthSignatureDelta{Type: "signature_delta", Signature: thinkingSignature(a.model)}}}
+			if !run(anthThinkingBlock{Type: "thinking"}, a.text, thought, sig) {
+				return
+			}
+		case a.text != "":
 			text := func(p string) any { return anthTextDelta{Type: "text_delta", Text: p} }
 			if !run(anthTextBlock{Type: "text", Text: ""}, a.text, text) {
 				return

@@ -202,7 +202,10 @@ func (a *anthAnswer) message(refused bool) []byte {
 		stop = "refusal"
 		m.Usage.OutputTokens = 0
 	} else {
-		if a.text != "" {
+		switch {
+		case a.thoughtBeforeTools():
+			m.Content = append(m.Content, anthThinkingBlock{Type: "thinking", Thinking: a.text, Signature: thinkingSignature(a.model)})
+		case a.text != "":
 			m.Content = append(m.Content, anthTextBlock{Type: "text", Text: a.text})
 		}
 		for _, tc := range a.calls {

@@ -47,10 +47,19 @@ type ChatState struct {
 	Models ChatModels
 	rates  *rateBook
 	Cache  *promptCache
+	// continueFinal: Chat.ContinueFinalMessage.
+	continueFinal bool
+	// projectTier: Chat.ProjectServiceTier, "default" if unset.
+	projectTier string
 }
 
 func newChatState(allowed []string, c Chat) *ChatState {
-	return &ChatState{Models: NewChatModels(allowed, c), rates: newRateBook(c.RateLimits), Cache: newPromptCache(c.PromptCache)}
+	tier := c.ProjectServiceTier
+	if tier == "" {
+		tier = "default"
+	}
+	return &ChatState{Models: NewChatModels(allowed, c), rates: newRateBook(c.RateLimits), Cache: newPromptCache(c.PromptCache),
+		continueFinal: c.ContinueFinalMessage, projectTier: tier}
 }
 
 // ChatCompletions serves POST /v1/chat/completions in the real API's order:
@@ -61,6 +70,10 @@ func (s *Server) ChatCompletions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	body, err := s.env.ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	body, cont, err := s.Chat.takeContinue(body)
 	if err != nil {
 		return err
 	}
@@ -98,10 +111,18 @@ func (s *Server) ChatCompletions(w http.ResponseWriter, r *http.Request) error {
 	prompt := PromptTokens{Bytes: PromptBytes(req)}
 	prompt.Cached, prompt.Written = s.Chat.Cache.CachedTokens(s.env.Now(), key, model, req, prompt.Bytes)
 	prompt.reportWrites = s.Chat.Models.billsCacheWrites(req.Model)
-	c := NewCompletion(req, s.Script.Plan(req), model, prompt)
+	var ans Answer
+	if prefill, ok := PrefillOf(req); cont && ok {
+		ans = s.Script.PlanContinued(req, prefill)
+	} else {
+		ans = s.Script.Plan(req)
+	}
+	c := NewCompletion(req, ans, model, prompt)
+	c.ServiceTier = servedTier(req.ServiceTier, s.Chat.projectTier)
 	setCommonHeaders(w, start)
 	s.Chat.rates.charge(s.env.Now(), key, c.Usage.TotalTokens).set(w.Header())
-	s.Org.Bill(s.env.Now(), c.Model, chatUsage(c.Usage))
+	ttl, _ := req.cacheTTL()
+	s.Org.Bill(s.env.Now(), c.Model, chatUsage(c.Usage, ttl, c.ServiceTier))
 	if req.stream() {
 		return s.streamCompletion(ctx, w, req, c, f)
 	}

@@ -36,6 +36,17 @@ type Chat struct {
 	RateLimits RateLimits `yaml:"rate_limits" json:"rate_limits"`
 	// PromptCache decides which prompt tokens are reported as cached.
 	PromptCache PromptCache `yaml:"prompt_cache" json:"prompt_cache"`
+	// ContinueFinalMessage makes Chat Completions act as an
+	// OpenAI-compatible server that continues a trailing assistant message
+	// (vLLM's continue_final_message: true with add_generation_prompt:
+	// false). OpenAI's own API refuses both parameters, so it is off by
+	// default.
+	ContinueFinalMessage bool `yaml:"continue_final_message" json:"continue_final_message,omitempty"`
+	// ProjectServiceTier is the tier configured in the project's settings,
+	// which serves a request that sets no service_tier or "auto" (the
+	// spec's ServiceTier): "default", "flex" or "priority". "" is
+	// "default", the spec's "unless otherwise configured".
+	ProjectServiceTier string `yaml:"project_service_tier" json:"project_service_tier,omitempty"`
 }
 
 // RateLimits are the per-minute limits each API key is given. The simulator
@@ -128,6 +139,11 @@ func (c *Chat) Validate() error {
 		return fmt.Errorf("rate_limits: values must not be negative")
 	case c.PromptCache.TTL < 0 || c.PromptCache.MaxEntries < 0:
 		return fmt.Errorf("prompt_cache: values must not be negative")
+	}
+	switch c.ProjectServiceTier {
+	case "", "default", "flex", "priority":
+	default:
+		return fmt.Errorf("project_service_tier: must be default, flex or priority, got %q", c.ProjectServiceTier)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		`{"model":"m","tools":[{"type":"function","function":{"name":"log_meal","parameters":{"type":"object","properties":{"meal_type":{"enum":["breakfast"]},"n":{"type":"integer","minimum":2}},"required":["meal_type","n"]}}}],"tool_choice":"required","messages":[{"role":"user","content":"I had 3 eggs"}]}`,
 		`{"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"1","content":"ok"}],"max_tokens":1}`,
 		`{"model":"m","messages":"hi"}`,
+		`{"model":"m","prompt_cache_options":{"ttl":"12h","mode":"explicit"},"service_tier":"flex","messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"m","prompt_cache_options":{"ttl":7},"service_tier":null,"messages":[{"role":"user","content":"x"}]}`,
 		`{"model":`,
 		`[]`,
 		``,

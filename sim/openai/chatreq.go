@@ -24,10 +24,19 @@ type ChatRequest struct {
 	MaxCompletionTokens *int              `json:"max_completion_tokens"`
 	N                   *int              `json:"n"`
 	ReasoningEffort     *string           `json:"reasoning_effort"`
+	// PromptCacheOptions sets how long the prompt's cache writes live
+	// (promptcachettl.go); ServiceTier the processing the request asks for
+	// (servicetier.go).
+	PromptCacheOptions *PromptCacheOptions `json:"prompt_cache_options"`
+	ServiceTier        *string             `json:"service_tier"`
+	// ResponseFormat asks for JSON, of a schema or any (format.go).
+	ResponseFormat json.RawMessage `json:"response_format"`
 
 	// Derived by decodeChatRequest, never read from the body.
 	Msgs   []ChatMessage `json:"-"`
 	Choice ToolChoice    `json:"-"`
+	// Format is ResponseFormat parsed, nil when absent.
+	Format *ResponseFormat `json:"-"`
 }
 
 type streamOptions struct {
@@ -145,6 +154,17 @@ func decodeChatRequest(body []byte) (*ChatRequest, error) {
 	if err := checkLimits(&req); err != nil {
 		return nil, err
 	}
+	if err := req.PromptCacheOptions.check(); err != nil {
+		return nil, err
+	}
+	if err := checkServiceTier(req.ServiceTier); err != nil {
+		return nil, err
+	}
+	format, err := decodeResponseFormat(req.ResponseFormat, req.Msgs)
+	if err != nil {
+		return nil, err
+	}
+	req.Format = format
 	return &req, nil
 }
 

@@ -30,6 +30,8 @@ type Completion struct {
 	Calls   []ToolCall
 	Finish  string
 	Usage   usageBody
+	// ServiceTier is the tier the answer names; "" is "default".
+	ServiceTier string
 }
 
 const fingerprint = "fp_voxgate_sim"
@@ -105,8 +107,15 @@ func (c *Completion) body() completionBody {
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.Model,
 		Choices:     []completionChoice{{Index: 0, Message: msg, FinishReason: c.Finish}},
 		Usage:       &c.Usage,
-		ServiceTier: "default", SystemFingerprint: fingerprint,
+		ServiceTier: c.tier(), SystemFingerprint: fingerprint,
 	}
+}
+
+func (c *Completion) tier() string {
+	if c.ServiceTier == "" {
+		return "default"
+	}
+	return c.ServiceTier
 }
 
 func (c *Completion) marshal() []byte {

@@ -1,21 +1,11 @@
 package openai
 
 import (
-	"encoding/json"
 	"time"
 )
 
 // What sim/responses borrows from the Chat Completions engine beyond its
 // exported types: the unexported pieces it would otherwise copy.
-
-// SchemaJSON invents a JSON value for schema from message, as a scripted
-// tool call's arguments are invented, so a text.format json_schema answer
-// matches its schema the way a function call matches its parameters.
-func SchemaJSON(schema json.RawMessage, message string) string {
-	var t ChatTool
-	t.Function.Parameters = schema
-	return buildArguments(&t, message)
-}
 
 // CheckEffort applies the models' rules on reasoning effort to req, with
 // the real API's 400s, as Chat Completions does.
@@ -30,7 +20,7 @@ func (m *ChatModels) BillsCacheWrites(model string) bool { return m.billsCacheWr
 func (s *Server) BillCompletion(now time.Time, c *Completion, reasoning int) {
 	u := c.Usage
 	u.CompletionTokens += reasoning
-	s.Org.Bill(now, c.Model, chatUsage(u))
+	s.Org.Bill(now, c.Model, chatUsage(u, "", c.ServiceTier))
 }
 
 // CompletionTokens is the token count of text and calls as the simulator

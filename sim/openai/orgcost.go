@@ -8,21 +8,48 @@ import "math/big"
 // cached_tokens; input_tokens "includes text, audio, and image tokens").
 type OrgUsage struct {
 	TextIn, TextCached, cacheWrite, TextOut int64
-	AudioIn, AudioCached, AudioOut          int64
-	ImageIn, ImageCached                    int64
+	// cacheWrite12h is the part of cacheWrite made under a 12-hour TTL,
+	// billed at twice the 30-minute write (the request's own ttl: usage
+	// does not split them).
+	cacheWrite12h                  int64
+	AudioIn, AudioCached, AudioOut int64
+	ImageIn, ImageCached           int64
 	// MS is audio billed by duration: a transcription's seconds, a
 	// GPT-Live session's time.
 	MS int64
+	// tier is the service tier the answer named ("" is default): priority
+	// bills every class twice over, flex and batch half.
+	tier string
 }
 
-// chatUsage is a chat completion's usage as the price list bills it.
-func chatUsage(u usageBody) OrgUsage {
+// chatUsage is a chat completion's usage as the price list bills it: its
+// cache writes under ttl (the request's prompt_cache_options.ttl), on the
+// tier the answer named.
+func chatUsage(u usageBody, ttl, tier string) OrgUsage {
 	o := OrgUsage{TextIn: int64(u.PromptTokens), TextCached: int64(u.PromptTokensDetails.CachedTokens),
-		TextOut: int64(u.CompletionTokens)}
+		TextOut: int64(u.CompletionTokens), tier: tier}
 	if w := u.PromptTokensDetails.CacheWriteTokens; w != nil {
 		o.cacheWrite = int64(*w)
+		if ttl == CacheTTL12h {
+			o.cacheWrite12h = o.cacheWrite
+		}
 	}
 	return o
+}
+
+// tierMultiple is what a tier's usage costs beside the default tier's
+// (the pricing page's Priority and Flex columns, models.md); ok false for
+// a tier the list prints no column for.
+func tierMultiple(tier string) (m *big.Rat, ok bool) {
+	switch tier {
+	case "", "default":
+		return big.NewRat(1, 1), true
+	case "priority":
+		return big.NewRat(2, 1), true
+	case "flex", "batch":
+		return big.NewRat(1, 2), true
+	}
+	return nil, false
 }
 
 // cost is what a request with usage u bills at r, in micro-USD: each
@@ -33,9 +60,11 @@ func chatUsage(u usageBody) OrgUsage {
 // r prints no price for: the simulator then bills that request nothing.
 func (r rates) cost(u OrgUsage) (micros int64, ok bool) {
 	uncachedText := u.TextIn - u.TextCached - u.cacheWrite
+	write30m := u.cacheWrite - u.cacheWrite12h
 	uncachedAudio := u.AudioIn - u.AudioCached
 	uncachedImage := u.ImageIn - u.ImageCached
-	if uncachedText < 0 || uncachedAudio < 0 || uncachedImage < 0 {
+	multiple, ok := tierMultiple(u.tier)
+	if uncachedText < 0 || uncachedAudio < 0 || uncachedImage < 0 || write30m < 0 || !ok {
 		return 0, false
 	}
 	sum := new(big.Rat)
@@ -43,7 +72,8 @@ func (r rates) cost(u OrgUsage) (micros int64, ok bool) {
 		n     int64
 		price *big.Rat
 	}{
-		{uncachedText, r.textIn}, {u.TextCached, r.textCached}, {u.cacheWrite, r.cacheWrite}, {u.TextOut, r.textOut},
+		{uncachedText, r.textIn}, {u.TextCached, r.textCached}, {write30m, r.cacheWrite}, {u.cacheWrite12h, r.cacheWrite12h},
+		{u.TextOut, r.textOut},
 		{uncachedAudio, r.audioIn}, {u.AudioCached, r.audioCached}, {u.AudioOut, r.audioOut},
 		{uncachedImage, r.imageIn}, {u.ImageCached, r.imageCached},
 	} {
@@ -65,7 +95,7 @@ func (r rates) cost(u OrgUsage) (micros int64, ok bool) {
 		minutes.Mul(minutes, r.perMinute)
 		sum.Add(sum, minutes.Mul(minutes, big.NewRat(1_000_000, 1)))
 	}
-	return halfUp(sum), true
+	return halfUp(sum.Mul(sum, multiple)), true
 }
 
 // halfUp rounds a non-negative fraction to the nearest integer, a half

@@ -21,11 +21,12 @@ type listed struct {
 	source string
 	// Text tokens. cacheWrite is the price of prompt tokens written to
 	// the cache, on the models that bill them (their pages' "Cache
-	// writes" row, the 30-minute retention: the simulator ignores
-	// prompt_cache_retention).
-	textIn, textCached, cacheWrite, textOut string
-	audioIn, audioCached, audioOut          string
-	imageIn, imageCached                    string
+	// writes" row, the 30-minute TTL); cacheWrite12h the price of a write
+	// a request asked to live 12 hours (prompt_cache_options.ttl), where
+	// a page prints one. The simulator ignores prompt_cache_retention.
+	textIn, textCached, cacheWrite, cacheWrite12h, textOut string
+	audioIn, audioCached, audioOut                         string
+	imageIn, imageCached                                   string
 	// perMinute is the price of a minute of audio for the models billed
 	// by duration, prorated to the millisecond.
 	perMinute string
@@ -50,10 +51,10 @@ func openAIPrices() map[string]listed {
 		// Chat, prompts up to 272K tokens (the simulator's are far below).
 		"gpt-6-luna": {source: "OpenAI model page, gpt-6-luna (models.md)",
 			textIn: "0.10", textCached: "0.01", cacheWrite: "0.125", textOut: "0.50"},
-		"gpt-6.1-terra": {source: "OpenAI model page, gpt-6.1-terra (models.md)",
-			textIn: "1.00", textCached: "0.05", cacheWrite: "1.25", textOut: "5.00"},
-		"gpt-6.2-sol": {source: "OpenAI model page, gpt-6.2-sol (models.md)",
-			textIn: "2.00", textCached: "0.10", cacheWrite: "2.50", textOut: "10.00"},
+		"gpt-6.1-terra": {source: "OpenAI model page, gpt-6.1-terra (models.md); 12 h write 3P (models.md, read again 2026-11-28)",
+			textIn: "1.00", textCached: "0.05", cacheWrite: "1.25", cacheWrite12h: "2.50", textOut: "5.00"},
+		"gpt-6.2-sol": {source: "OpenAI model page, gpt-6.2-sol (models.md, read again 2026-11-28)",
+			textIn: "2.00", textCached: "0.10", cacheWrite: "2.50", cacheWrite12h: "5.00", textOut: "10.00"},
 		"gpt-5-mini": {source: "OpenAI model page, gpt-5-mini (3P: GitHub's model price table)",
 			textIn: "0.25", textCached: "0.025", textOut: "2.00"},
 		"gpt-4.1-mini": {source: "OpenAI model page, gpt-4.1-mini (3P: Vercel's AI Gateway page)",
@@ -89,10 +90,10 @@ func openAIPrices() map[string]listed {
 // rates is a listed row read into exact fractions; nil is a class with no
 // price.
 type rates struct {
-	textIn, textCached, cacheWrite, textOut *big.Rat
-	audioIn, audioCached, audioOut          *big.Rat
-	imageIn, imageCached                    *big.Rat
-	perMinute                               *big.Rat
+	textIn, textCached, cacheWrite, cacheWrite12h, textOut *big.Rat
+	audioIn, audioCached, audioOut                         *big.Rat
+	imageIn, imageCached                                   *big.Rat
+	perMinute                                              *big.Rat
 }
 
 // read turns the page's figures into exact dollars.
@@ -103,7 +104,8 @@ func (l listed) read() (rates, error) {
 		to  **big.Rat
 		fig string
 	}{
-		{&r.textIn, l.textIn}, {&r.textCached, l.textCached}, {&r.cacheWrite, l.cacheWrite}, {&r.textOut, l.textOut},
+		{&r.textIn, l.textIn}, {&r.textCached, l.textCached}, {&r.cacheWrite, l.cacheWrite}, {&r.cacheWrite12h, l.cacheWrite12h},
+		{&r.textOut, l.textOut},
 		{&r.audioIn, l.audioIn}, {&r.audioCached, l.audioCached}, {&r.audioOut, l.audioOut},
 		{&r.imageIn, l.imageIn}, {&r.imageCached, l.imageCached}, {&r.perMinute, l.perMinute},
 	} {

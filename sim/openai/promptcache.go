@@ -12,7 +12,9 @@ import (
 // earlier prompt's, at least 1,024 of them, reports the repeated part as
 // cached, in steps of 128 tokens. It is scoped by API key and model (the
 // real cache is per organization, and the simulator has no organizations,
-// so each key is one) and an entry lives TTL after its last use.
+// so each key is one) and an entry lives TTL after its last use, or the
+// longer time a request's prompt_cache_options.ttl asked when it was used
+// (a minimum lifetime: "the backend may retain cache entries for longer").
 //
 // Each 128-token block of a prompt (512 bytes of counted text, the unit of
 // TokensFor) is stored as the hash of everything up to its end, so a block
@@ -31,6 +33,7 @@ type promptCache struct {
 type cacheEntry struct {
 	hash uint64
 	used time.Time
+	ttl  time.Duration // the longest lifetime asked of it
 }
 
 const (
@@ -61,6 +64,7 @@ func (pc *promptCache) CachedTokens(now time.Time, key, model string, req *ChatR
 		return 0, 0
 	}
 	blocks := pc.blocks(key, model, req)
+	_, ttl := req.cacheTTL()
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	hit := 0
@@ -71,7 +75,7 @@ func (pc *promptCache) CachedTokens(now time.Time, key, model string, req *ChatR
 		}
 	}
 	for _, h := range blocks[cacheMinBlocks-1:] {
-		pc.touch(now, h)
+		pc.touch(now, h, ttl)
 	}
 	return hit * cacheBlockTokens, (len(blocks) - hit) * cacheBlockTokens
 }
@@ -106,18 +110,27 @@ func (pc *promptCache) blocks(key, model string, req *ChatRequest) []uint64 {
 
 func (pc *promptCache) live(now time.Time, h uint64) bool {
 	el, ok := pc.entries[h]
-	return ok && now.Sub(el.Value.(*cacheEntry).used) <= pc.ttl
+	if !ok {
+		return false
+	}
+	e := el.Value.(*cacheEntry)
+	return now.Sub(e.used) <= max(pc.ttl, e.ttl)
 }
 
-// touch marks h used now, adding it and evicting the least recently used
-// entry beyond the bound.
-func (pc *promptCache) touch(now time.Time, h uint64) {
+// touch marks h used now under ttl (0: the cache's own), adding it and
+// evicting the least recently used entry beyond the bound. An entry that
+// outlived its time is written anew, and keeps only the new ttl.
+func (pc *promptCache) touch(now time.Time, h uint64, ttl time.Duration) {
 	if el, ok := pc.entries[h]; ok {
-		el.Value.(*cacheEntry).used = now
+		e := el.Value.(*cacheEntry)
+		if !pc.live(now, h) {
+			e.ttl = 0
+		}
+		e.used, e.ttl = now, max(e.ttl, ttl)
 		pc.lru.MoveToFront(el)
 		return
 	}
-	pc.entries[h] = pc.lru.PushFront(&cacheEntry{hash: h, used: now})
+	pc.entries[h] = pc.lru.PushFront(&cacheEntry{hash: h, used: now, ttl: ttl})
 	if pc.lru.Len() > pc.max {
 		last := pc.lru.Back()
 		pc.lru.Remove(last)

@@ -194,7 +194,7 @@ func newTurn(msgs []ChatMessage) turn {
 }
 
 // Plan picks the reply for a request: the first applicable rule, else the
-// default behaviour.
+// default behaviour (JSON under a response_format that asks for it).
 func (cs *CompiledScript) Plan(req *ChatRequest) Answer {
 	t := newTurn(req.Msgs)
 	for i := range cs.rules {
@@ -203,7 +203,13 @@ func (cs *CompiledScript) Plan(req *ChatRequest) Answer {
 			return r.reply(req, &t)
 		}
 	}
-	return cs.defaultReply(req, &t)
+	ans := cs.defaultReply(req, &t)
+	if req.Format.JSON() && len(ans.Calls) == 0 {
+		// A rule's text is the script's to fix; the default answer is
+		// JSON the format accepts.
+		ans.Text = cs.formatAnswer(req.Format, &t)
+	}
+	return ans
 }
 
 func (r *compiledRule) applies(req *ChatRequest, t *turn) bool {

@@ -31,7 +31,7 @@ func (c *Completion) steps(includeUsage bool, pieceBytes int) iter.Seq[step] {
 		}
 		mk := func(delta any, finish *string) chunkBody {
 			return chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.Model,
-				ServiceTier: "default", SystemFingerprint: fingerprint, Usage: usage,
+				ServiceTier: c.tier(), SystemFingerprint: fingerprint, Usage: usage,
 				Choices: []chunkChoice{{Delta: delta, FinishReason: finish}}}
 		}
 		first := firstDelta{Role: "assistant"}
@@ -189,7 +189,7 @@ func (s *Server) strike(ctx context.Context, sw *SSEWriter, req *ChatRequest, f 
 func (s *Server) filtered(sw *SSEWriter, req *ChatRequest, c *Completion) error {
 	finish := "content_filter"
 	stop := chunkBody{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.Model,
-		ServiceTier: "default", SystemFingerprint: fingerprint,
+		ServiceTier: c.tier(), SystemFingerprint: fingerprint,
 		Choices: []chunkChoice{{Delta: emptyDelta{}, FinishReason: &finish}}}
 	if req.includeUsage() {
 		stop.Usage = json.RawMessage("null")

@@ -11,6 +11,8 @@ import "net/http"
 // allows its origin. The simulator allows any origin on that route, for
 // the preflight and for the answer (errors included, so a page can show
 // them); the real API's exact headers are not documented (docs/sim.md).
+// OpenAI's own browser client, @openai/agents-realtime, adds its
+// X-OpenAI-Agents-SDK header to that post, so the real API allows it too.
 func CORSCalls(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -18,7 +20,7 @@ func CORSCalls(next http.Handler) http.Handler {
 		h.Set("Access-Control-Expose-Headers", "Location")
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "POST")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-OpenAI-Agents-SDK")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -50,7 +50,7 @@ func newAnswer(r *createRequest, chat *openai.ChatRequest, plan openai.Answer, m
 	if f := r.format(); f != nil && len(plan.Calls) == 0 {
 		switch f.Type {
 		case "json_schema":
-			plan.Text = openai.SchemaJSON(f.Schema, lastUserText(chat))
+			plan.Text = openai.SchemaJSON(f.Schema)
 		case "json_object":
 			plan.Text = string(mustJSON(map[string]string{"answer": plan.Text}))
 		}
@@ -82,15 +82,6 @@ func newAnswer(r *createRequest, chat *openai.ChatRequest, plan openai.Answer, m
 	}
 	a.usage.TotalTokens = a.usage.InputTokens + a.usage.OutputTokens
 	return a
-}
-
-func lastUserText(chat *openai.ChatRequest) string {
-	for i := len(chat.Msgs) - 1; i >= 0; i-- {
-		if chat.Msgs[i].Role == "user" {
-			return chat.Msgs[i].Text
-		}
-	}
-	return ""
 }
 
 // itemStatus is the status an output item of a finished answer has.

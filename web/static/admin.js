@@ -77,7 +77,7 @@
     });
   }
 
-  const TOKENS = ['text_in', 'text_cached_in', 'text_cache_write_in', 'text_out', 'audio_in', 'audio_cached_in', 'audio_out', 'image_in', 'image_cached_in'];
+  const TOKENS = ['text_in', 'text_cached_in', 'text_cache_write_in', 'text_cache_write_12h_in', 'text_out', 'audio_in', 'audio_cached_in', 'audio_out', 'image_in', 'image_cached_in'];
 
   async function records() {
     const body = $('records').tBodies[0];

@@ -8,4 +8,4 @@ export { SSEParser, readSSE } from './sse.js';
 export type { SSEMessage } from './sse.js';
 export * from './types.js';
 export { Voice, VoiceCall } from './voice.js';
-export type { VoiceOptions, VoiceStartOptions, VoiceMode, VoiceEvents, PeerConnectionLike } from './voice.js';
+export type { VoiceOptions, VoiceStartOptions, VoiceEvents, PeerConnectionLike } from './voice.js';

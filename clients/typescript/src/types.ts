@@ -91,6 +91,13 @@ export interface Page<T> { items: T[]; next_cursor: string | null }
 export interface History { session_id: string; items: Array<Record<string, unknown>> }
 export const HISTORY_FIELDS = ['session_id', 'items'] as const;
 
+/** The gateway's voice modes (DESIGN §7), the values of POST /v1/voice/sessions' mode. */
+export const VOICE_MODES = ['direct', 'sideband', 'relay', 'live'] as const;
+export type VoiceMode = (typeof VOICE_MODES)[number];
+
+/** The fields of POST /v1/voice/sessions' answer (VoiceStarted) that voice.start reads. */
+export const VOICE_STARTED_FIELDS = ['session_id', 'mode', 'max_duration_s', 'quota', 'client_secret', 'realtime_url', 'sdp_url', 'ice_servers'] as const;
+
 // Compile-time checks that each constant names exactly its type's keys: a
 // field added to one and not the other fails the build.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -1,7 +1,5 @@
 import type { Transport } from './client.js';
-
-/** The gateway's voice modes (DESIGN §7). */
-export type VoiceMode = 'direct' | 'sideband' | 'relay' | 'live';
+import type { VoiceMode } from './types.js';
 
 /**
  * What a call needs of WebRTC: the part of RTCPeerConnection both browsers
@@ -33,7 +31,14 @@ export interface VoiceStartOptions {
 }
 
 export interface VoiceEvents {
-  transcript: { role: 'user' | 'assistant'; text: string };
+  /**
+   * A line of the transcript, as it is said: while a line grows it comes
+   * with partial: true and the line so far, then once without it, whole.
+   * A realtime call's line is whole when the provider says so (its
+   * transcript's done or completed event, whose text replaces the deltas'
+   * sum); a live call's when the other speaker starts or the call ends.
+   */
+  transcript: { role: 'user' | 'assistant'; text: string; partial?: boolean };
   tool: { call_id: string; name: string; arguments: string; output?: string; result?: unknown; error?: unknown };
   card: { kind: string; data: unknown };
   quota: { seconds_remaining: number };
@@ -43,6 +48,7 @@ export interface VoiceEvents {
 }
 
 type Listener<K extends keyof VoiceEvents> = (e: VoiceEvents[K]) => void;
+type Role = 'user' | 'assistant';
 
 // sum adds a usage object into acc, field by field: a direct call reports
 // the usage it saw, summed over its responses, at its end.
@@ -72,6 +78,8 @@ export class VoiceCall {
   private usage: any = {};
   private heard: any = {};
   private done?: Promise<any>;
+  // lines are each speaker's transcript line being said.
+  private lines: Partial<Record<Role, string>> = {};
   dc: any;
 
   constructor(private readonly t: Transport, readonly pc: PeerConnectionLike, private readonly mic: { getTracks(): any[] } | undefined, direct: boolean) {
@@ -96,6 +104,33 @@ export class VoiceCall {
   /** Mutes or unmutes the microphone; the call stays up. */
   mute(on = true): void {
     for (const t of this.mic?.getTracks() ?? []) t.enabled = !on;
+    // Live also tells the voice model, so it does not take the silence as a pause to answer.
+    if (this.session?.mode === 'live' && this.dc?.readyState === 'open') this.dc.send(JSON.stringify({ type: on ? 'session.input_audio.mute' : 'session.input_audio.unmute' }));
+  }
+
+  // said adds a transcript delta to role's line under way. In live mode a
+  // speaker's turn also ends the other's line: its deltas carry no end of
+  // their own.
+  private said(role: Role, delta: string, endsOther: boolean): void {
+    if (endsOther) this.flush(role === 'user' ? 'assistant' : 'user');
+    const text = ((this.lines[role] ?? '') + (delta ?? '')).trimStart();
+    this.lines[role] = text;
+    if (text) this.emit('transcript', { role, text, partial: true });
+  }
+
+  // whole ends role's line with the provider's own text for it.
+  private whole(role: Role, text: string): void {
+    delete this.lines[role];
+    this.emit('transcript', { role, text });
+  }
+
+  // flush ends role's line (both, without one) as it stands.
+  private flush(role?: Role): void {
+    for (const r of role ? [role] : (['user', 'assistant'] as const)) {
+      const text = this.lines[r];
+      delete this.lines[r];
+      if (text) this.emit('transcript', { role: r, text });
+    }
   }
 
   /** Handles one oai-events message (a data channel's MessageEvent.data). */
@@ -108,13 +143,29 @@ export class VoiceCall {
     }
     this.emit('event', m);
     switch (m.type) {
+      case 'conversation.item.input_audio_transcription.delta':
+        this.said('user', m.delta, false);
+        break;
       case 'conversation.item.input_audio_transcription.completed':
-        this.emit('transcript', { role: 'user', text: m.transcript });
+        this.whole('user', m.transcript);
         if (this.direct) sum(this.heard, m.usage);
+        break;
+      case 'response.output_audio_transcript.delta':
+      case 'response.audio_transcript.delta':
+        this.said('assistant', m.delta, false);
         break;
       case 'response.output_audio_transcript.done':
       case 'response.audio_transcript.done':
-        this.emit('transcript', { role: 'assistant', text: m.transcript });
+        this.whole('assistant', m.transcript);
+        break;
+      case 'session.input_transcript.delta':
+        this.said('user', m.delta, true);
+        break;
+      case 'session.output_transcript.delta':
+        this.said('assistant', m.delta, true);
+        break;
+      case 'session.closed':
+        this.flush();
         break;
       case 'response.done': {
         const calls = (m.response?.output ?? []).filter((o: any) => o.type === 'function_call');
@@ -150,6 +201,7 @@ export class VoiceCall {
   end(reason = 'user_hangup'): Promise<any> {
     return (this.done ??= (async () => {
       this.pc.close();
+      this.flush();
       for (const t of this.mic?.getTracks() ?? []) t.stop?.();
       if (!this.id) return undefined;
       let usage: any;
@@ -171,23 +223,36 @@ export class Voice {
   async start(so: VoiceStartOptions = {}): Promise<VoiceCall> {
     const PC = this.o.RTCPeerConnection ?? (globalThis as any).RTCPeerConnection;
     if (!PC) throw new Error('voice needs an RTCPeerConnection (pass one as voice.RTCPeerConnection)');
-    const pc: PeerConnectionLike = new PC();
-    let call: VoiceCall | undefined;
+    // The session first: a relayed one names the TURN servers the peer
+    // connection must have before it gathers candidates for its offer.
+    const s: any = await this.t.json('POST', '/v1/voice/sessions', { body: { mode: so.mode ?? 'sideband' }, signal: so.signal });
+    const direct = !s.sdp_url && !!s.realtime_url && !!s.client_secret;
+    let pc: PeerConnectionLike;
+    try {
+      pc = new PC(s.ice_servers?.length ? { iceServers: s.ice_servers } : undefined);
+    } catch (e) {
+      await this.t.json('POST', '/v1/voice/sessions/' + enc(s.session_id) + '/end', { body: { reason: 'error' } }).catch(() => {});
+      throw e;
+    }
+    const call = new VoiceCall(this.t, pc, so.stream, direct);
+    call.session = s;
     const pending: any[] = [];
     let ready = false;
     try {
       for (const tr of so.stream?.getTracks() ?? []) pc.addTrack(tr, so.stream);
-      const dc = pc.createDataChannel('oai-events');
-      // Events that come before the session is known wait for the call.
-      dc.onmessage = (e: any) => (call && !pending.length && ready ? call.handle(e.data) : pending.push(e.data));
-      pc.ontrack = (e: any) => call?.emit('track', { track: e.track, streams: e.streams ?? [] });
+      const dc = (call.dc = pc.createDataChannel('oai-events'));
+      // Events that come before the app's listeners are on wait for them.
+      dc.onmessage = (e: any) => (!pending.length && ready ? call.handle(e.data) : pending.push(e.data));
+      // The remote track comes while the answer is set, before start
+      // returns: it waits for the app's listeners as early events do.
+      const early: any[] = [];
+      pc.ontrack = (e: any) => {
+        const t = { track: e.track, streams: e.streams ?? [] };
+        if (ready) call.emit('track', t);
+        else early.push(t);
+      };
       await pc.setLocalDescription(await pc.createOffer());
       const offer = pc.localDescription?.sdp ?? '';
-      const s: any = await this.t.json('POST', '/v1/voice/sessions', { body: { mode: so.mode ?? 'sideband' }, signal: so.signal });
-      const direct = !s.sdp_url && !!s.realtime_url && !!s.client_secret;
-      call = new VoiceCall(this.t, pc, so.stream, direct);
-      call.session = s;
-      call.dc = dc;
       let answer: string;
       if (s.sdp_url) {
         const r = await this.t.request('POST', path(s.sdp_url), { body: offer, contentType: 'application/sdp', accept: 'application/sdp', signal: so.signal });
@@ -201,18 +266,17 @@ export class Voice {
       } else throw new Error('the session came back in mode ' + s.mode + ' with nowhere to send the call');
       await pc.setRemoteDescription({ type: 'answer', sdp: answer });
       const left = s.quota?.seconds_remaining;
-      const c = call;
-      c.secondsRemaining = left == null ? s.max_duration_s : Math.min(left, s.max_duration_s);
+      call.secondsRemaining = left == null ? s.max_duration_s : Math.min(left, s.max_duration_s);
       // After the app's listeners are on: the quota, then the events that came early.
       setTimeout(() => {
-        c.emit('quota', { seconds_remaining: c.secondsRemaining });
-        for (const d of pending.splice(0)) c.handle(d);
+        call.emit('quota', { seconds_remaining: call.secondsRemaining });
+        for (const t of early.splice(0)) call.emit('track', t);
+        for (const d of pending.splice(0)) call.handle(d);
         ready = true;
       }, 0);
       return call;
     } catch (e) {
-      if (call) await call.end('error').catch(() => {});
-      else pc.close();
+      await call.end('error').catch(() => {});
       throw e;
     }
   }

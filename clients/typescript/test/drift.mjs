@@ -39,5 +39,23 @@ export function drift(doc) {
   const hist = doc.paths['/v1/chat/sessions/{id}/messages'].get.responses['200'].content['application/json'].schema;
   same('history fields', vg.HISTORY_FIELDS, Object.keys(hist.properties), out);
   if (!doc.paths['/v1/chat/sessions/{id}']?.delete?.responses?.['204']) out.push('DELETE /v1/chat/sessions/{id} no longer answers 204');
+
+  // Voice: the routes a call uses and the fields it reads and sends.
+  for (const p of ['/v1/voice/sessions', '/v1/voice/sessions/{id}/sdp', '/v1/voice/sessions/{id}/tool-calls', '/v1/voice/sessions/{id}/end']) {
+    if (!doc.paths[p]?.post) out.push(`POST ${p} is not in the document`);
+  }
+  const s = doc.components.schemas;
+  same('voice modes', vg.VOICE_MODES, s.VoiceStart?.properties?.mode?.enum ?? [], out);
+  // The answer's mode is a plain string today; an enum there must agree too.
+  if (s.VoiceStarted?.properties?.mode?.enum) same('voice modes answered', vg.VOICE_MODES, s.VoiceStarted.properties.mode.enum, out);
+  const started = s.VoiceStarted?.properties ?? {};
+  for (const f of vg.VOICE_STARTED_FIELDS) if (!(f in started)) out.push(`voice start field ${f} is not in the document`);
+  if (!started.quota?.properties?.seconds_remaining) out.push('voice start quota has no seconds_remaining');
+  if (!started.client_secret?.properties?.value) out.push('voice start client_secret has no value');
+  for (const f of ['output', 'result', 'error']) if (!(f in (s.ToolResult?.properties ?? {}))) out.push(`tool result field ${f} is not in the document`);
+  if (!('cost' in (s.VoiceSession?.properties ?? {}))) out.push('an ended voice session has no cost');
+  const end = doc.paths['/v1/voice/sessions/{id}/end']?.post?.requestBody?.content?.['application/json']?.schema?.properties ?? {};
+  for (const r of ['user_hangup', 'error']) if (!end.reason?.enum?.includes(r)) out.push(`end reason ${r} is not in the document`);
+  if (!end.usage) out.push('the end request has no usage');
   return out;
 }

@@ -78,24 +78,33 @@ var trainOnly = []struct {
 	}},
 }
 
-// addTrainOnly expands the fourth round into the train part, leaving out
-// any sentence the corpus already holds (in whatever part).
+// addTrainOnly expands the rounds added after the split (this one and
+// round5.go) into the train part, each family named by its round, leaving
+// out any sentence the corpus already holds (in whatever part).
 func addTrainOnly(rows []row) []row {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		seen[r.lang+"\t"+strings.ToLower(r.text)] = true
 	}
-	for _, set := range trainOnly {
-		vocab := enVocab
-		if set.lang == "es" {
-			vocab = esVocab
+	for _, round := range []struct {
+		prefix string
+		sets   []struct {
+			lang, label string
+			ts          []tmpl
 		}
-		for _, r := range expandAll(set.lang, set.label, set.ts, vocab) {
-			if k := r.lang + "\t" + strings.ToLower(r.text); !seen[k] {
-				seen[k] = true
-				r.family = "train4." + r.family
-				r.split = "train"
-				rows = append(rows, r)
+	}{{"train4.", trainOnly}, {"train5.", trainOnly5}} {
+		for _, set := range round.sets {
+			vocab := enVocab
+			if set.lang == "es" {
+				vocab = esVocab
+			}
+			for _, r := range expandAll(set.lang, set.label, set.ts, vocab) {
+				if k := r.lang + "\t" + strings.ToLower(r.text); !seen[k] {
+					seen[k] = true
+					r.family = round.prefix + r.family
+					r.split = "train"
+					rows = append(rows, r)
+				}
 			}
 		}
 	}

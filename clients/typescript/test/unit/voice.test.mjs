@@ -6,9 +6,9 @@ import { createClient } from '../../dist/esm/index.js';
 // lets a test deliver oai-events messages on the data channel.
 class FakePC {
   static last;
-  constructor() { FakePC.last = this; this.tracks = []; this.sent = []; this.closed = false; this.ontrack = null; this.localDescription = null; }
+  constructor(config) { FakePC.last = this; this.config = config; this.tracks = []; this.sent = []; this.closed = false; this.ontrack = null; this.localDescription = null; }
   addTrack(t) { this.tracks.push(t); }
-  createDataChannel(label) { this.label = label; const pc = this; return (this.dc = { onmessage: null, send(d) { pc.sent.push(JSON.parse(d)); } }); }
+  createDataChannel(label) { this.label = label; const pc = this; return (this.dc = { readyState: 'open', onmessage: null, send(d) { pc.sent.push(JSON.parse(d)); } }); }
   async createOffer() { return { type: 'offer', sdp: 'v=0 offer' }; }
   async setLocalDescription(d) { this.localDescription = d; }
   async setRemoteDescription(d) { this.remote = d; }
@@ -28,6 +28,7 @@ function gateway(mode) {
       const s = { session_id: 'vs_1', mode, model: 'gpt-realtime', voice: 'alloy', max_duration_s: 600, tools: [], quota: { seconds_remaining: 120 } };
       if (mode === 'direct') Object.assign(s, { client_secret: { value: 'ek_1' }, realtime_url: 'https://provider.test/v1/realtime/calls' });
       else s.sdp_url = 'https://gw.test/v1/voice/sessions/vs_1/sdp';
+      if (mode === 'relay') s.ice_servers = [{ urls: ['turn:turn.test:3478'], username: 'u', credential: 'c' }];
       return json(s);
     }
     if (u.pathname.endsWith('/sdp') || u.host === 'provider.test') return new Response('v=0 answer', { status: 201 });
@@ -152,4 +153,85 @@ test('quota and early events: the seconds left are the lesser of the quota and t
 test('without an RTCPeerConnection, start says what to pass', async () => {
   const c = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: gateway('sideband').f });
   await assert.rejects(c.voice.start(), /RTCPeerConnection/);
+});
+
+test('relay: the peer connection gets the session\'s TURN servers, so the offer can carry relayed candidates', async () => {
+  const g = gateway('relay');
+  const c = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: g.f, voice: { RTCPeerConnection: FakePC } });
+  await c.voice.start({ mode: 'relay' });
+  assert.deepEqual(FakePC.last.config, { iceServers: [{ urls: ['turn:turn.test:3478'], username: 'u', credential: 'c' }] });
+  assert.equal(g.reqs[1].path, '/v1/voice/sessions/vs_1/sdp');
+  const sb = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: gateway('sideband').f, voice: { RTCPeerConnection: FakePC } });
+  await sb.voice.start({ mode: 'sideband' });
+  assert.equal(FakePC.last.config, undefined, 'no servers, no configuration');
+});
+
+test('a peer connection that cannot be made ends the session it was for', async () => {
+  const g = gateway('sideband');
+  class Broken { constructor() { throw new Error('no WebRTC here'); } }
+  const c = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: g.f, voice: { RTCPeerConnection: Broken } });
+  await assert.rejects(c.voice.start(), /no WebRTC here/);
+  assert.deepEqual(g.reqs.map((r) => r.path), ['/v1/voice/sessions', '/v1/voice/sessions/vs_1/end']);
+  assert.deepEqual(JSON.parse(g.reqs[1].body), { reason: 'error' });
+});
+
+test('live: transcript deltas make lines, partial as they grow and whole when the other speaker starts or the call ends; mute tells the model', async () => {
+  const g = gateway('live');
+  const c = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: g.f, voice: { RTCPeerConnection: FakePC } });
+  const call = await c.voice.start({ mode: 'live' });
+  const pc = FakePC.last;
+  const seen = [];
+  call.on('transcript', (e) => seen.push(e));
+  await tick();
+  for (const d of ['Find', ' me', ' pasta']) pc.deliver({ type: 'session.input_transcript.delta', delta: d, start_ms: 0, end_ms: 1 });
+  for (const d of ['One', ' moment.']) pc.deliver({ type: 'session.output_transcript.delta', delta: d });
+  pc.deliver({ type: 'session.input_transcript.delta', delta: 'Thanks' });
+  const whole = seen.filter((e) => !e.partial);
+  assert.deepEqual(whole, [{ role: 'user', text: 'Find me pasta' }, { role: 'assistant', text: 'One moment.' }]);
+  assert.deepEqual(seen.filter((e) => e.partial).map((e) => e.text), ['Find', 'Find me', 'Find me pasta', 'One', 'One moment.', 'Thanks']);
+
+  call.mute();
+  call.mute(false);
+  assert.deepEqual(pc.sent, [{ type: 'session.input_audio.mute' }, { type: 'session.input_audio.unmute' }]);
+
+  await call.end();
+  assert.deepEqual(seen.at(-1), { role: 'user', text: 'Thanks' }, 'the line under way ends with the call');
+  assert.equal(seen.filter((e) => !e.partial).length, 3);
+});
+
+test('realtime: transcript deltas grow a line per speaker, and the done or completed text makes it whole', async () => {
+  const g = gateway('sideband');
+  const c = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: g.f, voice: { RTCPeerConnection: FakePC } });
+  const call = await c.voice.start({ mode: 'sideband' });
+  const pc = FakePC.last;
+  const seen = [];
+  call.on('transcript', (e) => seen.push(e));
+  await tick();
+  pc.deliver({ type: 'response.output_audio_transcript.delta', delta: 'One' });
+  // The user's transcription lands while the answer is under way: each speaker keeps its line.
+  pc.deliver({ type: 'conversation.item.input_audio_transcription.delta', delta: 'pasta' });
+  pc.deliver({ type: 'response.output_audio_transcript.delta', delta: ' moment' });
+  pc.deliver({ type: 'conversation.item.input_audio_transcription.completed', transcript: 'Pasta, please.' });
+  pc.deliver({ type: 'response.output_audio_transcript.done', transcript: 'One moment.' });
+  assert.deepEqual(seen, [
+    { role: 'assistant', text: 'One', partial: true },
+    { role: 'user', text: 'pasta', partial: true },
+    { role: 'assistant', text: 'One moment', partial: true },
+    { role: 'user', text: 'Pasta, please.' },
+    { role: 'assistant', text: 'One moment.' },
+  ]);
+  await call.end();
+  assert.equal(seen.length, 5, 'a whole line is not sent again at the end');
+});
+
+test('the remote track, which comes while the answer is set, still reaches a listener added after start', async () => {
+  class TrackPC extends FakePC {
+    async setRemoteDescription(d) { await super.setRemoteDescription(d); this.ontrack({ track: 'audio', streams: ['remote'] }); }
+  }
+  const c = createClient({ baseUrl: 'https://gw.test', token: () => 'tok', fetch: gateway('sideband').f, voice: { RTCPeerConnection: TrackPC } });
+  const call = await c.voice.start({ mode: 'sideband' });
+  const got = [];
+  call.on('track', (e) => got.push(e));
+  await tick();
+  assert.deepEqual(got, [{ track: 'audio', streams: ['remote'] }]);
 });
