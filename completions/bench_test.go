@@ -69,17 +69,26 @@ func firstByte(client *http.Client, url, auth, body string) (time.Duration, erro
 		done = done || line == "data: [DONE]"
 	}
 	if took == 0 || !done {
-		return 0, fmt.Errorf("status %d: no content or no [DONE]", resp.StatusCode)
+		return 0, fmt.Errorf("%s: status %d: no content or no [DONE] (read: %v)", url, resp.StatusCode, sc.Err())
 	}
 	return took, nil
 }
 
 // bareReverseProxy serves httputil.ReverseProxy in front of the simulator
 // at simURL, flushing every write and signing in with the simulator's
-// key: the least a Go gateway does. It returns the proxy's URL.
+// key: the least a Go gateway does. It returns the proxy's URL. Its
+// transport keeps as many idle connections as the clients need, as the
+// gateway's does: http.DefaultTransport keeps two a host, so 32 clients
+// would dial and close a connection for most requests, which is neither a
+// fair baseline for CPU nor a quiet one (a CI run once saw such a proxy's
+// upstream read fail with "use of closed network connection").
 func bareReverseProxy(b *testing.B, simURL string) string {
 	target, _ := url.Parse(simURL)
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 256
+	b.Cleanup(transport.CloseIdleConnections)
 	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			r.Out.Header.Set("Authorization", "Bearer "+simtest.TestKey)
