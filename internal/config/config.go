@@ -91,6 +91,10 @@ type Database struct {
 	// not take during an outage until it does (package spool). It must
 	// be writable at startup and should be a persistent volume.
 	SpoolDir string `yaml:"spool_dir"`
+	// ReadURL (VOXGATE_DATABASE_READ_URL overrides) is an optional server
+	// for finance's reads only, a streaming standby as a rule; empty reads
+	// the primary. Nothing that must be exact now uses it (readurl.go).
+	ReadURL string `yaml:"read_url"`
 }
 
 // DefaultSpoolDir is database.spool_dir's default for serve; the
@@ -184,6 +188,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		if err := decode(f, &cfg); err != nil {
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
+		if err := cfg.Database.readURLHasNoSecret(); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
 	}
 
 	if err := applyEnv(&cfg, getenv); err != nil {
@@ -199,6 +206,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 func Parse(data []byte) (*Config, error) {
 	cfg := Default()
 	if err := decode(bytes.NewReader(data), &cfg); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Database.readURLHasNoSecret(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 
@@ -235,6 +245,9 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		cfg.Auth.JWKSURL = v
 	}
 	cfg.Database.URL = getenv("VOXGATE_DATABASE_URL")
+	if v := getenv("VOXGATE_DATABASE_READ_URL"); v != "" {
+		cfg.Database.ReadURL = v
+	}
 	cfg.Secrets = Secrets{
 		JWTSecret:       getenv("VOXGATE_JWT_SECRET"),
 		OpenAIAPIKey:    getenv("OPENAI_API_KEY"),
@@ -319,6 +332,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Database.MinConns < 0 || c.Database.MinConns > c.Database.MaxConns {
 		bad("database.min_conns", "must be between 0 and max_conns (%d), got %d", c.Database.MaxConns, c.Database.MinConns)
+	}
+	if err := c.Database.validateReadURL(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Auth.CacheSize < 0 {
 		bad("auth.cache_size", "must not be negative, got %d", c.Auth.CacheSize)
