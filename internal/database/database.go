@@ -15,6 +15,26 @@ const (
 
 // Open connects a pool to url and checks that the server answers.
 func Open(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.Pool, error) {
+	cfg, err := poolConfig(url, maxConns, minConns)
+	if err != nil {
+		return nil, err
+	}
+	dropReadOnly(cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("database: cannot reach %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	return pool, nil
+}
+
+// poolConfig is the settings every pool of the gateway shares.
+func poolConfig(url string, maxConns, minConns int32) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message can echo the URL, password included; keep it out.
@@ -38,16 +58,5 @@ func Open(ctx context.Context, url string, maxConns, minConns int32) (*pgxpool.P
 		cfg.ConnConfig.RuntimeParams["application_name"] = "voxgate"
 	}
 	cfg.ConnConfig.Tracer = &counter{}
-	dropReadOnly(cfg)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("database: cannot reach %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
-	}
-	return pool, nil
+	return cfg, nil
 }
