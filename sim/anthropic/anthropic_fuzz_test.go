@@ -19,6 +19,8 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 		`{"model":"m","max_tokens":1,"tools":[{"name":"log_meal","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},"messages":[{"role":"user","content":"I had eggs"}]}`,
 		`{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"ok"}]}]}`,
 		`{"model":"m","max_tokens":9,"messages":[{"role":"system","content":"x"}]}`,
+		`{"model":"claude-haiku-4-5","max_tokens":9,"output_config":{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"array","items":{"$ref":"#/$defs/x"}}},"$defs":{"x":{"type":"string","enum":["p","q"]}}}}},"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","max_tokens":9,"output_config":{"format":{"type":"json_schema","schema":{"$ref":"#/$defs/n","$defs":{"n":{"anyOf":[{"$ref":"#/$defs/n"}]}}}}},"messages":[{"role":"user","content":"hi"}]}`,
 		`{"model":"m","messages":"hi"}`, `{"model":`, `[]`, ``, `null`,
 	} {
 		f.Add([]byte(s))

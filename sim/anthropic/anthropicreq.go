@@ -16,18 +16,21 @@ import (
 // acts on; the other documented parameters are accepted and ignored, and
 // names the API does not know are refused, as the API does.
 type messagesRequest struct {
-	Model      string             `json:"model"`
-	MaxTokens  *int               `json:"max_tokens"`
-	Messages   []anthMessage      `json:"messages"`
-	System     json.RawMessage    `json:"system"`
-	Stream     bool               `json:"stream"`
-	Tools      []anthTool         `json:"tools"`
-	ToolChoice *anthToolChoice    `json:"tool_choice"`
-	Metadata   *anthMetadata      `json:"metadata"`
-	Cache      *json.RawMessage   `json:"cache_control"`
-	Thinking   *anthThinking      `json:"thinking"`
-	cacheMarks int                // cache_control markers found anywhere
-	system     []anthContentBlock // System as blocks
+	Model      string           `json:"model"`
+	MaxTokens  *int             `json:"max_tokens"`
+	Messages   []anthMessage    `json:"messages"`
+	System     json.RawMessage  `json:"system"`
+	Stream     bool             `json:"stream"`
+	Tools      []anthTool       `json:"tools"`
+	ToolChoice *anthToolChoice  `json:"tool_choice"`
+	Metadata   *anthMetadata    `json:"metadata"`
+	Cache      *json.RawMessage `json:"cache_control"`
+	Thinking   *anthThinking    `json:"thinking"`
+	// OutputConfig holds the structured-output format (format.go).
+	OutputConfig json.RawMessage    `json:"output_config"`
+	cacheMarks   int                // cache_control markers found anywhere
+	system       []anthContentBlock // System as blocks
+	format       json.RawMessage    // output_config.format's schema, nil for text
 }
 
 // anthThinking is a request's extended-thinking setting: its type
@@ -130,6 +133,11 @@ func decodeMessagesRequest(body []byte) (*messagesRequest, error) {
 	if err := req.checkTools(); err != nil {
 		return nil, err
 	}
+	format, err := decodeOutputConfig(req.OutputConfig, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	req.format = format
 	return &req, nil
 }
 
@@ -340,6 +348,10 @@ func (r *messagesRequest) checkTools() error {
 // as compact JSON arguments.
 func (r *messagesRequest) chat() *openai.ChatRequest {
 	req := &openai.ChatRequest{Model: r.Model, MaxTokens: r.MaxTokens, Stream: &r.Stream}
+	if r.format != nil {
+		// The script's default answer is then JSON the schema accepts.
+		req.Format = &openai.ResponseFormat{Type: "json_schema", Schema: r.format}
+	}
 	if len(r.system) > 0 {
 		req.Msgs = append(req.Msgs, openai.ChatMessage{Role: "system", Text: blocksText(r.system)})
 	}
