@@ -20,6 +20,11 @@ type EndpointStats struct {
 	// check that a client gave up within its deadline.
 	LastCancelledAt   *time.Time `json:"last_cancelled_at,omitempty"`
 	LastCancelAfterMS int64      `json:"last_cancel_after_ms,omitempty"`
+	// ReasoningItemsAccepted counts reasoning items clients carried back
+	// in their input and the endpoint accepted (the Responses API's,
+	// verified by encrypted_content or id): a test sees that a gateway
+	// kept a reasoning model's reasoning across a tool call.
+	ReasoningItemsAccepted int64 `json:"reasoning_items_accepted,omitempty"`
 }
 
 // Stats is the body of GET /sim/stats: counters per endpoint path.
@@ -66,6 +71,13 @@ func (b *StatsBook) End(endpoint string) {
 
 func (b *StatsBook) Fault(endpoint string, k FaultKind) {
 	b.update(endpoint, func(s *EndpointStats) { s.FaultsServed++; s.FaultsByKind[k]++ })
+}
+
+// Reasoning counts n reasoning items an endpoint accepted.
+func (b *StatsBook) Reasoning(endpoint string, n int) {
+	if n > 0 {
+		b.update(endpoint, func(s *EndpointStats) { s.ReasoningItemsAccepted += int64(n) })
+	}
 }
 
 func (b *StatsBook) Cancelled(endpoint string, started time.Time) {

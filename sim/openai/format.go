@@ -3,8 +3,6 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/voxgate/voxgate/sim/core"
@@ -94,91 +92,11 @@ func decodeResponseFormat(raw json.RawMessage, msgs []ChatMessage) (*ResponseFor
 		f.Schema = s
 	}
 	if f.Strict {
-		if err := checkStrictSchema(f.Name, f.Schema); err != nil {
+		if err := core.CheckStrictSchema(param, f.Name, f.Schema); err != nil {
 			return nil, err
 		}
 	}
 	return f, nil
-}
-
-// strictNode is what strict mode checks of each schema: every object
-// closes its properties and requires all of them.
-type strictNode struct {
-	Type                 any                    `json:"type"`
-	Properties           map[string]*strictNode `json:"properties"`
-	Required             []string               `json:"required"`
-	AdditionalProperties *bool                  `json:"additionalProperties"`
-	Items                *strictNode            `json:"items"`
-	AnyOf                []*strictNode          `json:"anyOf"`
-	Defs                 map[string]*strictNode `json:"$defs"`
-}
-
-// checkStrictSchema applies strict mode's rules the API checks before
-// any answer (Structured Outputs' supported subset), with its message.
-func checkStrictSchema(name string, raw json.RawMessage) error {
-	var root strictNode
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &root) // a schema of another shape has nothing to check
-	}
-	if msg := root.check(nil); msg != "" {
-		return core.ErrInvalidRequest("response_format", fmt.Sprintf("Invalid schema for response_format '%s': %s", name, msg))
-	}
-	return nil
-}
-
-func (n *strictNode) check(path []string) string {
-	if n == nil {
-		return ""
-	}
-	context := "In context=(" + quoteJoin(path) + "), "
-	if n.isObject() {
-		if n.AdditionalProperties == nil || *n.AdditionalProperties {
-			return context + "'additionalProperties' is required to be supplied and to be false."
-		}
-		for _, p := range slices.Sorted(maps.Keys(n.Properties)) {
-			if !slices.Contains(n.Required, p) {
-				return context + "'required' is required to be supplied and to be an array including every key in properties. Missing '" + p + "'."
-			}
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(n.Properties)) {
-		if msg := n.Properties[p].check(append(path, "properties", p)); msg != "" {
-			return msg
-		}
-	}
-	if msg := n.Items.check(append(path, "items")); msg != "" {
-		return msg
-	}
-	for i, b := range n.AnyOf {
-		if msg := b.check(append(path, "anyOf", fmt.Sprint(i))); msg != "" {
-			return msg
-		}
-	}
-	for _, d := range slices.Sorted(maps.Keys(n.Defs)) {
-		if msg := n.Defs[d].check(append(path, "$defs", d)); msg != "" {
-			return msg
-		}
-	}
-	return ""
-}
-
-func (n *strictNode) isObject() bool {
-	switch t := n.Type.(type) {
-	case string:
-		return t == "object"
-	case []any:
-		return slices.Contains(t, any("object"))
-	}
-	return false
-}
-
-// quoteJoin renders a schema path as the API's context does: 'a', 'b'.
-func quoteJoin(path []string) string {
-	q := make([]string, len(path))
-	for i, p := range path {
-		q[i] = "'" + p + "'"
-	}
-	return strings.Join(q, ", ")
 }
 
 // formatAnswer is the text of a JSON-format answer with no rule's text:

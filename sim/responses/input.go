@@ -20,6 +20,8 @@ type wireItem struct {
 	Name      string          `json:"name"`
 	Arguments *string         `json:"arguments"`
 	Output    json.RawMessage `json:"output"`
+	// EncryptedContent is a reasoning item's: a string or null.
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 type wirePart struct {
@@ -111,6 +113,9 @@ func decodeItem(raw json.RawMessage, p string) (item, error) {
 	case "reasoning":
 		if it.ID == "" {
 			return item{}, core.ErrMissingParam(p + ".id")
+		}
+		if w.EncryptedContent != nil {
+			it.Encrypted = *w.EncryptedContent
 		}
 	case "":
 		return item{}, core.ErrMissingParam(p + ".type")

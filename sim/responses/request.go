@@ -54,6 +54,7 @@ type createRequest struct {
 	Prompt             json.RawMessage   `json:"prompt"`
 	Temperature        *float64          `json:"temperature"`
 	TopP               *float64          `json:"top_p"`
+	Include            []string          `json:"include"`
 
 	items  []item            // input, parsed
 	choice openai.ToolChoice // tool_choice, parsed
@@ -97,6 +98,9 @@ type item struct {
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
 	Output    string `json:"-"`
+	// Encrypted is a reasoning item's encrypted_content: sealed for the
+	// client on output, checked on input (reasoning.go).
+	Encrypted string `json:"-"`
 }
 
 func (r *createRequest) stream() bool { return r.Stream != nil && *r.Stream }
@@ -147,6 +151,12 @@ func decodeCreate(body []byte) (*createRequest, error) {
 			}
 			if len(f.Schema) == 0 || f.Schema[0] != '{' {
 				return nil, core.ErrMissingParam("text.format.schema")
+			}
+			if f.Strict != nil && *f.Strict {
+				if err := core.CheckStrictSchema("text.format.schema", f.Name, f.Schema); err != nil {
+					err.(*core.APIError).Code = "invalid_json_schema"
+					return nil, err
+				}
 			}
 		default:
 			return nil, core.ErrInvalidValue("text.format.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'text', 'json_schema', and 'json_object'.", f.Type))

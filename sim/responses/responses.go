@@ -27,14 +27,15 @@ func FaultKinds() []core.FaultKind {
 
 // Server serves the Responses API over the Chat Completions engine.
 type Server struct {
-	env   *core.Env
-	oa    *openai.Server
-	store *store
+	env    *core.Env
+	oa     *openai.Server
+	store  *store
+	sealer *sealer
 }
 
 // New is the Responses surface over env and oa's engine.
 func New(env *core.Env, oa *openai.Server) *Server {
-	return &Server{env: env, oa: oa, store: newStore()}
+	return &Server{env: env, oa: oa, store: newStore(), sealer: newSealer()}
 }
 
 // Create serves POST /v1/responses in the real API's order: key, body,
@@ -74,6 +75,10 @@ func (s *Server) Create(w http.ResponseWriter, r *http.Request) error {
 	if err := checkPairing(conv); err != nil {
 		return err
 	}
+	kept, err := s.checkReasoning(key, req.items)
+	if err != nil {
+		return err
+	}
 	chat := req.chat(conv)
 	if reasons {
 		effort := req.effort()
@@ -107,6 +112,15 @@ func (s *Server) Create(w http.ResponseWriter, r *http.Request) error {
 	prompt.Cached, prompt.Written = s.oa.Chat.Cache.CachedTokens(s.env.Now(), cacheKey, model, chat, prompt.Bytes)
 	prompt.ReportWrites(models.BillsCacheWrites(req.Model))
 	a := newAnswer(req, chat, s.oa.Script.Plan(chat), model, prompt, reasons)
+	if req.includes(IncludeEncrypted) {
+		for i := range a.out {
+			if a.out[i].Type == "reasoning" {
+				a.out[i].Encrypted = s.sealer.seal(key, a.out[i].ID)
+			}
+		}
+	}
+	// Counted once the request is answered, not on a fault's refusal.
+	s.env.Stats.Reasoning(Endpoint, kept)
 	resp := shell(req, "resp_"+core.RandomID(), model, a.effort, s.env.Now())
 	s.oa.BillCompletion(s.env.Now(), a.c, a.reasoning)
 	h := w.Header()

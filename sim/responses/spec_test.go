@@ -76,6 +76,7 @@ func TestSpecShapes(t *testing.T) {
 		`{"model":"gpt-4.1","input":"Weather in Paris?","tools":[` + weatherJSON + `],"tool_choice":"required"}`,
 		`{"model":"o3","input":"Why?","reasoning":{"effort":"high","summary":"auto"}}`,
 		`{"model":"o3","input":"Why?","max_output_tokens":16}`,
+		`{"model":"o3","input":"Why?","store":false,"include":["reasoning.encrypted_content"]}`,
 		`{"model":"gpt-4.1","input":"Weather?","text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object","properties":{"city":{"type":"string"}}}}}}`,
 		`{"model":"gpt-4.1","input":[{"role":"developer","content":"Be kind."},{"type":"message","role":"user","content":[{"type":"input_text","text":"Hi"}]},{"role":"assistant","content":[{"type":"output_text","text":"Hello"}]},{"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"sunny"}],"tools":[` + weatherJSON + `]}`,
 	}

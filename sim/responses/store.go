@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -23,9 +24,13 @@ type store struct {
 	mu    sync.Mutex
 	byKey map[string]*stored // key + "\x00" + id
 	order []string
+	// reasoning counts the stored responses holding each reasoning item
+	// (key + "\x00" + item id), which a later input may refer to by id
+	// alone; a continuation's conversation holds its predecessors'.
+	reasoning map[string]int
 }
 
-func newStore() *store { return &store{byKey: map[string]*stored{}} }
+func newStore() *store { return &store{byKey: map[string]*stored{}, reasoning: map[string]int{}} }
 
 func storeKey(apiKey, id string) string { return apiKey + "\x00" + id }
 
@@ -35,10 +40,37 @@ func (s *store) put(apiKey string, st *stored) {
 	k := storeKey(apiKey, st.resp.ID)
 	s.byKey[k] = st
 	s.order = append(s.order, k)
+	s.index(apiKey, st, true)
 	for len(s.order) > maxStored {
+		if old := s.byKey[s.order[0]]; old != nil {
+			oldKey, _, _ := strings.Cut(s.order[0], "\x00")
+			s.index(oldKey, old, false)
+		}
 		delete(s.byKey, s.order[0])
 		s.order = s.order[1:]
 	}
+}
+
+// index adds or removes st's reasoning items from the stored ones.
+func (s *store) index(apiKey string, st *stored, on bool) {
+	for _, it := range st.conv {
+		if it.Type != "reasoning" {
+			continue
+		}
+		k := storeKey(apiKey, it.ID)
+		if on {
+			s.reasoning[k]++
+		} else if s.reasoning[k]--; s.reasoning[k] <= 0 {
+			delete(s.reasoning, k)
+		}
+	}
+}
+
+// hasItem reports whether apiKey's stored responses hold reasoning item id.
+func (s *store) hasItem(apiKey, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reasoning[storeKey(apiKey, id)] > 0
 }
 
 func (s *store) get(apiKey, id string) *stored {
@@ -51,9 +83,11 @@ func (s *store) delete(apiKey, id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := storeKey(apiKey, id)
-	if s.byKey[k] == nil {
+	st := s.byKey[k]
+	if st == nil {
 		return false
 	}
+	s.index(apiKey, st, false)
 	delete(s.byKey, k)
 	return true
 }

@@ -39,7 +39,9 @@ func events(resp *response, a *answer, pieceBytes int) []event {
 	status := a.itemStatus()
 	for i, it := range a.out {
 		added := it
-		added.Text, added.Arguments = "", ""
+		// A reasoning item's encrypted_content comes whole with its
+		// output_item.done; the spec warns the added one's may be partial.
+		added.Text, added.Arguments, added.Encrypted = "", "", ""
 		var body []event
 		switch it.Type {
 		case "reasoning":

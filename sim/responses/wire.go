@@ -110,9 +110,10 @@ type functionCallOut struct {
 }
 
 type reasoningItemOut struct {
-	ID      string     `json:"id"`
-	Type    string     `json:"type"`
-	Summary []struct{} `json:"summary"`
+	ID               string     `json:"id"`
+	Type             string     `json:"type"`
+	Summary          []struct{} `json:"summary"`
+	EncryptedContent *string    `json:"encrypted_content,omitempty"`
 }
 
 // Input items as GET /v1/responses/{id}/input_items lists them.
@@ -174,6 +175,10 @@ func (it item) render(status string) json.RawMessage {
 	case "function_call_output":
 		return mustJSON(functionCallOutputOut{ID: it.ID, Type: "function_call_output", Status: status, CallID: it.CallID, Output: it.Output})
 	default: // reasoning
-		return mustJSON(reasoningItemOut{ID: it.ID, Type: "reasoning", Summary: []struct{}{}})
+		r := reasoningItemOut{ID: it.ID, Type: "reasoning", Summary: []struct{}{}}
+		if it.Encrypted != "" {
+			r.EncryptedContent = &it.Encrypted
+		}
+		return mustJSON(r)
 	}
 }
