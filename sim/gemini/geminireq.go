@@ -20,13 +20,8 @@ type gemRequest struct {
 	SystemInstruction *gemContent    `json:"systemInstruction"`
 	Tools             []gemTool      `json:"tools"`
 	ToolConfig        *gemToolConfig `json:"toolConfig"`
-	GenerationConfig  *struct {
-		MaxOutputTokens *int `json:"maxOutputTokens"`
-		ThinkingConfig  *struct {
-			ThinkingLevel string `json:"thinkingLevel"`
-		} `json:"thinkingConfig"`
-	} `json:"generationConfig"`
-	Store *bool `json:"store"`
+	GenerationConfig  *gemGeneration `json:"generationConfig"`
+	Store             *bool          `json:"store"`
 }
 
 type gemContent struct {
@@ -147,6 +142,11 @@ func decodeGemini(model string, body []byte, stream, strictSignatures bool, g *g
 	}
 	if gc := g.GenerationConfig; gc != nil && gc.ThinkingConfig != nil {
 		if err := checkThinkingLevel(model, gc.ThinkingConfig.ThinkingLevel); err != nil {
+			return nil, err
+		}
+	}
+	if gc := g.GenerationConfig; gc != nil {
+		if err := responseFormat(req, gc); err != nil {
 			return nil, err
 		}
 	}
