@@ -70,7 +70,7 @@ func TestBackendTwelveHourWritesAndTier(t *testing.T) {
 	}
 
 	day := w.CreatedAt.UTC().Truncate(24 * time.Hour)
-	lines, err := l.voiceLines(ctx, day, day.Add(24*time.Hour))
+	lines, err := voiceLines(ctx, l.pool, l.prices, day, day.Add(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

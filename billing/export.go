@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/httpx"
@@ -37,6 +38,7 @@ type Manifest struct {
 	Rows       int64     `json:"rows"`
 	Unpriced   int64     `json:"unpriced"`
 	CostMicros Sum       `json:"cost_micros"` // priced records
+	Freshness
 }
 
 func manifest(ctx context.Context, q rowQuerier, f Filter) (Manifest, error) {
@@ -48,8 +50,15 @@ func manifest(ctx context.Context, q rowQuerier, f Filter) (Manifest, error) {
 }
 
 // Manifest is the manifest an export of f would carry now.
-func (l *Ledger) Manifest(ctx context.Context, f Filter) (Manifest, error) {
-	return manifest(ctx, l.pool, f)
+func (fi *Finance) Manifest(ctx context.Context, f Filter) (Manifest, error) {
+	var m Manifest
+	err := fi.read(ctx, func(c *pgxpool.Conn, fr Freshness) error {
+		var err error
+		m, err = manifest(ctx, c, f)
+		m.Freshness = fr
+		return err
+	})
+	return m, err
 }
 
 // Export writes the filter's records, oldest first, to w as RFC 4180 CSV
@@ -59,8 +68,15 @@ func (l *Ledger) Manifest(ctx context.Context, f Filter) (Manifest, error) {
 // meanwhile is in neither. started is called once with the manifest,
 // before the first byte, so an HTTP handler can still answer a JSON error
 // for a failure before it, and send the manifest as headers.
-func (l *Ledger) Export(ctx context.Context, w io.Writer, f Filter, format string, started func(Manifest)) error {
-	tx, err := l.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+func (fi *Finance) Export(ctx context.Context, w io.Writer, f Filter, format string, started func(Manifest)) error {
+	return fi.read(ctx, func(c *pgxpool.Conn, fr Freshness) error {
+		return export(ctx, c, fr, w, f, format, started)
+	})
+}
+
+// export is Export on c, whose position fr was read before the snapshot.
+func export(ctx context.Context, c *pgxpool.Conn, fr Freshness, w io.Writer, f Filter, format string, started func(Manifest)) error {
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return database.Error("billing: export", err)
 	}
@@ -69,6 +85,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer, f Filter, format strin
 	if err != nil {
 		return err
 	}
+	m.Freshness = fr
 	where, args := f.where()
 	rows, err := tx.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where+` ORDER BY created_at, id`, args...)
 	if err != nil {
@@ -157,13 +174,13 @@ func (j *jsonlWriter) end(m Manifest) error {
 }
 
 // HandleCSV serves GET /v1/admin/costs.csv.
-func (l *Ledger) HandleCSV(w http.ResponseWriter, r *http.Request) error {
-	return l.handleExport(w, r, FormatCSV)
+func (fi *Finance) HandleCSV(w http.ResponseWriter, r *http.Request) error {
+	return fi.handleExport(w, r, FormatCSV)
 }
 
 // HandleJSONL serves GET /v1/admin/costs.jsonl.
-func (l *Ledger) HandleJSONL(w http.ResponseWriter, r *http.Request) error {
-	return l.handleExport(w, r, FormatJSONL)
+func (fi *Finance) HandleJSONL(w http.ResponseWriter, r *http.Request) error {
+	return fi.handleExport(w, r, FormatJSONL)
 }
 
 var exportTypes = map[string]string{FormatCSV: "text/csv; charset=utf-8", FormatJSONL: "application/jsonl; charset=utf-8"}
@@ -171,13 +188,13 @@ var exportTypes = map[string]string{FormatCSV: "text/csv; charset=utf-8", Format
 // handleExport streams an export with its manifest in headers. A failure
 // before the first byte is the usual JSON error; one after it cuts the
 // connection, so a truncated file can never pass for a whole one.
-func (l *Ledger) handleExport(w http.ResponseWriter, r *http.Request, format string) error {
+func (fi *Finance) handleExport(w http.ResponseWriter, r *http.Request, format string) error {
 	f, _, err := parseFilter(r, time.Now())
 	if err != nil {
 		return err
 	}
 	started := false
-	err = l.Export(r.Context(), w, f, format, func(m Manifest) {
+	err = fi.Export(r.Context(), w, f, format, func(m Manifest) {
 		started = true
 		h := w.Header()
 		h.Set("Content-Type", exportTypes[format])
@@ -187,6 +204,7 @@ func (l *Ledger) handleExport(w http.ResponseWriter, r *http.Request, format str
 		h.Set("X-Voxgate-Rows", strconv.FormatInt(m.Rows, 10))
 		h.Set("X-Voxgate-Unpriced", strconv.FormatInt(m.Unpriced, 10))
 		h.Set("X-Voxgate-Cost-Micros", m.CostMicros.String())
+		setFreshness(h, m.Freshness)
 		w.WriteHeader(http.StatusOK)
 	})
 	if err != nil && started {
@@ -200,12 +218,12 @@ func (l *Ledger) handleExport(w http.ResponseWriter, r *http.Request, format str
 
 // HandleManifest serves GET /v1/admin/costs/manifest: what an export of
 // the same filter holds.
-func (l *Ledger) HandleManifest(w http.ResponseWriter, r *http.Request) error {
+func (fi *Finance) HandleManifest(w http.ResponseWriter, r *http.Request) error {
 	f, _, err := parseFilter(r, time.Now())
 	if err != nil {
 		return err
 	}
-	m, err := l.Manifest(r.Context(), f)
+	m, err := fi.Manifest(r.Context(), f)
 	if err != nil {
 		return err
 	}

@@ -7,14 +7,33 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/httpx"
 	"github.com/voxgate/voxgate/internal/page"
 )
 
+// RecordPage is the body of GET /v1/admin/sessions: a page of records and
+// how current it is.
+type RecordPage struct {
+	page.List[Record]
+	Freshness
+}
+
 // Records lists the filter's records newest first, a page at a time.
-func (l *Ledger) Records(ctx context.Context, f Filter, p page.Request) (page.List[Record], error) {
+func (fi *Finance) Records(ctx context.Context, f Filter, p page.Request) (RecordPage, error) {
+	var out RecordPage
+	err := fi.read(ctx, func(c *pgxpool.Conn, fr Freshness) error {
+		list, err := records(ctx, c, f, p)
+		out = RecordPage{list, fr}
+		return err
+	})
+	return out, err
+}
+
+func records(ctx context.Context, q rowQuerier, f Filter, p page.Request) (page.List[Record], error) {
 	where, args := f.where()
 	if !p.After.IsZero() {
 		id, err := strconv.ParseInt(p.After.ID, 10, 64)
@@ -25,7 +44,7 @@ func (l *Ledger) Records(ctx context.Context, f Filter, p page.Request) (page.Li
 		where += fmt.Sprintf(" AND (created_at, id) < ($%d, $%d)", len(args)-1, len(args))
 	}
 	args = append(args, p.Limit+1)
-	rows, err := l.pool.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where+
+	rows, err := q.Query(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE `+where+
 		fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args)), args...)
 	if err != nil {
 		return page.List[Record]{}, database.Error("billing: list records", err)
@@ -69,7 +88,7 @@ func (g *Group) add(o Group) {
 }
 
 // HandleSessions serves GET /v1/admin/sessions.
-func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
+func (fi *Finance) HandleSessions(w http.ResponseWriter, r *http.Request) error {
 	f, q, err := parseFilter(r, time.Now(), page.Params...)
 	if err != nil {
 		return err
@@ -78,7 +97,7 @@ func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := l.Records(r.Context(), f, p)
+	list, err := fi.Records(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -87,7 +106,7 @@ func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 // HandleSummary serves GET /v1/admin/costs/summary.
-func (l *Ledger) HandleSummary(w http.ResponseWriter, r *http.Request) error {
+func (fi *Finance) HandleSummary(w http.ResponseWriter, r *http.Request) error {
 	f, q, err := parseFilter(r, time.Now(), "group_by")
 	if err != nil {
 		return err
@@ -96,7 +115,7 @@ func (l *Ledger) HandleSummary(w http.ResponseWriter, r *http.Request) error {
 	if groupBy == "" {
 		groupBy = "day"
 	}
-	s, err := l.Summarize(r.Context(), f, groupBy)
+	s, err := fi.Summarize(r.Context(), f, groupBy)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
@@ -52,6 +53,7 @@ type Detail struct {
 	LinesTotal     *int64     `json:"lines_total_micros"` // nil: unpriced at the current table
 	LinesVersion   string     `json:"lines_price_version"`
 	UnpricedReason string     `json:"unpriced_reason,omitempty"`
+	Freshness
 }
 
 // amountScale: line amounts are kept in millionths of a micro-USD.
@@ -107,17 +109,24 @@ func leftPad(s string, n int) string {
 }
 
 // Detail is the record id with its cost lines at the current table.
-func (l *Ledger) Detail(ctx context.Context, id int64) (Detail, error) {
-	r, err := scanRecord(l.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Detail{}, apierr.New(apierr.NotFound, "There is no cost record with that id.")
-	}
+func (fi *Finance) Detail(ctx context.Context, id int64) (Detail, error) {
+	var r Record
+	var fresh Freshness
+	err := fi.read(ctx, func(c *pgxpool.Conn, fr Freshness) error {
+		var err error
+		fresh = fr
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+recordColumns+` FROM usage_records WHERE id = $1`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apierr.New(apierr.NotFound, "There is no cost record with that id.")
+		}
+		return database.Error("billing: read record", err)
+	})
 	if err != nil {
-		return Detail{}, database.Error("billing: read record", err)
+		return Detail{}, err
 	}
-	prices := l.prices.At(r.CreatedAt)
+	prices := fi.prices.At(r.CreatedAt)
 	lines, sum, why := prices.costLines(r)
-	d := Detail{Record: r, Lines: lines, LinesVersion: l.prices.Version, Rounding: "0.000000"}
+	d := Detail{Record: r, Lines: lines, LinesVersion: fi.prices.Version, Rounding: "0.000000", Freshness: fresh}
 	if why != nil {
 		d.UnpricedReason = why.Error()
 		return d, nil
@@ -133,7 +142,7 @@ func (l *Ledger) Detail(ctx context.Context, id int64) (Detail, error) {
 
 // HandleDetail serves GET /v1/admin/sessions/{id}. An id that is not a
 // record's is 404, as any unknown resource.
-func (l *Ledger) HandleDetail(w http.ResponseWriter, r *http.Request) error {
+func (fi *Finance) HandleDetail(w http.ResponseWriter, r *http.Request) error {
 	if _, err := httpx.Query(r); err != nil {
 		return err
 	}
@@ -141,7 +150,7 @@ func (l *Ledger) HandleDetail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || id <= 0 {
 		return apierr.New(apierr.NotFound, "There is no cost record with that id.")
 	}
-	d, err := l.Detail(r.Context(), id)
+	d, err := fi.Detail(r.Context(), id)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 	"github.com/voxgate/voxgate/internal/httpx"
@@ -57,6 +59,9 @@ type Reconciliation struct {
 	ThresholdMicros int64          `json:"threshold_micros"`
 	RedDays         int            `json:"red_days"`
 	Days            []ReconcileDay `json:"days"`
+	// Freshness is the ledger side's; the provider's figures are as the
+	// provider reports them when asked.
+	Freshness
 }
 
 // DefaultThreshold is the cost difference a day may show and stay green:
@@ -89,7 +94,7 @@ const MaxReconcileDays = 180
 // model over [from, to), which must be whole UTC days: the provider's
 // buckets are. A day is red when a model's tokens differ or its cost
 // differs by more than threshold micro-USD.
-func (l *Ledger) Reconcile(ctx context.Context, from, to time.Time, p ProviderUsage, threshold int64) (Reconciliation, error) {
+func (fi *Finance) Reconcile(ctx context.Context, from, to time.Time, p ProviderUsage, threshold int64) (Reconciliation, error) {
 	if !from.Equal(from.Truncate(24*time.Hour)) || !to.Equal(to.Truncate(24*time.Hour)) {
 		return Reconciliation{}, apierr.New(apierr.InvalidRequest, "from and to must be dates: the provider reports whole UTC days.")
 	}
@@ -105,32 +110,42 @@ func (l *Ledger) Reconcile(ctx context.Context, from, to time.Time, p ProviderUs
 		}
 		return rows[k]
 	}
-	q, err := l.pool.Query(ctx, reconcileSQL, from, to)
-	if err != nil {
-		return Reconciliation{}, database.Error("billing: reconcile", err)
-	}
-	for q.Next() {
-		var k key
-		var tokens, cost int64
-		if err := q.Scan(&k.date, &k.model, &tokens, &cost); err != nil {
-			q.Close()
-			return Reconciliation{}, database.Error("billing: reconcile", err)
+	var fresh Freshness
+	// The ledger's side first, on one connection that is released before
+	// the provider is asked (no connection is held across a provider call).
+	err := fi.read(ctx, func(c *pgxpool.Conn, fr Freshness) error {
+		fresh = fr
+		q, err := c.Query(ctx, reconcileSQL, from, to)
+		if err != nil {
+			return database.Error("billing: reconcile", err)
 		}
-		r := row(k)
-		r.LedgerTokens, r.LedgerCostMicros = tokens, cost
-	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return Reconciliation{}, database.Error("billing: reconcile", err)
-	}
-	voice, err := l.voiceLines(ctx, from, to)
+		for q.Next() {
+			var k key
+			var tokens, cost int64
+			if err := q.Scan(&k.date, &k.model, &tokens, &cost); err != nil {
+				q.Close()
+				return database.Error("billing: reconcile", err)
+			}
+			r := row(k)
+			r.LedgerTokens, r.LedgerCostMicros = tokens, cost
+		}
+		q.Close()
+		if err := q.Err(); err != nil {
+			return database.Error("billing: reconcile", err)
+		}
+		voice, err := voiceLines(ctx, c, fi.prices, from, to)
+		if err != nil {
+			return err
+		}
+		for _, v := range voice {
+			r := row(key{v.date, v.model})
+			r.LedgerTokens += v.tokens
+			r.LedgerCostMicros += v.costMicros
+		}
+		return nil
+	})
 	if err != nil {
 		return Reconciliation{}, err
-	}
-	for _, v := range voice {
-		r := row(key{v.date, v.model})
-		r.LedgerTokens += v.tokens
-		r.LedgerCostMicros += v.costMicros
 	}
 	figures, err := p.Figures(ctx, from, to)
 	if err != nil {
@@ -141,7 +156,7 @@ func (l *Ledger) Reconcile(ctx context.Context, from, to time.Time, p ProviderUs
 		r.ProviderTokens += f.Tokens
 		r.ProviderCostMicros += f.CostMicros
 	}
-	out := Reconciliation{From: from, To: to, ThresholdMicros: threshold, Days: []ReconcileDay{}}
+	out := Reconciliation{From: from, To: to, ThresholdMicros: threshold, Days: []ReconcileDay{}, Freshness: fresh}
 	byDay := map[string]*ReconcileDay{}
 	for k, r := range rows {
 		r.TokenDiff = r.LedgerTokens - r.ProviderTokens
@@ -179,7 +194,7 @@ func abs(n int64) int64 {
 // HandleReconcile serves GET /v1/admin/costs/reconcile?from&to&tz&
 // threshold_micros with p, the configured provider's usage (nil: none is
 // configured, 503).
-func (l *Ledger) HandleReconcile(p ProviderUsage) func(w http.ResponseWriter, r *http.Request) error {
+func (fi *Finance) HandleReconcile(p ProviderUsage) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		f, q, err := parseFilter(r, time.Now(), "threshold_micros")
 		if err != nil {
@@ -195,7 +210,7 @@ func (l *Ledger) HandleReconcile(p ProviderUsage) func(w http.ResponseWriter, r 
 		if p == nil {
 			return apierr.New(apierr.AIFeatureDisabled, "No provider is configured to reconcile against.")
 		}
-		rec, err := l.Reconcile(r.Context(), f.From, f.To, p, threshold)
+		rec, err := fi.Reconcile(r.Context(), f.From, f.To, p, threshold)
 		if err != nil {
 			return err
 		}

@@ -42,8 +42,8 @@ type ledgerLine struct {
 // model the rest, so the lines of a day add up to the records' cost
 // exactly.
 // Unpriced records count their tokens and no cost, as in a summary.
-func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLine, error) {
-	rows, err := l.pool.Query(ctx, voiceSQL, from, to)
+func voiceLines(ctx context.Context, q rowQuerier, prices *Prices, from, to time.Time) ([]ledgerLine, error) {
+	rows, err := q.Query(ctx, voiceSQL, from, to)
 	if err != nil {
 		return nil, database.Error("billing: reconcile voice", err)
 	}
@@ -68,7 +68,7 @@ func (l *Ledger) voiceLines(ctx context.Context, from, to time.Time) ([]ledgerLi
 		if err != nil {
 			return nil, err
 		}
-		at := l.prices.At(day)
+		at := prices.At(day)
 		rest := cost
 		for _, ln := range lines[1:] {
 			if ln.Usage.IsZero() {

@@ -47,7 +47,7 @@ func TestVoiceLinesPriceEachDayAtItsTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lines, err := l.voiceLines(ctx, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	lines, err := voiceLines(ctx, l.pool, l.prices, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
@@ -25,6 +26,7 @@ type Summary struct {
 	GroupBy string    `json:"group_by"`
 	Groups  []Group   `json:"groups"`
 	Total   Group     `json:"total"`
+	Freshness
 }
 
 // groupKeys maps group_by to its SQL key over the summary's source rows;
@@ -184,11 +186,18 @@ func wholeBuckets(from, to time.Time, loc *time.Location, byDay bool) (time.Time
 // model, kind or mode, from the rollups where they answer and the records
 // at the edges. The total is the exact sum of the groups the same
 // statement returned.
-func (l *Ledger) Summarize(ctx context.Context, f Filter, groupBy string) (Summary, error) {
+func (fi *Finance) Summarize(ctx context.Context, f Filter, groupBy string) (Summary, error) {
 	if _, ok := groupKeys[groupBy]; !ok || groupBy == "" {
 		return Summary{}, apierr.New(apierr.InvalidRequest, "group_by must be day, user, model, kind or mode.")
 	}
-	return summarize(ctx, l.pool, f, groupBy)
+	var s Summary
+	err := fi.read(ctx, func(c *pgxpool.Conn, fr Freshness) error {
+		var err error
+		s, err = summarize(ctx, c, f, groupBy)
+		s.Freshness = fr
+		return err
+	})
+	return s, err
 }
 
 // rowQuerier is a pool or a transaction (an export sums in its snapshot).
