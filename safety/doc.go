@@ -6,8 +6,9 @@
 //   - output: one streaming Filter for medical claims (blocked),
 //     prescriptive tone (flagged) and personal data (rejected), in
 //     English and Spanish; text goes out word by word until a sentence's
-//     first risk word, and from there the sentence is held and judged
-//     whole; CheckText is the same filter over a whole text, so the
+//     first risk word (a word still arriving as soon as no risk word,
+//     street type, name or identifier could begin with it), and from
+//     there the sentence is held and judged whole; CheckText is the same filter over a whole text, so the
 //     verdict never depends on chunking (filter.go, split.go, release.go,
 //     lexicon.go, pii.go, pii_ids.go);
 //   - medical claims: rules where rules are right, a linear model trained

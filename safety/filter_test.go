@@ -77,7 +77,7 @@ func TestClaimSplitAcrossChunks(t *testing.T) {
 		sent = append(sent, f.Write(c))
 	}
 	sent = append(sent, f.Close())
-	want := []string{"Oats are a great ", "breakfast. Add berries. Turmeric ", "", "", "", ""}
+	want := []string{"Oats are a great break", "fast. Add berries. Turmeric ", "", "", "", ""}
 	if !slices.Equal(sent, want) {
 		t.Fatalf("released %q, want %q", sent, want)
 	}
@@ -119,16 +119,21 @@ func TestEmailSplitAcrossChunks(t *testing.T) {
 	}
 }
 
-// Text without a risk word goes out word by word: a word as soon as the
-// whitespace after it has arrived, whichever side of the word a model's
-// chunks carry it on. From the first risk word the sentence is held to its
-// end; a sentence's last word goes out with its judgment.
+// Text without a risk word goes out word by word: a word on arrival when
+// no risk word, street type or identifier could begin with it, else as
+// soon as the whitespace after it has arrived, whichever side of the word
+// a model's chunks carry it on. From the first risk word the sentence is
+// held to its end; a sentence's last word goes out with its judgment
+// (its letters before that).
 func TestReleaseWordByWord(t *testing.T) {
 	t.Parallel()
 	for _, steps := range [][]struct{ in, want string }{
-		{{"Here", ""}, {" is", "Here "}, {" a", "is "}, {" plan", "a "}, {".", ""}, {" Ask", "plan. "},
-			{" your", "Ask "}, {" doctor", "your "}, {" about", ""}, {" it", ""}, {".", ""}, {" Enjoy", "doctor about it. "}},
-		{{"Here ", "Here "}, {"is ", "is "}, {"a ", "a "}, {"plan.", ""}, {" ", "plan. "}, {"Ask ", "Ask "},
+		// "a" begins "allergy", "doctor" is a risk word (nothing of it goes
+		// out early: each of its prefixes begins it), "plan." waits for its
+		// stop to be decided.
+		{{"Here", "Here"}, {" is", " is"}, {" a", " "}, {" plan", "a plan"}, {".", ""}, {" Ask", ". Ask"},
+			{" your", " your"}, {" doctor", " "}, {" about", ""}, {" it", ""}, {".", ""}, {" Enjoy", "doctor about it. Enjoy"}},
+		{{"Here ", "Here "}, {"is ", "is "}, {"a ", "a "}, {"plan.", "plan"}, {" ", ". "}, {"Ask ", "Ask "},
 			{"your ", "your "}, {"doctor ", ""}, {"about it. ", "doctor about it. "}, {"Low-fat ", "Low-fat "}, {"e.g. ", ""}},
 	} {
 		f := NewFilter(Options{})

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -10,10 +11,10 @@ import (
 // docs/safety.md). A piece's words go out as they arrive, up to its first
 // word that a rule or the model could still make part of a claim or a
 // leak; from that word on the piece is held until it ends, then judged
-// whole. Whether a word may go out depends on the word alone and the
-// first character after the space that ends it, never on how the text
-// arrived: so the prefix let out before a blocked piece is the same
-// streamed and whole, and with it the verdict.
+// whole. How much of a word may go out depends on the word alone and
+// whether whitespace has ended it, never on how the text arrived: so the
+// prefix let out before a blocked piece is the same streamed and whole,
+// and with it the verdict.
 
 // streetWords begin a street address in Spanish ("calle Mayor 12"): held,
 // as the address after them would be.
@@ -27,21 +28,35 @@ var streetWords = func() map[string]bool {
 }()
 
 // releasable is how far text, a piece or the start of one, may go out
-// before it is judged: the end of the whitespace after its last word that
-// may, scanning from offset from (a word's start). A word may go out once
-// the whitespace after it has arrived and it is not a risk (riskyWord):
-// the next word need not have begun, so a stream that sends "word " at a
-// time shows each word as it comes. The last word of a piece goes out
-// with its judgment, which the same whitespace decides (nextPiece).
+// before it is judged, scanning from offset from (what went out already).
+// A word may go out once the whitespace after it has arrived and it is
+// not a risk (riskyWord): the next word need not have begun, so a stream
+// that sends "word " at a time shows each word as it comes.
 //
-// The one thing this lets out early is the plain local part of an address
-// written with brackets: "ana" of "ana [at] example [dot] com" goes out
-// before the bracket arrives. The address is still matched when its piece
-// is judged, and the answer stops there (a leak), before the domain: what
-// went out is a word, not an address. A local part with an address's
-// punctuation (ana.sousa, ana_s) is held (docs/safety.md, "Release").
+// A word the whitespace has not ended yet (a model streams " word", the
+// space before it) goes out as far as its longest prefix that cannot begin
+// anything that starts a hold (safePrefix): "Here" goes out on arrival,
+// "The" waits, since "therapy" begins with it. The same prefix goes out of
+// the first risk word of a stopped piece, or of its last: so what a stream
+// let out is the same whichever chunks it came in, and the same as the
+// whole text's. The last word of a piece passed goes out with its
+// judgment, which the same whitespace decides (nextPiece).
+//
+// What goes out early is letters only, never a digit, "@", "+", a bracket
+// or an address's punctuation: at most the local part of an address whose
+// "@" or bracket is yet to come ("maria" of maria@example.com, or "ana" of
+// "ana [at] example [dot] com"). The address is still matched when its
+// piece is judged, and the answer stops there (a leak), before the domain:
+// what went out is a word, not an address (docs/safety.md, "Release").
 func (f *Filter) releasable(text string, from int) int {
 	i := from
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(text[:i])
+		if unicode.IsSpace(r) {
+			break
+		}
+		i -= size // back to the start of a word partly out already
+	}
 	for {
 		j := i
 		for j < len(text) {
@@ -51,19 +66,93 @@ func (f *Filter) releasable(text string, from int) int {
 			}
 			j += size
 		}
-		k := j
-		for k < len(text) {
-			r, size := utf8.DecodeRuneInString(text[k:])
+		if j == len(text) || f.riskyWord(text[i:j]) {
+			return i + f.safePrefix(text[i:j])
+		}
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
 			if !unicode.IsSpace(r) {
 				break
 			}
-			k += size
+			j += size
 		}
-		if j == len(text) || f.riskyWord(text[i:j]) {
-			return i
-		}
-		i = k
+		i = j
 	}
+}
+
+// safePrefix is the length of word's longest prefix that may go out before
+// the word has ended (partialSafe), 0 for none. Only prefixes of letters
+// qualify, and the longest is tried first: it is the common answer.
+func (f *Filter) safePrefix(word string) int {
+	n := len(word)
+	for k, r := range word {
+		if !unicode.IsLetter(r) {
+			n = k
+			break
+		}
+	}
+	for n > 0 {
+		if f.partialSafe(word[:n]) {
+			return n
+		}
+		_, size := utf8.DecodeLastRuneInString(word[:n])
+		n -= size
+	}
+	return 0
+}
+
+// partialSafe reports whether p, the letters a word begins with, cannot
+// begin anything that starts a hold, however the word goes on: no entry
+// of the risk lexicon, no street type and no word of the user's name
+// begins with it, none of the lexicon's entries is a prefix of it (it is
+// no risk word already), and it could not be the letters an identifier
+// opens with as written: one to four capitals (a CURP, an RFC), or a lone
+// x, y or z (an NIE). Digits, "@", "+" and brackets, which begin or mark
+// every other format (phones, emails, DNIs, house numbers), are no letters
+// and are never out early.
+func (f *Filter) partialSafe(p string) bool {
+	runes, upper := 0, true
+	for _, r := range p {
+		runes++
+		upper = upper && unicode.IsUpper(r)
+	}
+	w := fold(p)
+	if upper && runes <= 4 || w == "x" || w == "y" || w == "z" {
+		return false
+	}
+	if lexClass(w) != "" || beginsHoldWord(w) {
+		return false
+	}
+	for name := range f.nameWords {
+		if strings.HasPrefix(name, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdWords are the words whose sight starts a hold, in order: the risk
+// lexicon's exact words and prefixes and the street types. Derived from
+// the lexicon itself, so a word added to it is waited for too.
+var holdWords = func() []string {
+	var ws []string
+	for w := range lexicon.exact {
+		ws = append(ws, w)
+	}
+	for w := range lexicon.prefix {
+		ws = append(ws, w)
+	}
+	for w := range streetWords {
+		ws = append(ws, w)
+	}
+	slices.Sort(ws)
+	return slices.Compact(ws)
+}()
+
+// beginsHoldWord reports whether some hold word begins with w (or is w).
+func beginsHoldWord(w string) bool {
+	k, _ := slices.BinarySearch(holdWords, w)
+	return k < len(holdWords) && strings.HasPrefix(holdWords[k], w)
 }
 
 // riskyWord reports whether a word (text between spaces) could be part of

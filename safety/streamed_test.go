@@ -73,12 +73,15 @@ func TestStreamedEqualsWholeOverCorpus(t *testing.T) {
 	t.Logf("%d texts streamed two ways: %d passed, %d blocked, %d leaked", len(texts), outcomes[Pass], outcomes[Blocked], outcomes[Leak])
 }
 
-// A sentence with no risk word is let out word by word: by the time its
-// last word begins, every word before it has gone out. Measured over the
-// corpus's benign sentences that hold no risk word.
+// A sentence with no risk word is let out word by word as a model streams
+// it (each word with the space before it): every word before the one
+// arriving is out, and most words are out the moment they arrive, the
+// rest (a word "the", "a" or "in" begins: "therapy", "allergy",
+// "infection") one word later. Measured over the corpus's benign sentences
+// that hold no risk word.
 func TestRiskFreeSentencesReleasedWordByWord(t *testing.T) {
 	t.Parallel()
-	riskFree, benign := 0, 0
+	riskFree, benign, words, onArrival := 0, 0, 0, 0
 	for _, r := range readCorpus(t) {
 		if r.label != "benign" {
 			continue
@@ -91,16 +94,29 @@ func TestRiskFreeSentencesReleasedWordByWord(t *testing.T) {
 		riskFree++
 		toks := modelTokens(r.text)
 		var sent strings.Builder
-		for _, tok := range toks {
+		for i, tok := range toks {
 			sent.WriteString(f.Write(tok))
-		}
-		before := strings.Join(toks[:len(toks)-1], "")
-		if got := sent.String(); strings.TrimRightFunc(got, unicode.IsSpace) != strings.TrimRightFunc(before, unicode.IsSpace) {
-			t.Fatalf("%q: let out %q before its end, want %q", r.text, got, before)
+			got := strings.TrimRightFunc(sent.String(), unicode.IsSpace)
+			before := strings.TrimRightFunc(strings.Join(toks[:i], ""), unicode.IsSpace)
+			if !strings.HasPrefix(got, before) {
+				t.Fatalf("%q: after %q let out %q, want at least %q", r.text, tok, got, before)
+			}
+			// A word is out on arrival when its letters are: its
+			// punctuation may wait for the sentence's end to be decided.
+			word := strings.TrimRightFunc(strings.Join(toks[:i+1], ""), func(r rune) bool { return !unicode.IsLetter(r) })
+			words++
+			if got == word || strings.HasPrefix(got, word) {
+				onArrival++
+			}
 		}
 	}
 	if riskFree < benign/4 {
 		t.Fatalf("%d of %d benign sentences hold no risk word; the lexicon holds back most text", riskFree, benign)
 	}
-	t.Logf("%d of %d benign sentences (%.0f %%) went out word by word", riskFree, benign, pct(riskFree, benign))
+	// A filter that waits for a word's end lets out none on arrival.
+	if pct(onArrival, words) < 60 {
+		t.Fatalf("%d of %d words (%.0f %%) went out as they arrived, want most", onArrival, words, pct(onArrival, words))
+	}
+	t.Logf("%d of %d benign sentences (%.0f %%) went out word by word; %d of their %d words (%.0f %%) the moment they arrived",
+		riskFree, benign, pct(riskFree, benign), onArrival, words, pct(onArrival, words))
 }
