@@ -47,7 +47,8 @@ var streetWords = func() map[string]bool {
 // "@" or bracket is yet to come ("maria" of maria@example.com, or "ana" of
 // "ana [at] example [dot] com"). The address is still matched when its
 // piece is judged, and the answer stops there (a leak), before the domain:
-// what went out is a word, not an address (docs/safety.md, "Release").
+// what went out is a word, not an address (docs/safety.md, "A word
+// still arriving").
 func (f *Filter) releasable(text string, from int) int {
 	i := from
 	for i > 0 {
