@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) != 1 || specs[0] != (llm.ProviderSpec{Name: "openai", Kind: "openai", BaseURL: u.url, APIKey: "sk-test"}) {
+	if len(specs) != 1 || !reflect.DeepEqual(specs[0], llm.ProviderSpec{Name: "openai", Kind: "openai", BaseURL: u.url, APIKey: "sk-test"}) {
 		t.Errorf("factory saw %+v, want the openai provider alone (local has no key)", specs)
 	}
 	h := &harness{router: r}

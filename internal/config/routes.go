@@ -107,7 +107,18 @@ type RouteTarget struct {
 	// "scale" is refused: Scale Tier is billed by reserved units, and the
 	// ledger has no per-token multiple for it.
 	ServiceTier string `yaml:"service_tier"`
+	// API is the API an openai target is called over: "chat_completions"
+	// (or "", the default) or "responses", which keeps a reasoning
+	// model's reasoning across a tool loop (docs/llm.md, "Responses
+	// upstream"). One provider calls one model over one API.
+	API string `yaml:"api"`
 }
+
+// The APIs an openai target may be called over (RouteTarget.API).
+const (
+	APIChatCompletions = "chat_completions"
+	APIResponses       = "responses"
+)
 
 // ServiceTiers are the tiers a target may ask (RouteTarget.ServiceTier):
 // the Chat Completions request's service_tier values but scale.
@@ -215,6 +226,16 @@ func (c *Config) validateRouting() []error {
 				// Anthropic's service_tier names other choices
 				// (standard_only), and the ledger prices only OpenAI's.
 				bad(tk+".service_tier", "provider %q is not of kind openai", t.Provider)
+			}
+			switch {
+			case t.API != "" && t.API != APIChatCompletions && t.API != APIResponses:
+				bad(tk+".api", "must be %s, %s or empty, got %q", APIChatCompletions, APIResponses, t.API)
+			case t.API != "" && kinds[t.Provider] != KindOpenAI:
+				bad(tk+".api", "provider %q is not of kind openai", t.Provider)
+			case t.API == APIResponses && t.Continue == ContinuePrefill:
+				// The Responses API has no way to continue a partial
+				// answer (no continue_final_message).
+				bad(tk+".continue", "a target with api: responses cannot continue a partial answer")
 			}
 			switch {
 			case t.Continue != "" && t.Continue != ContinuePrefill:

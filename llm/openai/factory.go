@@ -15,6 +15,7 @@ func Factory(params Params) llm.Factory {
 	return func(s llm.ProviderSpec) (llm.Provider, error) {
 		p := params
 		p.BaseURL, p.APIKey = s.BaseURL, s.APIKey
+		p.ResponsesModels, p.Scope = s.ResponsesModels, s.Name
 		if p.FirstChunk == nil {
 			p.FirstChunk = llm.DefaultFirstChunkTimeouts()
 		}

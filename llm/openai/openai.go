@@ -37,13 +37,23 @@ type Params struct {
 	// names (a family covers its dated snapshots): reasoning models think
 	// before they answer (DefaultFirstChunkTimeouts).
 	FirstChunk map[string]time.Duration
+	// ResponsesModels are the models called over the Responses API
+	// rather than Chat Completions (a route target's api: responses;
+	// docs/llm.md, "Responses upstream").
+	ResponsesModels []string
+	// Scope names the account the provider's reasoning items are sealed
+	// for (the configured provider's name): they go back only to the
+	// adapter of the same scope (reasoning.go). "" is BaseURL.
+	Scope string
 }
 
 // OpenAI streams Chat Completions through openai-go. It sends one request
 // per call: retries and failover belong to the router behind Provider.
 type OpenAI struct {
 	adapt.Waits
-	client openai.Client
+	client    openai.Client
+	responses map[string]bool // Params.ResponsesModels
+	scope     string
 }
 
 var _ llm.Provider = (*OpenAI)(nil)
@@ -70,7 +80,14 @@ func New(p Params) (*OpenAI, error) {
 		client = &http.Client{Transport: llm.NewTransport()}
 	}
 	opts = append(opts, option.WithHTTPClient(client))
-	return &OpenAI{Waits: w, client: openai.NewClient(opts...)}, nil
+	o := &OpenAI{Waits: w, client: openai.NewClient(opts...), scope: p.Scope, responses: map[string]bool{}}
+	if o.scope == "" {
+		o.scope = p.BaseURL
+	}
+	for _, m := range p.ResponsesModels {
+		o.responses[m] = true
+	}
+	return o, nil
 }
 
 // Name is "openai".
@@ -82,6 +99,9 @@ func (o *OpenAI) Name() string { return "openai" }
 // the router may still fail over. The call runs under ctx until the stream
 // is closed: ending ctx cancels it.
 func (o *OpenAI) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	if o.responses[req.Model] {
+		return o.streamResponses(ctx, req)
+	}
 	params, err := chatParams(req)
 	if err != nil {
 		return nil, &llm.Error{Provider: o.Name(), Code: llm.UnknownProviderError, Err: err}
