@@ -57,6 +57,10 @@ type Main struct {
 	// MCP is nil when no MCP servers are configured.
 	MCP    *tools.MCPSource
 	Ledger *billing.Ledger
+	// Finance serves the finance routes' reads, from ReadPool when
+	// database.read_url is set (nil otherwise: the primary's).
+	Finance  *billing.Finance
+	ReadPool *pgxpool.Pool
 	// Web serves the /admin and /demo pages and their assets.
 	Web *web.Pages
 	// Audit is the AI audit log (DESIGN §12), which admins read.
@@ -133,6 +137,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if m.Ledger, err = newBilling(m); err != nil {
+		return err
+	}
+	if m.Finance, err = newFinance(ctx, m); err != nil {
 		return err
 	}
 	m.Audit = audit.New(m.Pool)
@@ -302,6 +309,9 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.Pool != nil {
 		errs = append(errs, within(deadline, "the database pool (connections still in use)", func() error { m.Pool.Close(); return nil }))
+	}
+	if m.ReadPool != nil {
+		errs = append(errs, within(deadline, "the read pool (connections still in use)", func() error { m.ReadPool.Close(); return nil }))
 	}
 	if m.Tracing.On() {
 		// Last, so the spans of the requests that drained go out too.

@@ -64,8 +64,13 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	fin, closeRead, err := cliFinance(ctx, cfg, ledger)
+	if err != nil {
+		return err
+	}
+	defer closeRead()
 	if *out == "" {
-		return ledger.Export(ctx, stdout, f, *format, nil)
+		return fin.Export(ctx, stdout, f, *format, nil)
 	}
 	// Write beside the target and rename, so an interrupted export never
 	// leaves a file that looks whole.
@@ -74,7 +79,7 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := ledger.Export(ctx, tmp, f, *format, nil); err != nil {
+	if err := fin.Export(ctx, tmp, f, *format, nil); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -166,7 +171,12 @@ func runReconcile(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return err
 	}
-	rec, err := ledger.Reconcile(ctx, f.From, f.To, p, limit)
+	fin, closeRead, err := cliFinance(ctx, cfg, ledger)
+	if err != nil {
+		return err
+	}
+	defer closeRead()
+	rec, err := fin.Reconcile(ctx, f.From, f.To, p, limit)
 	if err != nil {
 		return err
 	}

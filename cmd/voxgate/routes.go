@@ -12,7 +12,7 @@ import (
 // who may call it: public, any user, or a role. Routes marked Stream bound
 // their own work; every other route gets server.request_timeout.
 func routes(m *Main) []server.Route {
-	s, voice, chat, compl, fin := m.Server, m.Voice, m.Chat, m.Completions, m.Ledger
+	s, voice, chat, compl, fin := m.Server, m.Voice, m.Chat, m.Completions, m.Finance
 	resp := m.Responses
 	rs := []server.Route{
 		{Pattern: "GET /healthz", Handler: s.Public(s.Healthz)},
@@ -80,7 +80,7 @@ func routes(m *Main) []server.Route {
 		{Pattern: "GET /v1/admin/costs.csv", Handler: s.Finance(fin.HandleCSV), Stream: true},
 		{Pattern: "GET /v1/admin/costs.jsonl", Handler: s.Finance(fin.HandleJSONL), Stream: true},
 		{Pattern: "GET /v1/admin/costs/manifest", Handler: s.Finance(fin.HandleManifest)},
-		{Pattern: "POST /v1/admin/costs/reprice", Handler: s.Finance(fin.HandleReprice)},
+		{Pattern: "POST /v1/admin/costs/reprice", Handler: s.Finance(m.Ledger.HandleReprice)},
 		{Pattern: "GET /v1/admin/costs/reconcile", Handler: s.Finance(fin.HandleReconcile(providerUsage(m.Config, m.Getenv)))},
 	}
 	if m.Config.Server.MetricsAddr == "" {
