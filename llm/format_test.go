@@ -58,9 +58,15 @@ func TestResponseFormatSent(t *testing.T) {
 	}
 }
 
-// TestRouterPassesOverUnformatted: Anthropic and Gemini targets cannot
-// honour a response format yet: a route of them names response_format,
-// and a mixed route passes them over to the OpenAI target.
+// lengthFormat is a strict schema neither Anthropic (which refuses
+// minLength) nor Gemini (which ignores it) can hold an answer to.
+const lengthFormat = `{"type":"object","additionalProperties":false,"required":["city"],
+ "properties":{"city":{"type":"string","minLength":3}}}`
+
+// TestRouterPassesOverUnformatted: targets that cannot hold the answer to
+// a format (Anthropic and Gemini, for minLength) are passed over: a route
+// of them names the first one's field, and a mixed route passes them over
+// to the OpenAI target. (Formats they can hold: llm/structured_test.go.)
 func TestRouterPassesOverUnformatted(t *testing.T) {
 	t.Parallel()
 	_, root := newRootSim(t, sim.Config{})
@@ -76,16 +82,21 @@ func TestRouterPassesOverUnformatted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Unhonoured("others", cityRequest("others")); got != "response_format" {
-		t.Errorf("anthropic and gemini: Unhonoured %q, want response_format", got)
+	lengthRequest := func(route string) llm.Request {
+		req := cityRequest(route)
+		req.ResponseFormat.Schema = json.RawMessage(lengthFormat)
+		return req
 	}
-	if got := r.Unhonoured("mixed", cityRequest("mixed")); got != "" {
+	if got, want := r.Unhonoured("others", lengthRequest("others")), "response_format.json_schema.schema.properties.city.minLength"; got != want {
+		t.Errorf("anthropic and gemini: Unhonoured %q, want %q", got, want)
+	}
+	if got := r.Unhonoured("mixed", lengthRequest("mixed")); got != "" {
 		t.Errorf("mixed: Unhonoured %q, want none (openai can)", got)
 	}
 	if got := r.Unhonoured("others", llm.Request{Model: "others"}); got != "" {
 		t.Errorf("text: Unhonoured %q", got)
 	}
-	s, err := r.Stream(t.Context(), cityRequest("mixed"))
+	s, err := r.Stream(t.Context(), lengthRequest("mixed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +104,7 @@ func TestRouterPassesOverUnformatted(t *testing.T) {
 	if res.err != nil || res.done == nil {
 		t.Fatalf("result %+v", res)
 	}
-	simtest.Conforms(t, simtest.Schema(t, cityFormat), res.text)
+	simtest.Conforms(t, simtest.Schema(t, lengthFormat), res.text)
 	want := []string{"claude/claude-haiku-5-5:unsupported", "gemini-main/" + geminiModel + ":unsupported", "openai/gpt-4o-mini:success"}
 	if got := res.done.Trace.Strings(); !slices.Equal(got, want) {
 		t.Fatalf("trace %v, want %v", got, want)

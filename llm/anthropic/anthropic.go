@@ -95,14 +95,12 @@ func New(p Params) (*Anthropic, error) {
 // Name is the provider's configured name.
 func (a *Anthropic) Name() string { return a.name }
 
-// Unhonoured names a response format: this adapter does not yet send
-// Anthropic's structured outputs, and a JSON answer asked and not held to
-// is worse than a refusal (docs/llm.md, "Structured outputs").
+// Unhonoured names what of a response format the model cannot be held to
+// (formatUnhonoured): JSON mode, a model without structured outputs, a
+// schema keyword the API does not take. A JSON answer asked and not held
+// to is worse than a refusal (docs/llm.md, "Structured outputs").
 func (a *Anthropic) Unhonoured(req llm.Request) string {
-	if req.ResponseFormat != nil {
-		return "response_format"
-	}
-	return ""
+	return formatUnhonoured(req.Model, req.ResponseFormat)
 }
 
 // Stream starts a streamed Message and waits for its first event, so that

@@ -25,6 +25,7 @@ import (
 //     use needs no thinking blocks carried back.
 //   - A forced tool choice goes as auto to a model known to refuse it
 //     (refusesForcedToolChoice).
+//   - A json_schema response format is output_config.format (format.go).
 func (a *Anthropic) messageParams(req llm.Request) (*anthropic.MessageNewParams, error) {
 	switch {
 	case req.Model == "":
@@ -86,6 +87,9 @@ func (a *Anthropic) messageParams(req llm.Request) (*anthropic.MessageNewParams,
 		}
 	}
 	p.ToolChoice = choice
+	if p.OutputConfig, err = outputConfig(req.ResponseFormat); err != nil {
+		return nil, fmt.Errorf("request: %w", err)
+	}
 	return p, nil
 }
 

@@ -96,9 +96,9 @@ func New(ctx context.Context, p Params) (*Gemini, error) {
 func (g *Gemini) Name() string { return g.name }
 
 // Unhonoured names a continuation (Request.Continue), a strict tool and a
-// response format: Gemini cannot continue a partial answer, and its
-// function declarations have no strict mode, so nothing would hold the
-// arguments to the schema.
+// strict response format's keyword Gemini ignores: Gemini cannot continue
+// a partial answer, and its function declarations have no strict mode, so
+// nothing would hold the arguments to the schema.
 // parallel_tool_calls: false it honours, by keeping one call an answer.
 func (g *Gemini) Unhonoured(req llm.Request) string {
 	if req.Continue {
@@ -114,12 +114,8 @@ func (g *Gemini) Unhonoured(req llm.Request) string {
 			return fmt.Sprintf("tools[%d].function.strict", i)
 		}
 	}
-	if req.ResponseFormat != nil {
-		// Not yet mapped to responseSchema (docs/llm.md, "Structured
-		// outputs").
-		return "response_format"
-	}
-	return ""
+	// A strict schema with a keyword Gemini ignores (format.go).
+	return formatUnhonoured(req.ResponseFormat)
 }
 
 // Stream starts a streamed generateContent call and waits for its first

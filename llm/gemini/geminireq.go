@@ -90,6 +90,9 @@ func geminiRequest(req llm.Request) ([]*genai.Content, *genai.GenerateContentCon
 	if err := geminiTools(cfg, req.Tools, req.ToolChoice); err != nil {
 		return nil, nil, err
 	}
+	if err := setFormat(cfg, req.ResponseFormat); err != nil {
+		return nil, nil, err
+	}
 	return contents, cfg, nil
 }
 
