@@ -17,10 +17,11 @@ import (
 // Signature another SignedBy made.
 
 // signedByPrefix starts SignedBy for reasoning this adapter carries; the
-// rest is the adapter's scope. The content is sealed for one
-// organization: another provider's key would have it refused (400
-// invalid_encrypted_content), so it goes back only to the scope that
-// made it, and a failover to another drops it (the model reasons anew).
+// rest is its scope, the account (Params.Scope) and the model. The
+// content is sealed for one organization: another provider's key would
+// have it refused (400 invalid_encrypted_content), and it is one model's
+// reasoning; so it goes back only to the scope that made it, and a
+// failover elsewhere drops it (the model reasons anew).
 const signedByPrefix = "openai-responses:"
 
 // reasoningItem is one reasoning item as it goes back.

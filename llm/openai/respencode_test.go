@@ -22,13 +22,13 @@ func TestEncodedResponsesRequestIsOpenAIGos(t *testing.T) {
 	params := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
 	req := adapttest.MealRequest("o3", llm.ToolSpec{Name: "find_recipes", Description: "Find recipes.", Parameters: params},
 		llm.ToolSpec{Name: "log_meal", Parameters: params, Strict: true})
-	sign(&req.Messages[2].ToolCalls[0], "acct", []reasoningItem{{ID: "rs_1", EncryptedContent: "gAAAAAblob"}})
+	sign(&req.Messages[2].ToolCalls[0], "acct/o3", []reasoningItem{{ID: "rs_1", EncryptedContent: "gAAAAAblob"}})
 	req.ResponseFormat = &llm.ResponseFormat{Type: llm.FormatJSONSchema, Name: "meal", Strict: true,
 		Schema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}
 	if _, err := o.Stream(t.Context(), req); err == nil {
 		t.Fatal("Stream: no error from a 400")
 	}
-	p, err := responsesParams(req, "acct")
+	p, err := responsesParams(req, "acct/o3")
 	if err != nil {
 		t.Fatal(err)
 	}

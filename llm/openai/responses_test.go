@@ -157,7 +157,7 @@ func TestResponsesToolRoundTrip(t *testing.T) {
 		if !strings.HasPrefix(tc.ID, "call_") || tc.Name != "get_weather" || tc.Arguments != `{"city":"Paris"}` {
 			t.Fatalf("whole %v: call %+v", whole, tc)
 		}
-		if tc.SignedBy != "openai-responses:acct" || !strings.Contains(tc.Signature, `"encrypted_content":"gAAAAA`) {
+		if tc.SignedBy != "openai-responses:acct/"+respModel || !strings.Contains(tc.Signature, `"encrypted_content":"gAAAAA`) {
 			t.Fatalf("whole %v: the call carries no reasoning: %q %q", whole, tc.SignedBy, tc.Signature)
 		}
 		var args string

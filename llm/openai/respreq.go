@@ -29,8 +29,8 @@ const minResponsesOutput = 16
 
 // responsesParams turns a Request into openai-go's Responses parameters,
 // refusing what the API would refuse for our own mistake, as chatParams
-// does. scope is the adapter's (OpenAI.scope): reasoning sealed under
-// another is not sent.
+// does. scope is the account and model's (streamResponses): reasoning
+// sealed under another is not sent.
 func responsesParams(req llm.Request, scope string) (*responses.ResponseNewParams, error) {
 	switch {
 	case req.Model == "":
@@ -177,7 +177,10 @@ func responsesFormat(p *responses.ResponseNewParams, f *llm.ResponseFormat) erro
 // same early failures, the request encoded as NewStreaming's (or New's,
 // for a whole answer) and read by respDecoder.
 func (o *OpenAI) streamResponses(ctx context.Context, req llm.Request) (llm.Stream, error) {
-	params, err := responsesParams(req, o.scope)
+	// Reasoning is scoped by the account and the model: another model
+	// of the same account (a route's fallback) reasons anew.
+	scope := o.scope + "/" + req.Model
+	params, err := responsesParams(req, scope)
 	if err != nil {
 		return nil, &llm.Error{Provider: o.Name(), Code: llm.UnknownProviderError, Err: err}
 	}
@@ -189,11 +192,11 @@ func (o *OpenAI) streamResponses(ctx context.Context, req llm.Request) (llm.Stre
 	if req.Whole {
 		s := adapt.NewCore(ctx, o.Name(), o.Waits.Whole(), req.Model)
 		err := o.client.Post(s.Upstream(), "responses", nil, &raw, option.WithRequestBody("application/json", body))
-		return s.Start(&respWhole{respDecoder: &respDecoder{Emitter: &s.Emitter, scope: o.scope, ttl: req.PromptCacheTTL}, res: raw, err: err})
+		return s.Start(&respWhole{respDecoder: &respDecoder{Emitter: &s.Emitter, scope: scope, ttl: req.PromptCacheTTL}, res: raw, err: err})
 	}
 	s := adapt.NewCore(ctx, o.Name(), o.Waits, req.Model)
 	err = o.client.Post(s.Upstream(), "responses", nil, &raw,
 		option.WithRequestBody("application/json", body), option.WithJSONSet("stream", true))
-	return s.Start(&respDecoder{Emitter: &s.Emitter, scope: o.scope, ttl: req.PromptCacheTTL,
+	return s.Start(&respDecoder{Emitter: &s.Emitter, scope: scope, ttl: req.PromptCacheTTL,
 		sse: ssestream.NewStream[respEvent](ssestream.NewDecoder(raw), err)})
 }
