@@ -40,7 +40,8 @@ type Verdict struct {
 	Outcome Outcome
 	// Released is the text the filter let out, in order: the whole answer
 	// on Pass; when Blocked or Leak, the pieces before the one stopped and
-	// that piece's words before its first risk word.
+	// that piece's words before its first risk word, with that word's
+	// letters nothing that starts a hold could begin with (release.go).
 	Released string
 	// Kept is Released without the stopped piece's words: the whole
 	// sentences before it. A caller that shows nothing before the verdict
