@@ -135,8 +135,9 @@ func TestCompletionsFormatRefusals(t *testing.T) {
 }
 
 // A response_format on a route whose only target cannot honour it
-// (Gemini, not yet mapped) is openai-go's 400 naming response_format,
-// before the provider sees anything; without it the route answers.
+// (Gemini, for a strict schema's pattern, which it ignores) is openai-go's
+// 400 naming the keyword, before the provider sees anything; without it
+// the route answers.
 func TestCompletionsFormatNoTargetHonours(t *testing.T) {
 	t.Parallel()
 	s, url := testkit.NewSim(t, sim.Config{})
@@ -156,11 +157,15 @@ func TestCompletionsFormatNoTargetHonours(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("k"), option.WithMaxRetries(0))
-	p := openai.ChatCompletionNewParams{Model: "g", ResponseFormat: forecastFormat(t),
+	pattern := openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "code", Strict: openai.Bool(true),
+			Schema: simtest.Schema(t, `{"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]{3}$"}}}`)}}}
+	p := openai.ChatCompletionNewParams{Model: "g", ResponseFormat: pattern,
 		Messages: []openai.ChatCompletionMessageParamUnion{userMsg("the forecast")}}
 	_, err = client.Chat.Completions.New(context.Background(), p)
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Param != "response_format" ||
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest ||
+		apiErr.Param != "response_format.json_schema.schema.properties.code.pattern" ||
 		!strings.Contains(apiErr.Message, `no target of "g" can honour it`) {
 		t.Fatalf("a format on a Gemini route: %v", err)
 	}
