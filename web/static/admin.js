@@ -31,6 +31,25 @@
 
   function cell(tr, text, cls) { tr.appendChild(vg.el('td', text, cls)); }
 
+  // fresh notes how current a finance answer is (as_of, lag_ms,
+  // read_from): the line shows the oldest of this refresh's answers, so it
+  // holds for every panel on screen. A standby's lag is shown beside it.
+  let oldest = null;
+  function fresh(x) {
+    if (!x || !x.as_of) return;
+    const at = Date.parse(x.as_of);
+    if (oldest && oldest.at <= at) return;
+    oldest = { at, lag: Number(x.lag_ms), from: x.read_from };
+    const p = $('freshness');
+    p.dataset.asOf = x.as_of; p.dataset.lagMs = oldest.lag; p.dataset.readFrom = oldest.from;
+    const when = new Date(at).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+    const behind = oldest.from === 'standby'
+      ? 'read from the standby, ' + (oldest.lag / 1000).toFixed(1) + ' s behind the primary (replication lag)'
+      : 'read from the primary';
+    p.textContent = 'Data as of ' + when + ': ' + behind + '.';
+    p.className = oldest.lag > 60000 ? 'state error' : 'muted';
+  }
+
   async function panel(stateEl, loadingText, fn) {
     vg.state(stateEl, loadingText, 'loading');
     try { await fn(); } catch (e) { vg.state(stateEl, e.message, 'error'); }
@@ -51,6 +70,7 @@
     await panel(st, 'Loading', async () => {
       const q = params(); q.set('group_by', group);
       const s = vg.parse(await (await vg.call('GET', '/v1/admin/costs/summary?' + q)).text());
+      fresh(s);
       const head = tbl.createTHead().insertRow();
       for (const h of [group, 'records', 'unpriced', 'cost']) head.appendChild(vg.el('th', h, h === group ? '' : 'n'));
       const body = tbl.createTBody();
@@ -87,6 +107,7 @@
       const q = params(); q.set('limit', PAGE);
       if (cursors[pageNo]) q.set('cursor', cursors[pageNo]);
       const list = vg.parse(await (await vg.call('GET', '/v1/admin/sessions?' + q)).text());
+      fresh(list);
       for (const r of list.items) {
         const tr = body.insertRow();
         tr.dataset.id = r.id;
@@ -145,6 +166,7 @@
       const a = vg.el('a'); a.href = URL.createObjectURL(blob); a.download = 'voxgate-costs.' + ext;
       document.body.appendChild(a); a.click(); a.remove();
       const rows = r.headers.get('X-Voxgate-Rows'), cost = r.headers.get('X-Voxgate-Cost-Micros');
+      fresh({ as_of: r.headers.get('X-Voxgate-As-Of'), lag_ms: r.headers.get('X-Voxgate-Lag-Ms'), read_from: r.headers.get('X-Voxgate-Read-From') });
       const total = $('total-day') ? $('total-day').textContent : '';
       const m = $('manifest');
       m.replaceChildren(vg.el('span', ext.toUpperCase() + ': ' + rows + ' rows, ' + vg.usd(cost) + ' priced, ' + blob.size + ' bytes'));
@@ -164,6 +186,7 @@
       for (const k of ['from', 'to']) q.set(k, p.get(k)); // the provider's days are UTC days
       q.set('threshold_micros', $('threshold').value || '0');
       const r = vg.parse(await (await vg.call('GET', '/v1/admin/costs/reconcile?' + q)).text());
+      fresh(r);
       const head = tbl.createTHead().insertRow();
       for (const h of ['day', 'model', 'ledger tokens', 'provider tokens', 'difference', 'ledger cost', 'provider cost', 'difference', 'coverage'])
         head.appendChild(vg.el('th', h));
@@ -207,7 +230,7 @@
     try { params(); } catch (e) { vg.state($('filter-state'), e.message, 'error'); return; }
     vg.state($('filter-state'), '');
     if (!vg.token()) { vg.state($('filter-state'), 'Paste a token with the finance or admin role to begin.'); return; }
-    cursors = ['']; pageNo = 0;
+    cursors = ['']; pageNo = 0; oldest = null; $('freshness').textContent = '';
     $('detail').replaceChildren(); $('lines').replaceChildren(); $('manifest').replaceChildren(); vg.state($('detail-state'), 'Pick a record to see its detail.');
     chart(); summary('day'); summary('user'); summary('model'); records();
   }
