@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/voxgate/voxgate/internal/config"
 	"github.com/voxgate/voxgate/internal/pgha"
+	"github.com/voxgate/voxgate/internal/pgtest"
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/sim"
 	"github.com/voxgate/voxgate/sim/simtest"
@@ -114,5 +116,31 @@ func TestFinanceOnAReplicaAdmissionOnThePrimary(t *testing.T) {
 	}
 	if n, asOf, _ = summary(); n != perDay || asOf.Before(paused) {
 		t.Fatalf("resumed: %d records as of %s, want %d as of after %s", n, asOf, perDay, paused)
+	}
+}
+
+// A read server that is down does not stop the gateway: it starts with a
+// warning, serves its users (admission never needs the read server), and
+// the finance routes answer 503 with Retry-After until the server is back.
+func TestFinanceReadServerDownAtStart(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	m, logs := startMain(t, pgtest.URL(t), func(c *config.Config) {
+		c.Database.ReadURL = "postgres://finance@" + gone + "/voxgate?sslmode=disable"
+	})
+	if !strings.Contains(logs.String(), "database.read_url does not answer yet") {
+		t.Fatalf("no startup warning for the read server; log:\n%s", logs)
+	}
+	if code, _, body := call(t, "GET", m.URL()+"/v1/me", mint(t, "someone", "", ""), nil); code != http.StatusOK {
+		t.Fatalf("GET /v1/me with the read server down: %d %s", code, body)
+	}
+	code, retry, body := call(t, "GET", m.URL()+"/v1/admin/costs/summary", mint(t, "fin", "finance", ""), nil)
+	if code != http.StatusServiceUnavailable || errorCode(body) != "UNAVAILABLE" || retry == "" {
+		t.Fatalf("the summary with the read server down: %d (Retry-After %q) %s, want 503 UNAVAILABLE", code, retry, body)
 	}
 }
