@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -142,5 +143,48 @@ func TestFinanceReadServerDownAtStart(t *testing.T) {
 	code, retry, body := call(t, "GET", m.URL()+"/v1/admin/costs/summary", mint(t, "fin", "finance", ""), nil)
 	if code != http.StatusServiceUnavailable || errorCode(body) != "UNAVAILABLE" || retry == "" {
 		t.Fatalf("the summary with the read server down: %d (Retry-After %q) %s, want 503 UNAVAILABLE", code, retry, body)
+	}
+}
+
+// voxgate costs export reads where the finance routes do: through
+// VOXGATE_DATABASE_READ_URL when it is set (a server that refuses fails
+// the export, though the primary answers), and its JSONL manifest says
+// where and as of when it read.
+func TestCostsExportReadsTheReadURL(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.URL(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	export := func(readURL string) (string, error) {
+		env := map[string]string{"VOXGATE_DATABASE_URL": dbURL, "VOXGATE_DATABASE_READ_URL": readURL}
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{"costs", "export", "--from", "2026-01-01", "--to", "2026-01-02", "--format", "jsonl"},
+			func(k string) string { return env[k] }, &stdout, &stderr)
+		return stdout.String(), err
+	}
+	if _, err := export("postgres://finance@" + gone + "/voxgate?sslmode=disable&connect_timeout=2"); err == nil {
+		t.Fatal("costs export succeeded with its read server down: it did not read there")
+	}
+	before := time.Now()
+	out, err := export(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last struct {
+		Manifest struct {
+			Rows     *int64    `json:"rows"`
+			AsOf     time.Time `json:"as_of"`
+			ReadFrom string    `json:"read_from"`
+		} `json:"manifest"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &last); err != nil || last.Manifest.Rows == nil {
+		t.Fatalf("the export's manifest line: %q (%v)", out, err)
+	}
+	if last.Manifest.ReadFrom != "primary" || last.Manifest.AsOf.Before(before.Add(-time.Second)) {
+		t.Fatalf("the manifest: read from %q as of %s, want the primary as of about %s", last.Manifest.ReadFrom, last.Manifest.AsOf, before)
 	}
 }
