@@ -50,13 +50,14 @@ const benchPlan = `quota:
       cost_per_day_micros: 100000000000
       calls_per_day: 100000000
       concurrent_turns: 1000
+      voice_seconds_per_month: 100000000000
 `
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", benchSummary, stderr)
 	dbURL := fs.String("database-url", "", "the database (default $VOXGATE_DATABASE_URL, else a local voxgate_bench)")
 	clients := fs.String("clients", "1,32", "concurrent clients, one run each (comma-separated)")
-	modes := fs.String("mode", "whole,stream", "whole, stream or chat: completions whole or streamed, or streamed chat turns (comma-separated)")
+	modes := fs.String("mode", "whole,stream", "whole, stream, chat or voice: completions whole or streamed, streamed chat turns, or voice sessions started and ended (comma-separated)")
 	duration := fs.Duration("duration", 5*time.Second, "length of each measured run")
 	warmup := fs.Duration("warmup", time.Second, "an unmeasured run before each gateway run")
 	rounds := fs.Int("rounds", 1, "how many times to repeat the whole set, interleaved")
@@ -79,10 +80,10 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	var cases []string
 	for _, m := range strings.Split(*modes, ",") {
 		switch m = strings.TrimSpace(m); m {
-		case modeWhole, modeStream, modeChat:
+		case modeWhole, modeStream, modeChat, modeVoice:
 			cases = append(cases, m)
 		default:
-			return fmt.Errorf("--mode: %q is not whole, stream or chat", m)
+			return fmt.Errorf("--mode: %q is not whole, stream, chat or voice", m)
 		}
 	}
 	if *dbURL == "" {
@@ -144,10 +145,15 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 			for _, n := range counts {
 				l := capacity.Load{Clients: n, Duration: *duration, Stream: mode != modeWhole, Model: "default"}
 				gateway := func(l capacity.Load) capacity.Result { return capacity.Run(ctx, client, via, l) }
-				if mode == modeChat {
+				baseline := func(l capacity.Load) capacity.Result { return capacity.Run(ctx, client, direct, l) }
+				switch mode {
+				case modeChat:
 					gateway = func(l capacity.Load) capacity.Result { return runChat(ctx, client, chatVia, l) }
+				case modeVoice:
+					gateway = func(l capacity.Load) capacity.Result { return runVoice(ctx, client, gw.url, gw.auth, l) }
+					baseline = func(l capacity.Load) capacity.Result { return runMint(ctx, client, mock.URL, l) }
 				}
-				row, err := benchCase(ctx, client, direct, gateway, l, *warmup, gw, pg)
+				row, err := benchCase(ctx, baseline, gateway, l, *warmup, gw, pg, client)
 				if err != nil {
 					return err
 				}
@@ -162,23 +168,44 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	printCapacity(stdout, rows, pgCores)
+	return benchFailures(rows)
+}
+
+// benchFailures is an error when any request through the gateway failed:
+// a figure from a run whose requests failed measures the failures, so the
+// bench exits non-zero (scripts/bench-smoke.sh relies on it).
+func benchFailures(rows []benchRow) error {
+	failed, first := 0, ""
+	for _, r := range rows {
+		for _, res := range []capacity.Result{r.gateway, r.respGateway()} {
+			if res.Failed > 0 && first == "" {
+				first = res.FirstError
+			}
+			failed += res.Failed
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d requests through the gateway failed (first: %s)", failed, first)
+	}
 	return nil
 }
 
-// The bench's modes: completions whole or streamed, or streamed chat turns.
+// The bench's modes: completions whole or streamed, streamed chat turns,
+// or voice sessions (benchvoice.go).
 const (
 	modeWhole  = "whole"
 	modeStream = "stream"
 	modeChat   = "chat"
+	modeVoice  = "voice"
 )
 
-// benchCase runs l against the mock directly, then (after a warm-up)
-// through the gateway with gateway, and reads the gateway's and
+// benchCase runs l against the mock directly with baseline, then (after a
+// warm-up) through the gateway with gateway, and reads the gateway's and
 // PostgreSQL's CPU around the gateway's run.
-func benchCase(ctx context.Context, client *http.Client, direct capacity.Target, gateway func(capacity.Load) capacity.Result,
-	l capacity.Load, warmup time.Duration, gw *benchGateway, pg *capacity.Backends) (benchRow, error) {
+func benchCase(ctx context.Context, baseline, gateway func(capacity.Load) capacity.Result,
+	l capacity.Load, warmup time.Duration, gw *benchGateway, pg *capacity.Backends, client *http.Client) (benchRow, error) {
 	row := benchRow{load: l}
-	row.direct = capacity.Run(ctx, client, direct, l)
+	row.direct = baseline(l)
 	w := l
 	w.Duration = warmup
 	gateway(w)

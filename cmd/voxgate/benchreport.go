@@ -38,7 +38,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 
 func printBenchRow(w io.Writer, r benchRow) {
 	kind := map[string]string{modeWhole: "whole", modeStream: "streamed (first content)",
-		modeChat: "chat turns, streamed (first content; direct is the mock's completion)"}[r.mode]
+		modeChat:  "chat turns, streamed (first content; direct is the mock's completion)",
+		modeVoice: "voice sessions, direct mode, started and ended (the start's time; direct is the mock's mint)"}[r.mode]
 	g, d := r.gateway, r.direct
 	fmt.Fprintf(w, "round %d, %d client(s), %s:\n", r.round, r.load.Clients, kind)
 	fmt.Fprintf(w, "  requests/s        gateway %.0f, mock direct %.0f (ratio %.3f); failed %d", g.PerSecond(), d.PerSecond(),
@@ -70,16 +71,31 @@ func printBenchRow(w io.Writer, r benchRow) {
 	fmt.Fprintln(w)
 }
 
+// capacityKinds name what printCapacity estimates for, by mode: whole
+// and streamed completions are one kind.
+var capacityKinds = []struct{ what, unit string }{{"completions", "requests"}, {"chat turns", "turns"}, {"voice sessions", "sessions"}}
+
+func capacityKind(mode string) string {
+	switch mode {
+	case modeChat:
+		return "chat turns"
+	case modeVoice:
+		return "voice sessions"
+	}
+	return "completions"
+}
+
 // printCapacity estimates, from the PostgreSQL CPU per request of the
 // heaviest load measured, how many requests per second a server of each
 // core count would serve if its CPU were the only limit: for completions,
-// and for chat turns when they were measured.
+// chat turns and voice sessions, each when it was measured.
 func printCapacity(w io.Writer, rows []benchRow, cores []int) {
-	for _, what := range []string{"completions", "chat turns"} {
+	for _, k := range capacityKinds {
+		what := k.what
 		var best benchRow
 		found := false
 		for _, r := range rows {
-			if (r.mode == modeChat) != (what == "chat turns") {
+			if capacityKind(r.mode) != what {
 				continue
 			}
 			found = true
@@ -95,10 +111,10 @@ func printCapacity(w io.Writer, rows []benchRow, cores []int) {
 			fmt.Fprintf(w, "capacity, %s: no PostgreSQL CPU was measured (the server is not on this machine)\n", what)
 			continue
 		}
-		fmt.Fprintf(w, "capacity, %s: PostgreSQL spends %s of CPU per request (backends and background, at %d clients);\n", what, ms(per), best.load.Clients)
+		fmt.Fprintf(w, "capacity, %s: PostgreSQL spends %s of CPU per one (backends and background, at %d clients);\n", what, ms(per), best.load.Clients)
 		fmt.Fprintln(w, "if its CPU were the only limit, a server would serve about:")
 		for _, n := range cores {
-			fmt.Fprintf(w, "  %3d cores: %8.0f requests/s\n", n, float64(n)*float64(time.Second)/float64(per))
+			fmt.Fprintf(w, "  %3d cores: %8.0f %s/s\n", n, float64(n)*float64(time.Second)/float64(per), k.unit)
 		}
 	}
 }

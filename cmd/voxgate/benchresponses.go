@@ -120,6 +120,14 @@ type respRow struct {
 	direct, gateway capacity.Result
 }
 
+// respGateway is the Responses case's run through the gateway, if any.
+func (r benchRow) respGateway() capacity.Result {
+	if r.resp == nil {
+		return capacity.Result{}
+	}
+	return r.resp.gateway
+}
+
 // printRespRow reports the Responses case beside the completions case
 // of the same row: time to first delta added at p50 and p99, and each
 // endpoint's added time over the other's.

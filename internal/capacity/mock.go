@@ -37,6 +37,7 @@ func StartMock() (*Mock, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", serveCompletion)
+	mux.HandleFunc("POST /v1/realtime/client_secrets", serveClientSecret)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"object":"list","data":[]}`))
@@ -98,4 +99,24 @@ func serveCompletion(w http.ResponseWriter, r *http.Request) {
 		chunk("", `,"usage":`+mockUsage)
 	}
 	_, _ = w.Write([]byte("data: [DONE]\n\n"))
+}
+
+// serveClientSecret mints a Realtime client secret as the provider's
+// POST /v1/realtime/client_secrets answers one (value, expires_at and the
+// session), for voice sessions in direct mode. The secret is the same
+// every time: nothing ever connects with it.
+func serveClientSecret(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Session struct {
+			Model string `json:"model"`
+		} `json:"session"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	model, _ := json.Marshal(req.Session.Model)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"value":"ek_mock","expires_at":%d,"session":{"type":"realtime","object":"realtime.session","model":%s}}`,
+		time.Now().Add(10*time.Minute).Unix(), model)
 }
