@@ -334,7 +334,7 @@ func waitStreams(b *testing.B, f *fixture, n int) {
 		if time.Now().After(deadline) {
 			b.Fatalf("only %d of %d streams reached the model (the idle client's errors, if any, are above)", chatStats(f.sim).InFlight, n)
 		}
-		time.Sleep(100 * time.Microsecond)
+		time.Sleep(100 * time.Microsecond) // a poll at the period the doc above explains, not a guessed wait
 	}
 }
 

@@ -182,6 +182,6 @@ func loadVoice(client *http.Client, base, user, tok string, n int) loadResult {
 			r.err = fmt.Sprintf("end: %d %s %v", status, body, err)
 			return r
 		}
-		time.Sleep(250 * time.Millisecond) // a client's retry pace
+		time.Sleep(250 * time.Millisecond) // measurement window: an app's retry pace, part of the load the failover is measured under
 	}
 }

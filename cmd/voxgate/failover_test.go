@@ -167,8 +167,9 @@ func runFailover(t *testing.T, opt pgha.Options, promoteAfter time.Duration, cra
 		if refused["lim-1"] && refused["lim-3"] && refused["lim-5"] {
 			break
 		}
-		// The load's window: it ends once each limited user has met its
-		// limit, or 30 s on (the checks below then say what was missed).
+		// measurement window: the load's, which ends once each limited
+		// user has met its limit, or 30 s on (the checks below then say
+		// what was missed).
 		time.Sleep(50 * time.Millisecond)
 	}
 	close(stop)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/voxgate/voxgate/internal/pgha"
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // A pool on a primary and its standby (multi-host URL, read-write): a
@@ -50,7 +51,12 @@ func TestPoolFollowsAFailover(t *testing.T) {
 		}
 	}
 	admin(`ALTER SYSTEM SET default_transaction_read_only = on`)
-	time.Sleep(200 * time.Millisecond) // the reload reaches the backends asynchronously
+	// The reload reaches the pool's backend asynchronously: wait until it
+	// reads the setting as on (a read is allowed, so the connection stays).
+	testkit.Eventually(t, ctx, "the pool's backend to take the read-only setting", func() bool {
+		var ro string
+		return pool.QueryRow(ctx, `SHOW default_transaction_read_only`).Scan(&ro) == nil && ro == "on"
+	})
 	_, err = pool.Exec(ctx, `INSERT INTO t VALUES (1)`)
 	if err == nil {
 		t.Fatal("a write on a read-only primary succeeded")
@@ -74,7 +80,7 @@ func TestPoolFollowsAFailover(t *testing.T) {
 	lost := time.Now()
 	promoted := make(chan error, 1)
 	go func() {
-		time.Sleep(time.Second) // an operator's (or Patroni's) reaction time
+		time.Sleep(time.Second) // measurement window: an operator's (or Patroni's) reaction time, part of the recovery measured
 		promoted <- p.Standby.Promote(ctx)
 	}()
 	var port int
@@ -93,7 +99,7 @@ func TestPoolFollowsAFailover(t *testing.T) {
 		if time.Since(lost) > time.Minute {
 			t.Fatalf("no write reached the new primary a minute after the old one stopped: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond) // a client's retry
+		time.Sleep(50 * time.Millisecond) // measurement window: a client's retry pace, the resolution of the recovery time measured
 	}
 	if err := <-promoted; err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/voxgate/voxgate/internal/testkit"
 )
 
 // The pair is what it claims: the standby follows the primary's writes,
@@ -32,18 +34,12 @@ func TestStandbyFollowsAndTakesOverAfterPromotion(t *testing.T) {
 	if got := standby.PgConn().ParameterStatus("in_hot_standby"); got != "on" {
 		t.Fatalf("standby's in_hot_standby: got %q, want on", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	replayed, cancelReplay := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelReplay()
+	testkit.Eventually(t, replayed, "the standby to replay the primary's insert", func() bool {
 		var n int
-		err := standby.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n)
-		if err == nil && n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the standby has not replayed the primary's insert after 10s: %v, %d rows", err, n)
-		}
-		time.Sleep(20 * time.Millisecond) // polls replay
-	}
+		return standby.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n) == nil && n == 1
+	})
 	_, err = standby.Exec(ctx, `INSERT INTO t VALUES (2)`)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "25006" {
