@@ -97,6 +97,12 @@ func TestAnthropicStructuredUnhonoured(t *testing.T) {
 			t.Errorf("%s: Unhonoured %q, want %q", tc.name, got, tc.want)
 		}
 	}
+	cont := formatRequest("claude-haiku-4-5", mealFormat, true)
+	cont.Continue = true
+	cont.Messages = append(cont.Messages, llm.Message{Role: llm.RoleAssistant, Content: `{"meal":"break`})
+	if got := a.Unhonoured(cont); got != "continue" {
+		t.Errorf("a formatted continuation: Unhonoured %q, want continue", got)
+	}
 	jsonMode := llm.Request{Model: "claude-haiku-5-5", Messages: []llm.Message{{Role: llm.RoleUser, Content: "json please"}},
 		ResponseFormat: &llm.ResponseFormat{Type: llm.FormatJSONObject}}
 	if got := a.Unhonoured(jsonMode); got != "response_format" {

@@ -100,6 +100,12 @@ func (a *Anthropic) Name() string { return a.name }
 // schema keyword the API does not take. A JSON answer asked and not held
 // to is worse than a refusal (docs/llm.md, "Structured outputs").
 func (a *Anthropic) Unhonoured(req llm.Request) string {
+	if req.Continue && req.ResponseFormat != nil {
+		// The format's grammar holds what the model writes, from its
+		// start: continuing a partial JSON answer would begin the value
+		// anew after it, and the whole would be no JSON at all.
+		return "continue"
+	}
 	return formatUnhonoured(req.Model, req.ResponseFormat)
 }
 
