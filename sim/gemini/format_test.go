@@ -24,7 +24,9 @@ func jsonConfig(t *testing.T, schema string) *genai.GenerateContentConfig {
 	return &genai.GenerateContentConfig{ResponseMIMEType: "application/json", ResponseJsonSchema: simtest.Schema(t, schema)}
 }
 
-func userText(s string) []*genai.Content { return []*genai.Content{genai.NewContentFromText(s, genai.RoleUser)} }
+func userText(s string) []*genai.Content {
+	return []*genai.Content{genai.NewContentFromText(s, genai.RoleUser)}
+}
 
 // TestGeminiStructuredAnswered: responseJsonSchema with the JSON mime type,
 // sent by genai, is answered whole and streamed with JSON the schema
