@@ -47,33 +47,37 @@ func (l *Ledger) Detail(ctx context.Context, id int64) (Detail, error) {
 	return l.primary().Detail(ctx, id)
 }
 
-// The finance routes' handlers on the primary, as the Finance of a gateway
-// without read_url serves them.
-
+// HandleSessions is Finance.HandleSessions on the primary.
 func (l *Ledger) HandleSessions(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleSessions(w, r)
 }
 
+// HandleDetail is Finance.HandleDetail on the primary.
 func (l *Ledger) HandleDetail(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleDetail(w, r)
 }
 
+// HandleSummary is Finance.HandleSummary on the primary.
 func (l *Ledger) HandleSummary(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleSummary(w, r)
 }
 
+// HandleCSV is Finance.HandleCSV on the primary.
 func (l *Ledger) HandleCSV(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleCSV(w, r)
 }
 
+// HandleJSONL is Finance.HandleJSONL on the primary.
 func (l *Ledger) HandleJSONL(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleJSONL(w, r)
 }
 
+// HandleManifest is Finance.HandleManifest on the primary.
 func (l *Ledger) HandleManifest(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleManifest(w, r)
 }
 
+// HandleReconcile is Finance.HandleReconcile on the primary.
 func (l *Ledger) HandleReconcile(p ProviderUsage) func(w http.ResponseWriter, r *http.Request) error {
 	return l.primary().HandleReconcile(p)
 }
