@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"net/url"
 	"testing"
 	"time"
 
@@ -52,7 +53,9 @@ func TestReadPositionOnAStandby(t *testing.T) {
 	}
 	defer read.Close()
 
-	if _, err := primary.Exec(ctx, `CREATE TABLE t (v int)`); err != nil {
+	// A role with no privileges beyond its table, as a finance reader's
+	// would be: the position must not need more.
+	if _, err := primary.Exec(ctx, `CREATE TABLE t (v int); CREATE ROLE plain LOGIN PASSWORD 'plain-pw'; GRANT SELECT ON t TO plain`); err != nil {
 		t.Fatal(err)
 	}
 	var first time.Time
@@ -89,8 +92,18 @@ func TestReadPositionOnAStandby(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	plainURL, _ := url.Parse(pgha.DirectURL(pair.Standby))
+	plainURL.User = url.UserPassword("plain", "plain-pw")
+	plain, err := database.OpenRead(ctx, plainURL.String(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if pp, err := database.ReadPosition(ctx, plain); err != nil || !pp.Standby || !pp.AsOf.Before(second) {
+		t.Fatalf("paused, as a role without privileges: %+v (%v), want a standby's position before %s", pp, err, second)
+	}
 	var n int
-	if err := read.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+	if err := plain.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 1 {
