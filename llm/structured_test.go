@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -96,6 +97,18 @@ func TestAnthropicStructuredUnhonoured(t *testing.T) {
 		if got := a.Unhonoured(formatRequest(tc.model, tc.schema, true)); got != tc.want {
 			t.Errorf("%s: Unhonoured %q, want %q", tc.name, got, tc.want)
 		}
+	}
+	// Forty definitions each reaching the next twice: checked once each,
+	// not 2^40 times.
+	defs := map[string]any{}
+	for i := range 40 {
+		next := map[string]any{"$ref": fmt.Sprintf("#/$defs/d%d", i+1)}
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"anyOf": []any{next, next}}
+	}
+	defs["d40"] = map[string]any{"type": "string"}
+	dag, _ := json.Marshal(map[string]any{"$ref": "#/$defs/d0", "$defs": defs})
+	if got := a.Unhonoured(formatRequest("claude-haiku-5-5", string(dag), true)); got != "" {
+		t.Errorf("a schema reaching one definition by many paths: Unhonoured %q", got)
 	}
 	cont := formatRequest("claude-haiku-4-5", mealFormat, true)
 	cont.Continue = true

@@ -53,7 +53,10 @@ func formatUnhonoured(model string, f *llm.ResponseFormat) string {
 	if err := json.Unmarshal(f.Schema, &root); err != nil {
 		return formatField
 	}
-	c := outputCheck{root: root}
+	if _, ok := root.(map[string]any); !ok {
+		return formatField // the API takes an object, as the SDK's param
+	}
+	c := outputCheck{root: root, clean: map[string]bool{}}
 	return c.walk(root, formatField)
 }
 
@@ -133,6 +136,10 @@ func subschemas(node map[string]any) []subschema {
 type outputCheck struct {
 	root any
 	refs []string // the $refs being followed, to find a cycle
+	// clean are the $refs already followed to their end without a
+	// refusal: one followed again would find none, and schemas that
+	// reach one definition by many paths stay linear to check.
+	clean map[string]bool
 }
 
 // walk is the path of the first thing under s the API refuses, "" for
@@ -177,6 +184,9 @@ func (c *outputCheck) walk(s any, path string) string {
 // (external references, recursive schemas), named as the $ref; what the
 // definition holds is named where it stands.
 func (c *outputCheck) follow(ref, path string) string {
+	if c.clean[ref] {
+		return ""
+	}
 	target, ok := c.resolve(ref)
 	if !ok || slices.Contains(c.refs, ref) {
 		return path + ".$ref"
@@ -184,7 +194,11 @@ func (c *outputCheck) follow(ref, path string) string {
 	c.refs = append(c.refs, ref)
 	defer func() { c.refs = c.refs[:len(c.refs)-1] }()
 	at := formatField + strings.ReplaceAll(strings.TrimPrefix(ref, "#"), "/", ".")
-	return c.walk(target, at)
+	p := c.walk(target, at)
+	if p == "" {
+		c.clean[ref] = true
+	}
+	return p
 }
 
 // resolve finds a local "#/…" reference in the root schema.

@@ -68,7 +68,7 @@ func decodeOutputConfig(raw json.RawMessage, model string) (json.RawMessage, err
 	if !takesOutputFormat(model) {
 		return nil, anthInvalid(fmt.Sprintf("output_config.format: structured outputs are not supported on model '%s'", model))
 	}
-	c := schemaCheck{defs: map[string]any{}}
+	c := schemaCheck{defs: map[string]any{}, clean: map[string]bool{}}
 	for _, kind := range []string{"$defs", "definitions"} {
 		if defs, ok := root[kind].(map[string]any); ok {
 			for name, d := range defs {
@@ -92,7 +92,8 @@ func takesOutputFormat(model string) bool {
 
 type schemaCheck struct {
 	defs     map[string]any
-	visiting []string // the $refs being expanded, to find a cycle
+	visiting []string        // the $refs being expanded, to find a cycle
+	clean    map[string]bool // $refs expanded to their end with no refusal
 }
 
 // check is the API's message for the first thing in s it refuses, "" for
@@ -123,10 +124,14 @@ func (c *schemaCheck) check(s any) string {
 		if slices.Contains(c.visiting, ref) {
 			return fmt.Sprintf("$ref '%s': recursive schemas are not supported", ref)
 		}
-		c.visiting = append(c.visiting, ref)
-		defer func() { c.visiting = c.visiting[:len(c.visiting)-1] }()
-		if msg := c.check(c.defs[ref]); msg != "" {
-			return msg
+		if !c.clean[ref] {
+			c.visiting = append(c.visiting, ref)
+			msg := c.check(c.defs[ref])
+			c.visiting = c.visiting[:len(c.visiting)-1]
+			if msg != "" {
+				return msg
+			}
+			c.clean[ref] = true
 		}
 	}
 	if typ == "object" {
