@@ -59,7 +59,7 @@ func TestRefusedByName(t *testing.T) {
 		{"temperature", `{"model":"chat","input":"hi","temperature":0.2}`, 400, "temperature", "not acted on"},
 		{"include", `{"model":"chat","input":"hi","include":["message.output_text.logprobs"]}`, 400, "include", "not acted on"},
 		{"json schema without a schema", `{"model":"chat","input":"hi","text":{"format":{"type":"json_schema","name":"x"}}}`, 400, "text.format.schema", "required"},
-		{"json schema on a gemini route", `{"model":"gem","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"}}}}`, 400, "text.format", `no target of "gem" can honour it`},
+		{"a strict schema gemini cannot hold", `{"model":"gem","input":"hi","text":{"format":{"type":"json_schema","name":"x","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"string","pattern":"^a"}}}}}}`, 400, "text.format.schema.properties.n.pattern", `no target of "gem" can honour it`},
 		{"image input", `{"model":"chat","input":[{"role":"user","content":[{"type":"input_image","image_url":"https://x.example/a.png"}]}]}`, 400, "input[0].content[0]", ""},
 		{"unanswered call", `{"model":"chat","input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`, 400, "input", "no function_call_output"},
 		{"unknown field", `{"model":"chat","input":"hi","colour":"red"}`, 400, "", "colour"},

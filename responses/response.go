@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -152,8 +153,13 @@ func (s *Service) admit(ctx context.Context, p auth.Principal, req *CreateReques
 	if err != nil {
 		return nil, err
 	}
+	// The router names Chat Completions' field, down to a schema keyword's
+	// path (response_format.json_schema.schema.properties.days.minimum);
+	// the client sent it as text.format (its schema under text.format.schema).
 	if field == "response_format" {
-		field = "text.format" // the router names Chat Completions' field
+		field = "text.format"
+	} else if rest, ok := strings.CutPrefix(field, "response_format.json_schema."); ok {
+		field = "text.format." + rest
 	}
 	if field != "" {
 		return nil, invalidField(field, "no target of %q can honour it; leave it out or use another model", req.Model)
