@@ -71,13 +71,17 @@ if [ ! -f "$schemas/statefulset-apps-v1.json" ]; then
   k8s=$(moddir k8s.io/kubernetes "$KUBERNETES_VERSION") || skip_or_fail "cannot download k8s.io/kubernetes $KUBERNETES_VERSION"
   po=$(moddir github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION") ||
     skip_or_fail "cannot download prometheus-operator $PROMETHEUS_OPERATOR_VERSION"
-  rm -rf "$schemas.tmp"
+  # A directory of this run's own, renamed into place whole: two checks
+  # run at once (two clones on one machine) each build theirs, and the
+  # second rename finds the first's in place and drops its own.
+  tmp="$schemas.tmp.$$"
+  rm -rf "$tmp"
   crdargs=()
   for c in $crds; do
     crdargs+=(-crd "$po/example/prometheus-operator-crd/monitoring.coreos.com_$c.yaml")
   done
-  $GO run ./deploy/kubeschema -swagger "$k8s/api/openapi-spec/swagger.json" "${crdargs[@]}" -out "$schemas.tmp"
-  mv "$schemas.tmp" "$schemas"
+  $GO run ./deploy/kubeschema -swagger "$k8s/api/openapi-spec/swagger.json" "${crdargs[@]}" -out "$tmp"
+  mv -T "$tmp" "$schemas" 2>/dev/null || rm -rf "$tmp"
 fi
 
 work=$(mktemp -d)
