@@ -2,6 +2,7 @@ package billing_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -132,4 +133,96 @@ func TestARecordInDefaultBlocksNothing(t *testing.T) {
 	if h := holder(t, fx, "vs_far2"); h != "usage_records_default" {
 		t.Fatalf("a second July record is in %s, want usage_records_default", h)
 	}
+}
+
+// Retention drops a month's partition past it only once finance exported
+// the month; the kept months' records and summaries are untouched, and a
+// dropped month's summary still answers from the rollups.
+func TestRetentionDropsOnlyExportedMonths(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	ctx := context.Background()
+	if _, err := fx.ledger.EnsurePartitions(ctx, time.Date(2030, 1, 15, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	jan := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	feb, mar := jan.AddDate(0, 1, 0), jan.AddDate(0, 2, 0)
+	cost := map[time.Time]int64{}
+	for i, at := range []time.Time{jan.Add(time.Hour), jan.Add(48 * time.Hour), feb.Add(time.Hour), feb.Add(72 * time.Hour), feb.Add(73 * time.Hour)} {
+		r := voiceRecord(fmt.Sprintf("vs_ret_%d", i))
+		r.CreatedAt = at
+		w, err := fx.ledger.Write(ctx, fx.pool, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost[monthStart(at)] += *w.CostMicros
+	}
+	if _, err := fx.ledger.Fold(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// January exported whole; February only for one user, which does not
+	// count; nothing of March.
+	if months, err := fx.ledger.RecordExport(ctx, billing.Filter{From: jan, To: feb}, billing.Manifest{Rows: 2}, billing.FormatCSV); err != nil || len(months) != 1 {
+		t.Fatalf("recorded %v (%v), want January", months, err)
+	}
+	if months, err := fx.ledger.RecordExport(ctx, billing.Filter{From: feb, To: mar, UserID: "alice"}, billing.Manifest{Rows: 3}, billing.FormatCSV); err != nil || len(months) != 0 {
+		t.Fatalf("a filtered export recorded %v (%v), want nothing", months, err)
+	}
+	before, err := fx.ledger.Summarize(ctx, billing.Filter{From: jan, To: feb}, "day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Retention of two months in May 2030 reaches back to March: January
+	// and February are past it.
+	dropped, err := fx.ledger.DropExpired(ctx, time.Date(2030, 5, 10, 0, 0, 0, 0, time.UTC), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := partitions(t, fx)
+	if have["usage_records_2030_01"] || !have["usage_records_2030_02"] || !have["usage_records_2030_03"] {
+		t.Fatalf("dropped %v; partitions left %v: want January dropped, February (not exported) and March kept", dropped, have)
+	}
+	var n int64
+	if err := fx.pool.QueryRow(ctx, `SELECT count(*) FROM usage_records WHERE created_at >= $1 AND created_at < $2`, jan, mar).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d records left in January and February (%v), want February's 3", n, err)
+	}
+	kept, err := fx.ledger.Summarize(ctx, billing.Filter{From: feb, To: mar}, "day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Total.Records != 3 || kept.Total.CostMicros.String() != fmt.Sprint(cost[feb]) {
+		t.Fatalf("February's summary: %d records, %s; want 3, %d", kept.Total.Records, kept.Total.CostMicros, cost[feb])
+	}
+	// Hours that cut February's buckets read its records: still there.
+	edge, err := fx.ledger.Summarize(ctx, billing.Filter{From: feb.Add(72*time.Hour + 5*time.Minute), To: feb.Add(74 * time.Hour)}, "model")
+	if err != nil || edge.Total.Records != 1 {
+		t.Fatalf("February's cut range: %d records (%v), want 1", edge.Total.Records, err)
+	}
+	after, err := fx.ledger.Summarize(ctx, billing.Filter{From: jan, To: feb}, "day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Total.Records != 2 || after.Total.CostMicros.String() != before.Total.CostMicros.String() ||
+		before.Total.CostMicros.String() != fmt.Sprint(cost[jan]) {
+		t.Fatalf("January's summary after the drop: %d records, %s; before %s; want 2 and %d from the rollups",
+			after.Total.Records, after.Total.CostMicros, before.Total.CostMicros, cost[jan])
+	}
+	// Once February is exported too, it goes.
+	if _, err := fx.ledger.RecordExport(ctx, billing.Filter{From: feb, To: mar}, billing.Manifest{Rows: 3}, billing.FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, err := fx.ledger.DropExpired(ctx, time.Date(2030, 5, 10, 0, 0, 0, 0, time.UTC), 2); err != nil || !contains(dropped, "usage_records_2030_02") {
+		t.Fatalf("after February's export: dropped %v (%v), want usage_records_2030_02", dropped, err)
+	}
+}
+
+func monthStart(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
