@@ -216,7 +216,9 @@ func TestRetentionDropsOnlyExportedMonths(t *testing.T) {
 	}
 }
 
-func monthStart(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) }
+func monthStart(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
 
 func contains(list []string, s string) bool {
 	for _, v := range list {
