@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -213,5 +214,62 @@ func TestPartitioningAnExistingLedger(t *testing.T) {
 	}
 	if want := "usage_records_" + bound.Format("2006_01"); holder != want {
 		t.Fatalf("a record after the bound is in %s, want %s", holder, want)
+	}
+}
+
+// Without `voxgate ledger prepare`, migration 0092 does the same steps
+// itself for a small ledger, and refuses a large one, naming the command.
+func TestMigrationPartitionsASmallLedgerItself(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name    string
+		claimed int // reltuples as the planner would have it, 0 to leave it
+		refused bool
+	}{{"small", 0, false}, {"large", 300_000, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewPool(t, pgtest.EmptyURL(t), 2)
+			if _, err := database.Migrate(ctx, pool, before0092(t), log); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `INSERT INTO usage_records (user_id, session_id, kind, provider, model, price_version, usage_source, created_at, cost_micros)
+				SELECT 'u', 'vs_' || i, 'voice', 'openai', 'gpt-realtime', 'v1', 'none', now() - i * interval '1 minute', 7
+				FROM generate_series(1, 2000) AS i`); err != nil {
+				t.Fatal(err)
+			}
+			if tc.claimed > 0 {
+				// The estimate the migration's guard reads (pg_class.reltuples),
+				// set as ANALYZE would for a ledger of that size.
+				if _, err := pool.Exec(ctx, `UPDATE pg_class SET reltuples = $1 WHERE oid = 'usage_records'::regclass`, tc.claimed); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := database.Migrate(ctx, pool, database.Core, log)
+			if tc.refused {
+				if err == nil || !strings.Contains(err.Error(), "voxgate ledger prepare") {
+					t.Fatalf("a large unprepared ledger: %v, want a refusal naming voxgate ledger prepare", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One more record through the parent: into the legacy partition,
+			// counted once by the parent's trigger (the old table's own are gone).
+			if _, err := pool.Exec(ctx, `INSERT INTO usage_records (user_id, session_id, kind, provider, model, price_version, usage_source, created_at, cost_micros)
+				VALUES ('u', 'vs_new', 'voice', 'openai', 'gpt-realtime', 'v1', 'none', now() - interval '10 minutes', 7)`); err != nil {
+				t.Fatal(err)
+			}
+			var legacy, deltas int64
+			if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tableoid = 'usage_records_legacy'::regclass),
+				(SELECT coalesce(sum(cost_micros), 0) FROM usage_rollup_deltas) FROM usage_records`).Scan(&legacy, &deltas); err != nil {
+				t.Fatal(err)
+			}
+			if legacy != 2001 || deltas != 2001*7 {
+				t.Fatalf("%d records in the legacy partition, deltas worth %d; want 2001 and %d", legacy, deltas, 2001*7)
+			}
+		})
 	}
 }
