@@ -19,7 +19,7 @@ func TestCacheWritesStoredAndPriced(t *testing.T) {
 	rec := billing.Record{
 		UserID: "alice", SessionID: "cs_1", TurnID: "t_1", Kind: billing.KindChat, Provider: "openai", Model: "gpt-6-luna-2026-09-01",
 		Usage:       billing.Usage{TextIn: 10_000, TextCachedIn: 2_000, TextCacheWriteIn: 3_000, TextOut: 500},
-		UsageSource: billing.SourceProviderReported,
+		UsageSource: billing.SourceProviderReported, CreatedAt: billing.Stamp(), // written again with its stamp
 	}
 	// 5,000 plain × $0.10 + 2,000 cached × $0.01 + 3,000 written × $0.125
 	// + 500 out × $0.50 per 1M: 500 + 20 + 375 + 250 micros.

@@ -37,6 +37,8 @@ func TestWriteStoresAPricedRecordOnce(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
 	rec := voiceRecord("vs_1")
+	// A retried end sends the stamp its first try took (Write's key).
+	rec.CreatedAt = billing.Stamp()
 	// 200 text in × 4 + 1,000 cached × 0.4 + 300 out × 16 + 500 audio in × 32
 	// + 100 cached × 0.4 + 800 out × 64, then transcription 600 × 3 + 40 × 5:
 	// (800 + 400 + 4,800 + 16,000 + 40 + 51,200) + (1,800 + 200) = 75,240.

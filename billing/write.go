@@ -3,6 +3,7 @@ package billing
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,9 +16,9 @@ const insertSQL = `INSERT INTO usage_records
 	 transcription_model, transcription_text_in, transcription_audio_in, transcription_text_out, transcription_audio_ms,
 	 duration_ms, overrun_s, cost_micros, price_version, usage_source, text_cache_write_in,
 	 backend_model, backend_text_in, backend_text_cached_in, backend_text_cache_write_in, backend_text_out, audio_ms,
-	 text_cache_write_12h_in, service_tier, backend_text_cache_write_12h_in, backend_service_tier)
+	 text_cache_write_12h_in, service_tier, backend_text_cache_write_12h_in, backend_service_tier, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,
-	$26, $27, $28, $29, $30, $31, $32, $33, $34, $35)
+	$26, $27, $28, $29, $30, $31, $32, $33, $34, $35, coalesce($36::timestamptz, now()))
 ON CONFLICT ON CONSTRAINT usage_records_one_per_turn DO NOTHING
 RETURNING id, created_at, mode`
 
@@ -25,6 +26,12 @@ RETURNING id, created_at, mode`
 // turn) already written is not written again: Write returns the stored one,
 // so a retried end never bills twice. An unpriced record is stored with a
 // nil cost and counted, never as $0.
+//
+// The record's key is (kind, session_id, turn_id, created_at), the ledger
+// being partitioned by created_at (migration 0092): a writer that may try
+// again stamps r.CreatedAt once, before its first try (Stamp), and sends
+// the same stamp every time. A record with no stamp takes the database's
+// clock, which only a writer that never retries may rely on.
 func (l *Ledger) Write(ctx context.Context, q Querier, r Record) (Record, error) {
 	w, args, err := l.prepare(ctx, r)
 	if err != nil {
@@ -75,9 +82,17 @@ func (l *Ledger) prepare(ctx context.Context, r Record) (*Queued, []any, error) 
 		r.TranscriptionModel, t.TextIn, t.AudioIn, t.TextOut, t.AudioMillis,
 		r.DurationMS, r.OverrunS, r.CostMicros, r.PriceVersion, r.UsageSource, u.TextCacheWriteIn,
 		r.BackendModel, b.TextIn, b.TextCachedIn, b.TextCacheWriteIn, b.TextOut, u.AudioMillis,
-		u.TextCacheWrite12hIn, u.ServiceTier, b.TextCacheWrite12hIn, b.ServiceTier}
+		u.TextCacheWrite12hIn, u.ServiceTier, b.TextCacheWrite12hIn, b.ServiceTier, nil}
+	if !r.CreatedAt.IsZero() {
+		args[len(args)-1] = r.CreatedAt
+	}
 	return &Queued{l: l, r: r}, args, nil
 }
+
+// Stamp is a record's created_at taken now, to the microsecond PostgreSQL
+// keeps, so the stamp a writer holds is the one stored and every retry
+// sends the key the first try wrote.
+func Stamp() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 func (w *Queued) scan(row pgx.Row) {
 	err := row.Scan(&w.r.ID, &w.r.CreatedAt, &w.r.Mode)

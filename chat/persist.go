@@ -64,7 +64,18 @@ func (t *turn) record() billing.Record {
 	}
 	return billing.Record{UserID: t.p.UserID, SessionID: t.sessionID, TurnID: t.turnID, Kind: billing.KindChat,
 		Provider: provider, Model: model, Usage: t.usage,
-		DurationMS: time.Since(t.started).Milliseconds(), UsageSource: source}
+		DurationMS: time.Since(t.started).Milliseconds(), UsageSource: source, CreatedAt: t.stamp()}
+}
+
+// stamp is the created_at of the turn's records (billing.Stamp), taken the
+// first time a record is made: persist's record and the one a failed
+// persist hands to the end carry one key, so a transaction whose commit
+// was lost and its replay never write two.
+func (t *turn) stamp() time.Time {
+	if t.stamped.IsZero() {
+		t.stamped = billing.Stamp()
+	}
+	return t.stamped
 }
 
 // noProvider names the provider of a turn no target answered.

@@ -84,6 +84,9 @@ func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
 // will be written and the day as admission saw it.
 func (t *turn) end(ctx context.Context, write, written *billing.Record, row *audit.Row) (billing.Record, quota.Daily) {
 	attempts := append(t.attempts(), unit.JudgeRecords(t.judge, t.p.UserID, t.sessionID, t.turnID)...)
+	for i := range attempts {
+		attempts[i].Record.CreatedAt = t.stamp()
+	}
 	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: attempts, Audit: row, s: t.s}
 	var rec billing.Record
 	switch {

@@ -42,6 +42,10 @@ type turn struct {
 	key       string   // the Idempotency-Key, "" without one
 	out       sink
 	started   time.Time
+	// stamped is the created_at of every record the turn writes, taken
+	// once (stamp): its own transaction and its end, spooled or not,
+	// send the same key.
+	stamped time.Time
 
 	msgs     []llm.Message // what the model sees (context.go)
 	nextCall int           // the last call number given (tools.go)

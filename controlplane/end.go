@@ -169,7 +169,12 @@ func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, 
 		WHERE id = $1`, id, now, req.Reason, durationMS, charged); err != nil {
 		return Session{}, false, database.Error("controlplane: end", err)
 	}
-	rec, err := s.ledger.Write(ctx, tx, s.record(sess, req, durationMS, 0))
+	// The record's created_at is the session's end, stamped under its row
+	// lock: only the transaction that ends the session writes it, and a
+	// spooled end's is when it happened (billing.Write's key).
+	r := s.record(sess, req, durationMS, 0)
+	r.CreatedAt = now
+	rec, err := s.ledger.Write(ctx, tx, r)
 	if err != nil {
 		return Session{}, false, err
 	}

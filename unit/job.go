@@ -79,6 +79,15 @@ func (e *Env) DecodeJob(raw []byte) (spool.Job, error) {
 // the log.
 func (e *Env) Keep(ctx context.Context, kind string, j Job, what, id string) error {
 	j.env = e
+	// Every record's key holds its created_at (billing.Stamp): taken here,
+	// before the first try, and kept in the job, so every retry and replay
+	// sends the key the first try wrote.
+	at := billing.Stamp()
+	for i := range j.Records {
+		if j.Records[i].Record.CreatedAt.IsZero() {
+			j.Records[i].Record.CreatedAt = at
+		}
+	}
 	spooled, err := e.Spool.Do(ctx, kind, &j)
 	switch {
 	case err != nil:

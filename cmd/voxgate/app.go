@@ -166,6 +166,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopBackground = stop
 	m.background.Go(func() { m.Quota.Run(bg) })
 	m.background.Go(func() { m.Ledger.RunFold(bg) })
+	m.background.Go(func() { m.Ledger.RunPartitions(bg, cfg.Ledger.RetentionMonths) })
 	m.background.Go(func() { m.Spool.Run(bg) }) // every kind is registered: drain what an earlier run left
 	if m.MCP != nil {
 		m.background.Go(func() { m.MCP.Run(bg) })

@@ -69,8 +69,24 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer closeRead()
+	// Once an export was written whole, the whole UTC months it covered
+	// are recorded as exported, with their record counts, on the primary:
+	// the ledger's retention drops only those, and only while they still
+	// hold what was exported.
+	var m billing.Manifest
+	manifest := func(got billing.Manifest) { m = got }
+	recorded := func() error {
+		months, err := ledger.RecordExport(ctx, f, m, *format)
+		for _, mo := range months {
+			fmt.Fprintf(stderr, "costs export: %s recorded as exported\n", mo.Format("2006-01"))
+		}
+		return err
+	}
 	if *out == "" {
-		return fin.Export(ctx, stdout, f, *format, nil)
+		if err := fin.Export(ctx, stdout, f, *format, manifest); err != nil {
+			return err
+		}
+		return recorded()
 	}
 	// Write beside the target and rename, so an interrupted export never
 	// leaves a file that looks whole.
@@ -79,14 +95,21 @@ func runCosts(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := fin.Export(ctx, tmp, f, *format, nil); err != nil {
+	if err := fin.Export(ctx, tmp, f, *format, manifest); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), *out)
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	return recorded()
 }
 
 // loadPrices is the configured price table: the file's override when it

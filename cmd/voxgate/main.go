@@ -29,6 +29,8 @@ Commands:
   token     print a signed JWT for testing (--sub U [--role admin] [--plan pro] [--ttl 1h])
   sim       run the OpenAI-compatible simulator (--addr, --config)
   costs     costs export --from DATE --to DATE [--out FILE]: the cost records as CSV
+  ledger    ledger prepare: ready an existing ledger, online, for partitioning by month
+            (docs/operations.md)
   bench     measure the gateway's and PostgreSQL's CPU, latency and throughput per
             completion against a neutral mock provider (docs/capacity.md)
 
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runSim(ctx, args[1:], getenv, stdout, stderr)
 	case "costs":
 		return runCosts(ctx, args[1:], getenv, stdout, stderr)
+	case "ledger":
+		return runLedger(ctx, args[1:], getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], getenv, stdout, stderr)
 	case "-h", "--help", "help":

@@ -34,6 +34,7 @@ type Config struct {
 	Chat     Chat     `yaml:"chat"`
 	Safety   Safety   `yaml:"safety"`
 	Prices   Prices   `yaml:"prices"`
+	Ledger   Ledger   `yaml:"ledger"`
 	// Providers and Routes are the text router's (DESIGN §11, routes.go);
 	// read the routes through RouteList, which supplies the default.
 	Providers []Provider `yaml:"providers"`
@@ -309,6 +310,7 @@ func (c *Config) Validate() error {
 	if c.Database.SpoolDir == "" {
 		bad("database.spool_dir", "must not be empty")
 	}
+	c.Ledger.validate(bad)
 	if c.Server.ReadTimeout <= 0 {
 		bad("server.read_header_timeout", "must be positive, got %s", c.Server.ReadTimeout)
 	}

@@ -1,0 +1,15 @@
+-- The UTC months finance has exported whole (`voxgate costs export` over
+-- a range with no filter, billing.Ledger.RecordExport): the ledger's
+-- retention (ledger.retention_months, docs/billing.md "Partitions") drops
+-- a month's partition only once its month is here, so records leave the
+-- database only after they left it in an export. A month exported again
+-- keeps its first row's month and takes the latest export's figures.
+CREATE TABLE usage_exports (
+    month       date PRIMARY KEY CHECK (month = date_trunc('month', month)),
+    exported_at timestamptz NOT NULL DEFAULT now(),
+    -- The export this month was part of: its range, rows and format.
+    from_at     timestamptz NOT NULL,
+    to_at       timestamptz NOT NULL,
+    rows        bigint NOT NULL CHECK (rows >= 0),
+    format      text NOT NULL
+);
