@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/database"
 )
 
@@ -156,10 +157,12 @@ func (l *Ledger) DropExpired(ctx context.Context, now time.Time, retentionMonths
 }
 
 // unexportedSQL counts the months of a partition's records (%[1]s) that no
-// export recorded; it reads the partition's created_at index at both ends.
-const unexportedSQL = `WITH r AS (SELECT min(created_at) AS lo, max(created_at) AS hi FROM %[1]s)
-SELECT count(*) FROM r, generate_series(date_trunc('month', r.lo AT TIME ZONE 'UTC'), r.hi AT TIME ZONE 'UTC', interval '1 month') AS m
-WHERE NOT EXISTS (SELECT 1 FROM usage_exports e WHERE e.month = m::date)`
+// export recorded with the count they hold now: a month never exported, or
+// one a record reached after its export (a spool replayed late keeps its
+// original stamp). It reads the whole partition, which retention does
+// once for each expired one.
+const unexportedSQL = `WITH c AS (SELECT (date_trunc('month', created_at AT TIME ZONE 'UTC'))::date AS m, count(*) AS n FROM %[1]s GROUP BY 1)
+SELECT count(*) FROM c WHERE NOT EXISTS (SELECT 1 FROM usage_exports e WHERE e.month = c.m AND e.records = c.n)`
 
 // dropIfExported detaches and drops the partition name if every month it
 // holds records of was exported, in one transaction under the partitions'
@@ -199,10 +202,14 @@ func (l *Ledger) dropIfExported(ctx context.Context, name string) (bool, error) 
 }
 
 // RecordExport records the whole UTC months inside an export's range as
-// exported (usage_exports), which lets retention drop them. Only an export
-// of every record counts: one filtered by user, kind, mode or model leaves
-// the months' other records unexported, and records nothing. It is called
-// once the export was written whole.
+// exported (usage_exports), each with its count of records, which lets
+// retention drop them while they hold that many. Only an export of every
+// record counts: one filtered by user, kind, mode or model leaves the
+// months' other records unexported, and records nothing. It is called once
+// the export was written whole, and counts on the primary: when the
+// primary holds other than the m.Rows records the export read over its
+// range (a standby behind, or a record that arrived since), nothing is
+// recorded and the error says to export again.
 func (l *Ledger) RecordExport(ctx context.Context, f Filter, m Manifest, format string) ([]time.Time, error) {
 	if f.UserID != "" || f.Kind != "" || f.Mode != "" || f.Model != "" {
 		return nil, nil
@@ -216,12 +223,30 @@ func (l *Ledger) RecordExport(ctx context.Context, f Filter, m Manifest, format 
 	if len(months) == 0 {
 		return nil, nil
 	}
-	_, err := l.pool.Exec(ctx, `INSERT INTO usage_exports (month, from_at, to_at, rows, format)
-		SELECT (m AT TIME ZONE 'UTC')::date, $2, $3, $4, $5 FROM unnest($1::timestamptz[]) AS m
+	var changed error
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		var now int64
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM usage_records WHERE created_at >= $1 AND created_at < $2`, f.From, f.To).Scan(&now); err != nil {
+			return err
+		}
+		if now != m.Rows {
+			changed = apierr.New(apierr.Conflict,
+				fmt.Sprintf("the export read %d records over its range and the ledger holds %d now; no month was recorded as exported, export again", m.Rows, now))
+			return nil
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO usage_exports (month, from_at, to_at, rows, format, records)
+		SELECT (m AT TIME ZONE 'UTC')::date, $2, $3, $4, $5,
+			(SELECT count(*) FROM usage_records WHERE created_at >= m AND created_at < m + interval '1 month')
+		FROM unnest($1::timestamptz[]) AS m
 		ON CONFLICT (month) DO UPDATE SET exported_at = now(), from_at = EXCLUDED.from_at, to_at = EXCLUDED.to_at,
-			rows = EXCLUDED.rows, format = EXCLUDED.format`, months, f.From, f.To, m.Rows, format)
+			rows = EXCLUDED.rows, format = EXCLUDED.format, records = EXCLUDED.records`, months, f.From, f.To, m.Rows, format)
+		return err
+	})
 	if err != nil {
 		return nil, database.Error("billing: record an export", err)
+	}
+	if changed != nil {
+		return nil, changed
 	}
 	return months, nil
 }

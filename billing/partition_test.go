@@ -207,8 +207,27 @@ func TestRetentionDropsOnlyExportedMonths(t *testing.T) {
 		t.Fatalf("January's summary after the drop: %d records, %s; before %s; want 2 and %d from the rollups",
 			after.Total.Records, after.Total.CostMicros, before.Total.CostMicros, cost[jan])
 	}
-	// Once February is exported too, it goes.
+	// An export that read other than what the ledger holds (a standby
+	// behind: 2 of February's 3) records nothing.
+	if months, err := fx.ledger.RecordExport(ctx, billing.Filter{From: feb, To: mar}, billing.Manifest{Rows: 2}, billing.FormatCSV); err == nil || len(months) != 0 {
+		t.Fatalf("an export short of the ledger recorded %v (%v), want a conflict and nothing", months, err)
+	}
+	// February exported whole; then a record stamped in February arrives
+	// (a spool replayed late): the month is no longer what was exported,
+	// so it stays.
 	if _, err := fx.ledger.RecordExport(ctx, billing.Filter{From: feb, To: mar}, billing.Manifest{Rows: 3}, billing.FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	late := voiceRecord("vs_ret_late")
+	late.CreatedAt = feb.Add(100 * time.Hour)
+	if _, err := fx.ledger.Write(ctx, fx.pool, late); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, err := fx.ledger.DropExpired(ctx, time.Date(2030, 5, 10, 0, 0, 0, 0, time.UTC), 2); err != nil || contains(dropped, "usage_records_2030_02") {
+		t.Fatalf("a record after February's export: dropped %v (%v), want February kept", dropped, err)
+	}
+	// Exported again with it, February goes.
+	if _, err := fx.ledger.RecordExport(ctx, billing.Filter{From: feb, To: mar}, billing.Manifest{Rows: 4}, billing.FormatCSV); err != nil {
 		t.Fatal(err)
 	}
 	if dropped, err := fx.ledger.DropExpired(ctx, time.Date(2030, 5, 10, 0, 0, 0, 0, time.UTC), 2); err != nil || !contains(dropped, "usage_records_2030_02") {

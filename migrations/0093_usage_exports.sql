@@ -11,5 +11,11 @@ CREATE TABLE usage_exports (
     from_at     timestamptz NOT NULL,
     to_at       timestamptz NOT NULL,
     rows        bigint NOT NULL CHECK (rows >= 0),
-    format      text NOT NULL
+    format      text NOT NULL,
+    -- This month's records when it was recorded, counted on the primary
+    -- and checked against the export's rows: retention drops the month's
+    -- partition only while it holds exactly this many, so a record that
+    -- arrived after the export (a spool replayed late, with its original
+    -- stamp) keeps the month until it is exported again.
+    records     bigint NOT NULL CHECK (records >= 0)
 );
