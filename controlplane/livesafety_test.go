@@ -174,7 +174,14 @@ func TestLiveSpokenAnswerFlagged(t *testing.T) {
 		return slices.ContainsFunc(st.Transcript, func(l sim.LiveLine) bool { return l.Speaker == "model" })
 	})
 	endLive(t, ctx, f, p, start.SessionID, liveID)
-	rows := sessionAudit(t, ctx, f, start.SessionID, "voice_answer")
+	// The voice's last line is screened as its holder finishes the call,
+	// which follows the provider's close the end waited for: wait for the
+	// row (a CI run under load read the log in between).
+	var rows []auditRow
+	testkit.Eventually(t, ctx, "the spoken answer's audit row", func() bool {
+		rows = sessionAudit(t, ctx, f, start.SessionID, "voice_answer")
+		return len(rows) > 0
+	})
 	if len(rows) != 1 || rows[0].status != "flagged" || !slices.Contains(rows[0].ruleIDs, safety.RuleCure) {
 		t.Fatalf("voice_answer rows %+v; want one flagged with the cure rule", rows)
 	}
