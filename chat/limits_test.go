@@ -13,7 +13,11 @@ import (
 // the friendly message.
 func TestRateLimitBeforeStream(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, options{plans: func(q *config.Quota) {
+	// Quota reads a clock that stands half way through a minute, so both
+	// posts fall in its window however long the machine takes between
+	// them, and the wait left is 30 s.
+	at := time.Date(2030, 6, 14, 12, 0, 30, 0, time.UTC)
+	f := newFixture(t, options{quotaNow: func() time.Time { return at }, plans: func(q *config.Quota) {
 		p := q.Plans["free"]
 		p.RequestsPerMinute = 1
 		q.Plans["free"] = p
@@ -24,7 +28,7 @@ func TestRateLimitBeforeStream(t *testing.T) {
 	r := f.post(t, call{user: "u1", body: map[string]any{"message": "hi"}})
 	e, _ := r.Body["error"].(map[string]any)
 	if r.Status != 429 || r.Events != nil || e["code"] != "RATE_LIMITED" ||
-		e["message"] != "You've been busy! Give me a moment to catch up." || r.Header.Get("Retry-After") == "" {
+		e["message"] != "You've been busy! Give me a moment to catch up." || r.Header.Get("Retry-After") != "30" {
 		t.Errorf("second: %d %v %v (Retry-After %q)", r.Status, r.types(), r.Body, r.Header.Get("Retry-After"))
 	}
 }
@@ -105,7 +109,7 @@ func TestConcurrentTurnsAcrossReplicas(t *testing.T) {
 		p.ConcurrentTurns = 1
 		q.Plans["free"] = p
 	}
-	first := newFixture(t, options{plans: one, simCfg: &sim.Config{Latency: &sim.Latency{TTFT: time.Second}, Script: script()}})
+	first := newFixture(t, options{plans: one, simCfg: &sim.Config{Latency: &sim.Latency{TTFT: 3 * time.Second}, Script: script()}})
 	replicas := []*fixture{first}
 	for range 2 {
 		replicas = append(replicas, newFixture(t, options{plans: one, dbURL: first.dbURL, sim: first.sim, simURL: simURL(first)}))
