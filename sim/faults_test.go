@@ -105,7 +105,9 @@ func TestFaultStatuses(t *testing.T) {
 }
 
 // TestFaultTimeout checks that a hung request is seen as cancelled by the
-// client, soon after the client's deadline.
+// client, soon after the client's deadline. The deadline (1 s) counts from
+// before the dial, so it leaves room for the dial and the first chunks on
+// a loaded machine.
 func TestFaultTimeout(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -122,7 +124,7 @@ func TestFaultTimeout(t *testing.T) {
 			t.Parallel()
 			s, url := testkit.NewSim(t, sim.Config{Faults: []sim.Fault{tc.fault}})
 			client := simtest.Client(url)
-			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 			defer cancel()
 			var err error
 			chunks := 0
@@ -143,11 +145,13 @@ func TestFaultTimeout(t *testing.T) {
 				t.Errorf("chunks before the stall: got %d, want %d", chunks, tc.chunks)
 			}
 			st := testkit.WaitCancelled(t, s, sim.EndpointChatCompletions)
-			if lag := st.LastCancelledAt.Sub(gaveUp); lag > 500*time.Millisecond {
-				t.Errorf("cancellation noticed %v after the client gave up, want within 500ms", lag)
+			if lag := st.LastCancelledAt.Sub(gaveUp); lag > 2*time.Second {
+				t.Errorf("cancellation noticed %v after the client gave up, want within 2s", lag)
 			}
-			if st.LastCancelAfterMS < 150 || st.LastCancelAfterMS > 700 {
-				t.Errorf("request ran %d ms before cancel, want about 200", st.LastCancelAfterMS)
+			// At least half the deadline (the rest is the dial and the
+			// chunks), at most the deadline and the 2 s allowed for noticing.
+			if st.LastCancelAfterMS < 500 || st.LastCancelAfterMS > 3000 {
+				t.Errorf("request ran %d ms before cancel, want about 1000", st.LastCancelAfterMS)
 			}
 		})
 	}

@@ -111,6 +111,10 @@ func TestRealtimeIdleTimeout(t *testing.T) {
 	c, id := dialCall(t, ctx, base, "multipart+apikey")
 	expect(t, ctx, c, "session.created")
 	const idleMS = 5000 // the API's least
+	// The simulator arms the idle timer when it takes the session.update,
+	// so the wait is measured from before it is sent: dialling the
+	// sideband after it can take a while on a loaded machine.
+	began := time.Now()
 	if err := c.Send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "audio": map[string]any{"input": map[string]any{
 		"turn_detection": map[string]any{"type": "server_vad", "idle_timeout_ms": idleMS}}}}}); err != nil {
 		t.Fatal(err)
@@ -122,7 +126,6 @@ func TestRealtimeIdleTimeout(t *testing.T) {
 	}
 	defer sb.Close()
 	onSideband(t, ctx, sb)
-	began := time.Now()
 	e, _ := expect(t, ctx, sb, "input_audio_buffer.timeout_triggered")
 	if took := time.Since(began); took < idleMS*time.Millisecond*9/10 {
 		t.Errorf("timeout_triggered after %v, want about %d ms", took, idleMS)
