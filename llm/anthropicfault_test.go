@@ -3,6 +3,7 @@ package llm_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/llm/anthropic"
@@ -16,9 +17,9 @@ func TestAnthropicFaults(t *testing.T) {
 	t.Parallel()
 	runFaults(t, faultSurface{endpoint: sim.EndpointAnthropicMessages, model: "claude-haiku-5-5",
 		answer: "A reply long enough for several chunks of text.",
-		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+		start: func(t *testing.T, cfg sim.Config, timeout time.Duration) llm.Provider {
 			_, url := newRootSim(t, cfg)
-			return newAnthropic(t, url, anthropic.Params{Timeout: faultTimeout}, nil)
+			return newAnthropic(t, url, anthropic.Params{Timeout: timeout}, nil)
 		}}, []faultCase{
 		{name: "429 with retry-after", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 2},
 			code: llm.ProviderRateLimit, retryable: true, retryAfter: 2, status: 429, atStream: true},

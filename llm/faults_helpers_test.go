@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
 )
 
-// faultTimeout is the adapters' timeout in the fault tables: short, so a
-// silent upstream fails fast.
+// faultTimeout is the adapters' timeout in the cases of the fault tables
+// that are about it: short, so a silent upstream fails fast.
 const faultTimeout = 300 * time.Millisecond
 
 // faultCase is one failure an adapter's simulator surface serves, and what
@@ -29,10 +30,20 @@ type faultCase struct {
 	atStream bool
 }
 
+// timeout is the adapter's timeout for the case: faultTimeout where the
+// case is the timeout firing, else testkit.ProviderTimeout, so that on a
+// loaded machine the other cases' dial and chunks are not cut by it.
+func (c faultCase) timeout() time.Duration {
+	if c.code == llm.ProviderTimeout {
+		return faultTimeout
+	}
+	return testkit.ProviderTimeout
+}
+
 // faultSurface is an adapter against its own simulator surface.
 type faultSurface struct {
 	endpoint, model, answer string
-	start                   func(t *testing.T, cfg sim.Config) llm.Provider // with faultTimeout
+	start                   func(t *testing.T, cfg sim.Config, timeout time.Duration) llm.Provider
 }
 
 // runFaults serves each case on a simulator of its own and checks the
@@ -50,7 +61,7 @@ func runFaults(t *testing.T, surf faultSurface, cases []faultCase) {
 				f.Endpoint = surf.endpoint
 				cfg.Faults = []sim.Fault{f}
 			}
-			p := surf.start(t, cfg)
+			p := surf.start(t, cfg, c.timeout())
 			req := userRequest(surf.model, "hello")
 			if c.req != nil {
 				req = c.req(req)

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/voxgate/voxgate/llm"
 	"github.com/voxgate/voxgate/sim"
@@ -12,9 +13,9 @@ import (
 func TestGeminiFaults(t *testing.T) {
 	t.Parallel()
 	runFaults(t, faultSurface{endpoint: sim.EndpointGeminiStream, model: geminiModel, answer: "one two three four five six seven",
-		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+		start: func(t *testing.T, cfg sim.Config, timeout time.Duration) llm.Provider {
 			_, url := newRootSim(t, cfg)
-			return newGemini(t, url, faultTimeout, nil)
+			return newGemini(t, url, timeout, nil)
 		}}, []faultCase{
 		{name: "rate limit with RetryInfo", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
 			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, status: 429, atStream: true},

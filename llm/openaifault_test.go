@@ -10,7 +10,9 @@ import (
 
 	"github.com/voxgate/voxgate/internal/testkit"
 	"github.com/voxgate/voxgate/llm"
+	"github.com/voxgate/voxgate/llm/openai"
 	"github.com/voxgate/voxgate/sim"
+	"github.com/voxgate/voxgate/sim/simtest"
 )
 
 // TestOpenAIFaults injects every chat fault kind and checks the code, the
@@ -20,9 +22,9 @@ import (
 func TestOpenAIFaults(t *testing.T) {
 	t.Parallel()
 	runFaults(t, faultSurface{endpoint: sim.EndpointChatCompletions, model: "gpt-4o-mini", answer: answer,
-		start: func(t *testing.T, cfg sim.Config) llm.Provider {
+		start: func(t *testing.T, cfg sim.Config, timeout time.Duration) llm.Provider {
 			_, url := newSim(t, cfg)
-			return newOpenAI(t, url, faultTimeout, nil)
+			return newOpenAI(t, url, timeout, nil)
 		}}, []faultCase{
 		{name: "rate limit", fault: &sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: 7},
 			code: llm.ProviderRateLimit, retryable: true, retryAfter: 7, status: 429, atStream: true},
@@ -62,21 +64,24 @@ func TestOpenAIFaults(t *testing.T) {
 }
 
 // TestOpenAISlowDripWithinTimeout: chunks slower than usual but each within
-// the timeout make a whole answer, however long it takes in total.
+// the timeout make a whole answer, however long it takes in total. A chunk
+// every 100 ms against a 1 s timeout leaves each one 900 ms for a loaded
+// machine, and the dozen words take longer than the timeout in all.
 func TestOpenAISlowDripWithinTimeout(t *testing.T) {
 	t.Parallel()
-	_, url := newSim(t, sim.Config{Script: sim.Script{Text: "one two three four five six"},
-		Faults: []sim.Fault{{Endpoint: sim.EndpointChatCompletions, Kind: sim.FaultSlowDrip, IntervalMS: 40}}})
-	st, err := newOpenAI(t, url, 200*time.Millisecond, nil).Stream(t.Context(), userRequest("gpt-4o", "count"))
+	const text, timeout = "one two three four five six seven eight nine ten eleven twelve", time.Second
+	_, url := newSim(t, sim.Config{Script: sim.Script{Text: text},
+		Faults: []sim.Fault{{Endpoint: sim.EndpointChatCompletions, Kind: sim.FaultSlowDrip, IntervalMS: 100}}})
+	st, err := newOpenAI(t, url, timeout, nil).Stream(t.Context(), userRequest("gpt-4o", "count"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	r := drain(t, st)
-	if r.err != nil || r.text != "one two three four five six" {
+	if r.err != nil || r.text != text {
 		t.Fatalf("got %q, %v; want the whole answer", r.text, r.err)
 	}
-	if took := time.Since(start); took < 200*time.Millisecond {
+	if took := time.Since(start); took < timeout {
 		t.Errorf("the drip took %s in all, want longer than the per-event timeout to prove it is per event", took)
 	}
 }
@@ -86,7 +91,14 @@ func TestOpenAISlowDripWithinTimeout(t *testing.T) {
 func TestOpenAISlowCallerIsNotATimeout(t *testing.T) {
 	t.Parallel()
 	_, url := newSim(t, sim.Config{Script: sim.Script{Text: answer}})
-	st, err := newOpenAI(t, url, 50*time.Millisecond, nil).Stream(t.Context(), userRequest("gpt-4o", "hi"))
+	// The 50 ms are between chunks only: the dial and the first chunk are
+	// given testkit.Wait, which a loaded machine can need.
+	p, err := openai.New(openai.Params{BaseURL: url, APIKey: simtest.TestKey, Timeout: 50 * time.Millisecond,
+		FirstChunk: map[string]time.Duration{"gpt-4o": testkit.Wait}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Stream(t.Context(), userRequest("gpt-4o", "hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
