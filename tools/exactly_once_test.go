@@ -226,13 +226,19 @@ func TestDuplicatesHoldNoConnectionWhileWaiting(t *testing.T) {
 	testkit.Eventually(t, context.Background(), "the owner to run (the others wait on its row)", func() bool { return runs.Load() > 0 })
 	ctx := context.Background()
 	for i := range 5 {
+		// The probe is bounded well under the slow call's 1.5 s, so a pool
+		// the duplicates held would fail it rather than free up in time;
+		// the call after it is an ordinary one, given testkit.Wait.
 		qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		var one int
-		if err := pool.QueryRow(qctx, `SELECT 1`).Scan(&one); err != nil {
+		err := pool.QueryRow(qctx, `SELECT 1`).Scan(&one)
+		cancel()
+		if err != nil {
 			t.Fatalf("query %d while duplicates wait: %v (pool %d of %d acquired)", i, err,
 				pool.Stat().AcquiredConns(), pool.Stat().MaxConns())
 		}
-		r, err := e.Execute(qctx, chatCall("s", fmt.Sprint("other", i), "echo", `{"text":"y"}`))
+		ectx, cancel := context.WithTimeout(ctx, testkit.Wait)
+		r, err := e.Execute(ectx, chatCall("s", fmt.Sprint("other", i), "echo", `{"text":"y"}`))
 		cancel()
 		if err != nil || r.Error != nil {
 			t.Fatalf("another call while duplicates wait: %+v, %v", r, err)

@@ -224,7 +224,9 @@ func TestExecuteTimeoutAndPanic(t *testing.T) {
 		Run: func(context.Context, Invocation) (Outcome, error) {
 			return Outcome{}, errors.New("db password is hunter2")
 		}}
-	reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{sleepTool("stuck", 2*time.Second, 100*time.Millisecond), panicky, honest, failing}})
+	// The stuck tool ignores its 100 ms timeout for 5 s, past the cases'
+	// 2 s bound: an executor that waited for it would take that long.
+	reg := mustRegistry(t, RegistryParams{Builtins: []*Tool{sleepTool("stuck", 5*time.Second, 100*time.Millisecond), panicky, honest, failing}})
 	e := mustExecutor(t, pool, reg)
 
 	cases := []struct {
@@ -232,10 +234,10 @@ func TestExecuteTimeoutAndPanic(t *testing.T) {
 		wantCode string
 		maxTime  time.Duration
 	}{
-		{"stuck", ErrCodeTimeout, time.Second},
-		{"honest", ErrCodeTimeout, time.Second},
-		{"panicky", ErrCodePanic, time.Second},
-		{"failing", ErrCodeFailed, time.Second},
+		{"stuck", ErrCodeTimeout, 2 * time.Second},
+		{"honest", ErrCodeTimeout, 2 * time.Second},
+		{"panicky", ErrCodePanic, 2 * time.Second},
+		{"failing", ErrCodeFailed, 2 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.tool, func(t *testing.T) {
