@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/voxgate/voxgate/controlplane"
+	"github.com/voxgate/voxgate/internal/pgtest"
 )
 
 // Fifty starts for one user at once, spread over three replicas: exactly
@@ -57,7 +58,7 @@ func TestToolCallCapAcrossReplicas(t *testing.T) {
 	p := newUser(t, "pro")
 	// Start near the beginning of a minute on the database's clock, so the
 	// burst cannot straddle two windows.
-	waitForFreshMinute(t, a)
+	pgtest.FreshMinute(t, a.pool, 20*time.Second)
 	s := mustStart(t, a, p, `{}`)
 	codes := make([]int, 70)
 	retry := make([]string, 70)
@@ -91,20 +92,6 @@ func TestToolCallCapAcrossReplicas(t *testing.T) {
 	}
 	if ok != 60 || limited != 10 || ran != 60 {
 		t.Fatalf("%d ran (%d stored), %d limited; want 60, 10", ok, ran, limited)
-	}
-}
-
-func waitForFreshMinute(t *testing.T, f fixture) {
-	t.Helper()
-	var left float64
-	if err := f.pool.QueryRow(context.Background(),
-		`SELECT extract(epoch FROM date_trunc('minute', now()) + interval '1 minute' - now())`).Scan(&left); err != nil {
-		t.Fatal(err)
-	}
-	if left < 20 {
-		// measurement window: the database's minute is the limit's window,
-		// so the test waits for the next one to begin.
-		time.Sleep(time.Duration(left*float64(time.Second)) + 100*time.Millisecond)
 	}
 }
 
