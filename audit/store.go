@@ -34,12 +34,21 @@ func New(db DB) *Log { return &Log{db: db} }
 // flight: the log itself is append-only, one final row per unit
 // (docs/audit.md, "Append-only"). A unit that began already (a retried
 // voice tool call) keeps its first pending row, and one that finished
-// already (checked in the log by its primary key) gets none.
+// already (checked in the log by its primary key) gets none. The check
+// reads the months of the last lookBack only: the log is partitioned by
+// month (migration 0094) and a lookup by turn_id alone would probe every
+// partition kept, on every unit; a retry comes within its session.
 const beginSQL = `INSERT INTO ai_audit_pending
 	(turn_id, kind, user_id, session_id, call_id, tool, route, input_hash)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8
-WHERE NOT EXISTS (SELECT 1 FROM ai_audit_log WHERE turn_id = $1)%s
+WHERE NOT EXISTS (SELECT 1 FROM ai_audit_log WHERE turn_id = $1 AND created_at > now() - ` + lookBack + `)%s
 ON CONFLICT (turn_id) DO NOTHING`
+
+// lookBack is how far before a unit's begin its final row is looked for
+// when a begin or an end that has a pending row checks the log: retries
+// come within a session, and the bound lets the lookup read a month or
+// two of partitions instead of all of them (docs/audit.md "Partitions").
+const lookBack = `interval '1 month'`
 
 // Begin records r as pending, before the unit's work (the model call, the
 // tool) starts: a crash leaves it pending, and a pending unit older than
@@ -80,14 +89,16 @@ func (l *Log) QueueBeginIf(b *pgx.Batch, r Row, onlyIf string) error {
 // abandonedSQL ends a pending unit that was admitted after its caller went
 // away, as a turn cut short ends (docs/audit.md): its pending row becomes
 // a final log row, refused, error_code cancelled, in one statement. A unit
-// already final, or not pending, is left alone.
+// already final (checked by turn_id: the log's key holds created_at since
+// migration 0094), or not pending, is left alone.
 const abandonedSQL = `WITH p AS (DELETE FROM ai_audit_pending WHERE turn_id = $1 RETURNING *)
 INSERT INTO ai_audit_log
 	(turn_id, kind, user_id, session_id, call_id, tool, route, status, error_code, failover_trace,
 	 input_hash, duration_ms, created_at, finished_at)
 SELECT turn_id, kind, user_id, session_id, call_id, tool, route, 'refused', 'cancelled', '[]',
 	input_hash, 0, created_at, now() FROM p
-ON CONFLICT (turn_id) DO NOTHING`
+WHERE NOT EXISTS (SELECT 1 FROM ai_audit_log WHERE turn_id = $1)
+ON CONFLICT ON CONSTRAINT ai_audit_log_pkey DO NOTHING`
 
 // QueueAbandoned queues the end of a pending unit that never ran: its
 // admission came back after the caller had gone (quota.Rider.Abandoned).
@@ -104,18 +115,34 @@ func (l *Log) QueueAbandoned(b *pgx.Batch, id string) {
 // final row of this unit's. The ON CONFLICT branch moves a pending row a
 // replica of release 0088 wrote into the log itself (docs/audit.md,
 // "Rollout"); a row final already is left as it is and no row comes back.
-// (The pending CTE and the NOT EXISTS both read the statement's snapshot.)
+//
+// The log's key is (turn_id, created_at), the log being partitioned by
+// month (migration 0094), so every end of one unit must write the same
+// created_at (docs/audit.md "Partitions"). With a pending row (s): the
+// unit's row in the log if one began in the lookBack before it (a final
+// row the stale pending row of a retried begin outlived), else the pending
+// row's. s is read from the statement's snapshot, not from the CTE's
+// RETURNING: a concurrent end that deleted the row after this statement
+// began still gives the start, so this insert meets that end's row on the
+// key and waits for it, as under the narrow key. Without one: the unit's
+// row in the log, in any month (a replay, a second end, a 0088 pending
+// row), else now(). The bounded lookup keeps the common end to a month or
+// two of partitions. (The CTE and every sub-select read one snapshot.)
 const finishSQL = `WITH p AS (
-	DELETE FROM ai_audit_pending WHERE turn_id = $1 AND user_id = $3 AND kind = $2
-	RETURNING created_at, input_hash)
+	DELETE FROM ai_audit_pending WHERE turn_id = $1 AND user_id = $3 AND kind = $2),
+s AS (SELECT created_at, input_hash FROM ai_audit_pending WHERE turn_id = $1 AND user_id = $3 AND kind = $2)
 INSERT INTO ai_audit_log AS a
 	(turn_id, kind, user_id, session_id, call_id, tool, route, provider, model, status, error_code,
 	 failover_trace, filters_ran, rule_ids, input_hash, output_hash, duration_ms, created_at, finished_at)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-	CASE WHEN $15 = '' THEN coalesce((SELECT input_hash FROM p), '') ELSE $15 END,
-	$16, $17, coalesce((SELECT created_at FROM p), now()), now()
+	CASE WHEN $15 = '' THEN coalesce((SELECT input_hash FROM s), '') ELSE $15 END,
+	$16, $17, CASE WHEN EXISTS (SELECT 1 FROM s) THEN coalesce(
+		(SELECT created_at FROM ai_audit_log WHERE turn_id = $1 AND created_at <= (SELECT created_at FROM s)
+			AND created_at > (SELECT created_at FROM s) - ` + lookBack + ` LIMIT 1),
+		(SELECT created_at FROM s))
+	ELSE coalesce((SELECT created_at FROM ai_audit_log WHERE turn_id = $1 LIMIT 1), now()) END, now()
 WHERE NOT EXISTS (SELECT 1 FROM ai_audit_pending o WHERE o.turn_id = $1 AND (o.user_id <> $3 OR o.kind <> $2))
-ON CONFLICT (turn_id) DO UPDATE SET
+ON CONFLICT ON CONSTRAINT ai_audit_log_pkey DO UPDATE SET
 	route = EXCLUDED.route, provider = EXCLUDED.provider, model = EXCLUDED.model,
 	status = EXCLUDED.status, error_code = EXCLUDED.error_code, failover_trace = EXCLUDED.failover_trace,
 	filters_ran = EXCLUDED.filters_ran, rule_ids = EXCLUDED.rule_ids,
