@@ -195,13 +195,10 @@ func TestNutrirExample(t *testing.T) {
 		// One user's turns alternate between the replicas; the count is
 		// the database's, so the 31st is refused wherever it lands.
 		tok := mint(t, "asst-1", "", "")
-		// Minutes are fixed, UTC-aligned windows: start early in one, so
-		// that the 31 turns (about a second) share it.
-		if sec := time.Now().UTC().Second(); sec > 45 {
-			// measurement window: the wall clock's minute is the limit's
-			// window, so the test waits for the next one to begin.
-			time.Sleep(time.Duration(61-sec) * time.Second)
-		}
+		// Minutes are fixed, UTC-aligned windows on the database's clock:
+		// start early in one, so that the 31 turns (about a second, many
+		// more on a loaded machine) share it.
+		pgtest.FreshMinute(t, b.Pool, 40*time.Second)
 		for i := 1; i <= 31; i++ {
 			status, h, r := chatJSON(t, []*Main{a, b}[i%2].URL(), tok, map[string]any{"message": "hello"})
 			if i <= 30 {

@@ -87,8 +87,11 @@ func TestSIGTERMWithTheDatabaseFrozenIsBounded(t *testing.T) {
 	}
 	took, limit := time.Since(start), shutdownTimeout+2*time.Second
 	t.Logf("SIGTERM to exit with the database frozen: %s (bound %s)", took.Round(time.Millisecond), limit)
-	if took > limit+300*time.Millisecond {
-		t.Errorf("SIGTERM to exit with the database frozen: got %s, want at most %s (+0.3s for this machine)", took.Round(time.Millisecond), limit)
+	// A loaded machine is given 0.8 s more; a Close that let the spool
+	// wait out its own RetryFor (3 s) after the turn was cut at the 2 s
+	// timeout would take 5 s, past it.
+	if took > limit+800*time.Millisecond {
+		t.Errorf("SIGTERM to exit with the database frozen: got %s, want at most %s (+0.8s for this machine)", took.Round(time.Millisecond), limit)
 	}
 	entries, err := os.ReadDir(spoolDir)
 	if err != nil || len(entries) != 1 {
