@@ -21,7 +21,7 @@ func rowsOf(t *testing.T, pool *pgxpool.Pool, id string) int {
 }
 
 // Every end of one unit writes the unit's one created_at, which the log's
-// key holds once it is partitioned (migration 0094): a unit ended twice,
+// key holds once it is partitioned (the next release): a unit ended twice,
 // replayed, abandoned after its end or ended over a stale pending row, and
 // one ended twice without a begin, have one row each.
 func TestFinishedTwiceHasOneRow(t *testing.T) {

@@ -35,9 +35,10 @@ func New(db DB) *Log { return &Log{db: db} }
 // (docs/audit.md, "Append-only"). A unit that began already (a retried
 // voice tool call) keeps its first pending row, and one that finished
 // already (checked in the log by its primary key) gets none. The check
-// reads the months of the last lookBack only: the log is partitioned by
-// month (migration 0094) and a lookup by turn_id alone would probe every
-// partition kept, on every unit; a retry comes within its session.
+// reads the months of the last lookBack only: once the log is partitioned
+// by month (the next release's migration, docs/audit.md "Partitions,
+// next"), a lookup by turn_id alone would probe every partition kept, on
+// every unit; a retry comes within its session.
 const beginSQL = `INSERT INTO ai_audit_pending
 	(turn_id, kind, user_id, session_id, call_id, tool, route, input_hash)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8
@@ -89,8 +90,8 @@ func (l *Log) QueueBeginIf(b *pgx.Batch, r Row, onlyIf string) error {
 // abandonedSQL ends a pending unit that was admitted after its caller went
 // away, as a turn cut short ends (docs/audit.md): its pending row becomes
 // a final log row, refused, error_code cancelled, in one statement. A unit
-// already final (checked by turn_id: the log's key holds created_at since
-// migration 0094), or not pending, is left alone.
+// already final (checked by turn_id: once partitioned, the log's key holds
+// created_at), or not pending, is left alone.
 const abandonedSQL = `WITH p AS (DELETE FROM ai_audit_pending WHERE turn_id = $1 RETURNING *)
 INSERT INTO ai_audit_log
 	(turn_id, kind, user_id, session_id, call_id, tool, route, status, error_code, failover_trace,
@@ -116,8 +117,8 @@ func (l *Log) QueueAbandoned(b *pgx.Batch, id string) {
 // replica of release 0088 wrote into the log itself (docs/audit.md,
 // "Rollout"); a row final already is left as it is and no row comes back.
 //
-// The log's key is (turn_id, created_at), the log being partitioned by
-// month (migration 0094), so every end of one unit must write the same
+// Once the log is partitioned by month its key is (turn_id, created_at),
+// so every end of one unit must write the same
 // created_at (docs/audit.md "Partitions"). With a pending row (s): the
 // unit's row in the log if one began in the lookBack before it (a final
 // row the stale pending row of a retried begin outlived), else the pending
