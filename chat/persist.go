@@ -8,41 +8,40 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/voxgate/voxgate/billing"
-	"github.com/voxgate/voxgate/internal/database"
+	"github.com/voxgate/voxgate/quota"
 	"github.com/voxgate/voxgate/unit"
 )
 
-// recordTimeout bounds the transaction that stores a finished turn with
-// its record, which runs on after the request's context is gone (a client
-// that left still used what it used) but not past a shutdown's deadline
-// (spool.Detach). What ends the turn in the quota goes through the
-// durable path (settle.go).
+// recordTimeout bounds the one try at storing and ending an answered turn,
+// which runs on after the request's context is gone (a client that left
+// still used what it used) but not past a shutdown's deadline
+// (spool.Detach).
 const recordTimeout = 10 * time.Second
 
-// persist stores the turn in one transaction: both messages with their
-// structured data (and a fresh session's row), and the turn's cost record,
-// which it returns as the ledger priced it. It is one batch, so one round
-// trip: pgx sends a batch as one implicit transaction, and a statement
-// that fails undoes the others (issue 36: an explicit BEGIN, the messages,
-// the record and COMMIT had cost four).
-func (t *turn) persist(ctx context.Context, resp *Response) (billing.Record, error) {
+// persist stores the answered turn and ends it in one transaction, one
+// round trip (issue 36; unit.End with First): both messages with their
+// structured data (and a fresh session's row), then what every end writes
+// (its cost record, the attempts a provider billed, the final audit
+// row, the ticket's settlement). It returns the record as the ledger
+// priced it and the user's day after it.
+//
+// It is tried once, here, and never spooled: messages replayed after an
+// outage could land after a later turn's, so a turn whose messages were
+// not stored fails instead, and that end (fail) goes through the durable
+// path without them, under the same record key (stamp).
+func (t *turn) persist(ctx context.Context, resp *Response) (billing.Record, quota.Daily, error) {
 	wctx, cancel := t.s.env.Spool.Detach(ctx, recordTimeout)
 	defer cancel()
-	var b pgx.Batch
-	err := queueTurn(&b, storedTurn{sessionID: t.sessionID, userID: t.p.UserID, turnID: t.turnID,
+	st := storedTurn{sessionID: t.sessionID, userID: t.p.UserID, turnID: t.turnID,
 		userText: t.req.Message, userData: messageData{Confirm: t.req.Confirm},
-		answerID: resp.MessageID, answer: resp.Message, answerData: t.answer}, t.fresh)
-	if err != nil {
-		return billing.Record{}, err
+		answerID: resp.MessageID, answer: resp.Message, answerData: t.answer}
+	rec := t.record()
+	j := t.endJob(&rec, t.auditRow(t.answeredStatus(resp), "", resp.Message))
+	j.first = func(b *pgx.Batch) error { return queueTurn(b, st, t.fresh) }
+	if err := j.Complete(wctx); err != nil {
+		return billing.Record{}, quota.Daily{}, err
 	}
-	q, err := t.s.env.Ledger.QueueWrite(wctx, &b, t.record())
-	if err != nil {
-		return billing.Record{}, err
-	}
-	if err := t.s.env.Pool.SendBatch(wctx, &b).Close(); err != nil {
-		return billing.Record{}, database.Error("chat: store the turn", err)
-	}
-	return q.Record(wctx, t.s.env.Pool)
+	return j.rec, j.daily, nil
 }
 
 // record is the turn's cost record, priced by the ledger. It names the
@@ -69,8 +68,8 @@ func (t *turn) record() billing.Record {
 
 // stamp is the created_at of the turn's records (billing.Stamp), taken the
 // first time a record is made: persist's record and the one a failed
-// persist hands to the end carry one key, so a transaction whose commit
-// was lost and its replay never write two.
+// persist hands to the durable end carry one key, so a transaction whose
+// commit was lost and its replay never write two.
 func (t *turn) stamp() time.Time {
 	if t.stamped.IsZero() {
 		t.stamped = billing.Stamp()

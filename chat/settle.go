@@ -12,19 +12,10 @@ import (
 	"github.com/voxgate/voxgate/unit"
 )
 
-// settle ends a turn that answered: its ticket is settled with what the
-// turn used (the record persist wrote), the response gets its usage block
-// (the user's day after settlement) and is kept under the request's
-// Idempotency-Key. It returns the response as JSON.
-func (t *turn) settle(ctx context.Context, resp *Response, written billing.Record) ([]byte, error) {
-	outcome := "ok"
-	switch {
-	case t.pending:
-		outcome = "confirmation"
-	case t.degraded:
-		outcome = "degraded"
-	}
-	rec, d := t.end(ctx, nil, &written, t.auditRow(t.answeredStatus(resp), "", resp.Message))
+// settle finishes a turn persist ended: the response gets its usage block
+// (the turn's record and the user's day after settlement) and is kept
+// under the request's Idempotency-Key. It returns the response as JSON.
+func (t *turn) settle(ctx context.Context, resp *Response, rec billing.Record, d quota.Daily) ([]byte, error) {
 	resp.Usage = t.usageBlock(rec, d)
 	raw, err := json.Marshal(resp)
 	if err != nil {
@@ -32,6 +23,13 @@ func (t *turn) settle(ctx context.Context, resp *Response, written billing.Recor
 	}
 	if t.key != "" {
 		t.s.finishKey(ctx, t.p.UserID, t.key, raw)
+	}
+	outcome := "ok"
+	switch {
+	case t.pending:
+		outcome = "confirmation"
+	case t.degraded:
+		outcome = "degraded"
 	}
 	t.observe(outcome)
 	return raw, nil
@@ -46,10 +44,10 @@ func (t *turn) fail(ctx context.Context, err error) error {
 	}
 	row := t.auditRow(unit.FailedStatus(outcome), outcome, "")
 	if t.calls == 0 {
-		t.end(ctx, nil, nil, row)
+		t.end(ctx, nil, row)
 	} else {
 		rec := t.record()
-		t.end(ctx, &rec, nil, row)
+		t.end(ctx, &rec, row)
 	}
 	t.observe(outcome)
 	return err
@@ -77,41 +75,35 @@ func (t *turn) usageBlock(rec billing.Record, d quota.Daily) UsageBlock {
 }
 
 // end hands the turn's end to the durable path: write (the record to
-// write) or written (the record its transaction wrote), the attempts a
-// provider billed, the final audit row (nil for a turn that never began
-// one), then the settlement. It returns the record and the user's day
-// after it; when the database did not take them in time, the record as it
-// will be written and the day as admission saw it.
-func (t *turn) end(ctx context.Context, write, written *billing.Record, row *audit.Row) (billing.Record, quota.Daily) {
-	attempts := append(t.attempts(), unit.JudgeRecords(t.judge, t.p.UserID, t.sessionID, t.turnID)...)
-	for i := range attempts {
-		attempts[i].Record.CreatedAt = t.stamp()
-	}
-	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: attempts, Audit: row, s: t.s}
-	var rec billing.Record
-	switch {
-	case written != nil:
-		rec, j.CostMicros = *written, written.CostMicros
-	case write != nil:
-		rec, j.Record, j.Usage = *write, write, write.Usage
-	}
-	if write != nil || written != nil {
-		in, out := t.usage.Tokens()
-		j.Tokens, j.Calls = in+out, t.calls
-	}
-	spooled, err := t.s.env.Spool.Do(ctx, turnEndKind, j)
+// write, nil when the turn used nothing), the attempts a provider billed,
+// the final audit row (nil for a turn that never began one), then the
+// settlement.
+func (t *turn) end(ctx context.Context, write *billing.Record, row *audit.Row) {
+	spooled, err := t.s.env.Spool.Do(ctx, turnEndKind, t.endJob(write, row))
 	switch {
 	case err != nil:
 		t.s.env.Log.ErrorContext(ctx, "chat: a turn's usage could not be recorded or settled", "session_id", t.sessionID, "ticket", t.ticket.ID, "err", err)
 	case spooled:
 		t.s.env.Log.WarnContext(ctx, "chat: the database did not take a turn's end; spooled until it does", "session_id", t.sessionID, "ticket", t.ticket.ID)
-	default:
-		if write != nil {
-			rec = j.rec
-		}
-		return rec, j.daily
 	}
-	return rec, t.ticket.Daily
+}
+
+// endJob is the turn's end: write (nil when the turn used nothing), the
+// attempts a provider billed and the judge's records, all under the
+// turn's stamp, the final audit row, and the settlement with the turn's
+// tokens and calls.
+func (t *turn) endJob(write *billing.Record, row *audit.Row) *turnEnd {
+	attempts := append(t.attempts(), unit.JudgeRecords(t.judge, t.p.UserID, t.sessionID, t.turnID)...)
+	for i := range attempts {
+		attempts[i].Record.CreatedAt = t.stamp()
+	}
+	j := &turnEnd{UserID: t.p.UserID, TicketID: t.ticket.ID, Attempts: attempts, Audit: row, s: t.s}
+	if write != nil {
+		j.Record, j.Usage = write, write.Usage
+		in, out := t.usage.Tokens()
+		j.Tokens, j.Calls = in+out, t.calls
+	}
+	return j
 }
 
 // release ends a turn that used nothing: its ticket is freed. It
@@ -122,6 +114,6 @@ func (t *turn) release(ctx context.Context, err error) error {
 		code := string(apierr.From(err).Code)
 		row = t.auditRow(unit.FailedStatus(code), code, "")
 	}
-	t.end(ctx, nil, nil, row)
+	t.end(ctx, nil, row)
 	return err
 }

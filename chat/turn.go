@@ -145,9 +145,9 @@ func (t *turn) run(ctx context.Context) (raw []byte, err error) {
 	if err := t.s.schema.validate(resp); err != nil { // §7.9 validated against its schema
 		return nil, t.fail(ctx, err)
 	}
-	rec, err := t.persist(ctx, resp) // §7.10 both messages, and the cost record
+	rec, d, err := t.persist(ctx, resp) // §7.10–11 both messages, the cost record, the audit row and the settlement: one transaction
 	if err != nil {
 		return nil, t.fail(ctx, err)
 	}
-	return t.settle(ctx, resp, rec) // §7.11 the quota settled, the response kept under its key
+	return t.settle(ctx, resp, rec, d) // the response's usage block, kept under its key
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/voxgate/voxgate/audit"
 	"github.com/voxgate/voxgate/billing"
 	"github.com/voxgate/voxgate/internal/spool"
@@ -15,10 +17,11 @@ import (
 // turnEndKind names a turn's end on the durable path.
 const turnEndKind = "chat_turn_end"
 
-// turnEnd is what ends an admitted turn in the database: its cost record
-// (unless the turn's own transaction wrote it), the records of failed
-// attempts a provider billed, its audit row's final status, and then its
-// ticket's settlement, which frees the concurrency lease. It goes through the
+// turnEnd is what ends an admitted turn in the database: its cost record,
+// the records of failed attempts a provider billed, its audit row's final
+// status, and then its ticket's settlement, which frees the concurrency
+// lease. An answered turn's messages go first in the same transaction on
+// persist's one try, and never further. Any other end goes through the
 // durable path (package spool): a database outage at a turn's end loses
 // neither, and the lease is freed as soon as the database answers again.
 // Every step is idempotent (the records' unique key, the audit row's one
@@ -28,8 +31,10 @@ type turnEnd struct {
 	TicketID int64  `json:"ticket_id"`
 	Tokens   int64  `json:"tokens"`
 	Calls    int64  `json:"calls"`
-	// Record is the record to write; nil when written already (then
-	// CostMicros is its cost) or when the turn used nothing.
+	// Record is the record to write; nil when the turn used nothing, or
+	// when written already (then CostMicros is its cost: the jobs of a
+	// release whose turns wrote the record with their messages and ended
+	// apart, which a spool may still hold).
 	Record     *billing.Record `json:"record,omitempty"`
 	Usage      billing.Usage   `json:"usage"` // the Record's, which its JSON leaves out
 	CostMicros *int64          `json:"cost_micros,omitempty"`
@@ -42,6 +47,9 @@ type turnEnd struct {
 	Audit *audit.Row `json:"audit,omitempty"`
 
 	s *Service
+	// first queues the turn's messages on persist's one try (unit.End's
+	// First); never spooled.
+	first func(b *pgx.Batch) error
 	// What Complete wrote and the user's day after it.
 	rec   billing.Record
 	daily quota.Daily
@@ -50,7 +58,7 @@ type turnEnd struct {
 func (j *turnEnd) Key() string { return fmt.Sprintf("ticket:%d", j.TicketID) }
 
 func (j *turnEnd) Complete(ctx context.Context) error {
-	e := unit.End{UserID: j.UserID, TicketID: j.TicketID, Audit: j.Audit, Usage: j.usage}
+	e := unit.End{UserID: j.UserID, TicketID: j.TicketID, Audit: j.Audit, Usage: j.usage, First: j.first}
 	if j.Record != nil {
 		r := *j.Record
 		r.Usage = j.Usage

@@ -23,6 +23,11 @@ type End struct {
 	// Usage is the settlement's usage, given the records' costs as priced
 	// now (billing.Queued.Cost), in Records' order.
 	Usage func(costs []*int64) quota.Usage
+	// First, when set, queues what the unit stores besides its end (a
+	// chat turn's messages), first in the end's batch, so that it commits
+	// with the records or not at all. It is never spooled: the caller
+	// sets it on its own first try only.
+	First func(b *pgx.Batch) error
 }
 
 // Ended is what ending a unit wrote and the user's day after it.
@@ -66,6 +71,14 @@ func (env *Env) writeEnd(ctx context.Context, e End, together bool) (Ended, erro
 			return nil
 		}
 		return send()
+	}
+	if e.First != nil {
+		if err := e.First(&b); err != nil {
+			return Ended{}, err
+		}
+		if err := step(); err != nil {
+			return Ended{}, err
+		}
 	}
 	queued := make([]*billing.Queued, 0, len(e.Records))
 	costs := make([]*int64, 0, len(e.Records))
