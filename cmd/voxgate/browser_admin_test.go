@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,10 +180,25 @@ func TestAdminPageInChromium(t *testing.T) {
 			Cost  string `json:"cost"`
 			Size  string `json:"size"`
 			Match bool   `json:"match"`
-		}](t, b, `(() => { const m = document.getElementById('manifest'); return {rows: m.dataset.rows, cost: m.dataset.cost, size: m.dataset.size, match: m.textContent.includes('(matches the summary)')}; })()`)
+			AsOf  string `json:"asOf"`
+			LagMS string `json:"lagMs"`
+		}](t, b, `(() => { const m = document.getElementById('manifest'); return {rows: m.dataset.rows, cost: m.dataset.cost, size: m.dataset.size, match: m.textContent.includes('(matches the summary)'), asOf: m.dataset.asOf, lagMs: m.dataset.lagMs}; })()`)
 		status, _, file := call(t, "GET", base+"/v1/admin/costs."+ext+"?"+q.Encode(), admin, nil)
 		lines := strings.Count(file, "\n")
-		if status != 200 || got.Rows != "60" || got.Size != fmt.Sprint(len(file)) || !got.Match || lines != 61 {
+		size := len(file)
+		if ext == "jsonl" {
+			// The manifest line carries as_of and lag_ms, read at each
+			// export's own moment, and RFC 3339 drops a fraction's trailing
+			// zeros: the API's are counted as the page's were.
+			var m struct {
+				Manifest billing.Freshness `json:"manifest"`
+			}
+			if err := json.Unmarshal([]byte(file[strings.LastIndex(strings.TrimSuffix(file, "\n"), "\n")+1:]), &m); err != nil {
+				t.Fatalf("jsonl: the last line: %v", err)
+			}
+			size += len(got.AsOf) - len(m.Manifest.AsOf.Format(time.RFC3339Nano)) + len(got.LagMS) - len(strconv.FormatInt(m.Manifest.LagMS, 10))
+		}
+		if status != 200 || got.Rows != "60" || got.Size != fmt.Sprint(size) || !got.Match || lines != 61 || got.AsOf == "" {
 			t.Errorf("%s: page shows %+v (summary %s); the API gave %d, %d bytes, %d lines", ext, got, wantMicros, status, len(file), lines)
 		}
 		if last := file[strings.LastIndex(strings.TrimSuffix(file, "\n"), "\n")+1:]; ext == "jsonl" && (!strings.HasPrefix(last, `{"manifest":{`) || !strings.Contains(last, `"rows":60`)) {

@@ -171,6 +171,7 @@
       const m = $('manifest');
       m.replaceChildren(vg.el('span', ext.toUpperCase() + ': ' + rows + ' rows, ' + vg.usd(cost) + ' priced, ' + blob.size + ' bytes'));
       m.dataset.rows = rows; m.dataset.cost = cost; m.dataset.size = blob.size; m.dataset.ext = ext;
+      m.dataset.asOf = r.headers.get('X-Voxgate-As-Of') || ''; m.dataset.lagMs = r.headers.get('X-Voxgate-Lag-Ms') || '';
       if (total) m.appendChild(vg.el('span', vg.usd(cost) === total ? ' (matches the summary)' : ' (differs from the summary: ' + total + ')', vg.usd(cost) === total ? 'ok' : 'err'));
       vg.state($('export-state'), ext.toUpperCase() + ' ready.');
     });
