@@ -28,19 +28,22 @@ var apartKinds = map[string][]string{
 	"benign": {"recipe_condition", "deferral", "nutrition_fact", "allergen", "fitness", "cooking", "hedged", "chatter", "child_pregnancy_food", "user_data"},
 }
 
-// apartFloors are the figures of the set's first and only measurement
-// (2026-11-29, the model and threshold shipped at 2d8dc06), by mode and
-// language: claims blocked (%, rounded down) and benign stopped (%,
-// rounded up). The test holds every figure, so none can get worse
-// unnoticed, and logs the gap to issue 37's targets where one is missed
-// (all four, at the first measurement). They are a regression guard, not
-// a goal: raise them only when a model that was not tuned on this set
-// does better.
+// apartFloors are the figures of the set's latest measurement, by mode
+// and language: claims blocked (%, rounded down) and benign stopped (%,
+// rounded up). First measured on 2026-11-29 with the model and threshold
+// shipped at 2d8dc06 (en 81.2 % and 5.4 %, es 70.5 % and 5.1 %); measured
+// a second time, once, with the model of the corpus's sixth round
+// (natural sentences written by hand, threshold 0.86), which was not
+// tuned on this set and did better in both languages on both figures.
+// The test holds every figure, so none can get worse unnoticed, and logs
+// the gap to issue 37's targets where one is missed (all four, at both
+// measurements). They are a regression guard, not a goal: raise them
+// only when a model that was not tuned on this set does better.
 var apartFloors = map[string]struct{ recall, falseBlocks float64 }{
-	"language given/" + English:    {recall: 81.2, falseBlocks: 5.4}, // 208/256, 17/317
-	"language given/" + Spanish:    {recall: 70.5, falseBlocks: 5.1}, // 180/255, 16/317
-	"language detected/" + English: {recall: 81.2, falseBlocks: 5.4}, // 208/256, 17/317
-	"language detected/" + Spanish: {recall: 70.5, falseBlocks: 5.1}, // 180/255, 16/317
+	"language given/" + English:    {recall: 90.6, falseBlocks: 1.0}, // 232/256, 3/317
+	"language given/" + Spanish:    {recall: 81.5, falseBlocks: 1.0}, // 208/255, 3/317
+	"language detected/" + English: {recall: 90.6, falseBlocks: 1.0}, // 232/256, 3/317
+	"language detected/" + Spanish: {recall: 81.5, falseBlocks: 1.0}, // 208/255, 3/317
 }
 
 // apartRow is one row of apart.tsv.

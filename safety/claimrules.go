@@ -97,6 +97,19 @@ const (
 		`is reversible|reversed|will improve|calms? down|never comes? back|is curable|just stops|` +
 		`desaparece|desaparecen|se va|se quita|se quitan|se cura|se revierte|se calma|se calman|no vuelve|no regresa|` +
 		`tiene cura|no tiene nada que hacer|se controla|mejora|se le frena|se le revirtio`
+	// measured are the words that make a number with a unit an amount
+	// a food holds or a reading the user logged, not a dose to take:
+	// "an orange has about 70 mg of vitamin C", "you logged insulin, 12
+	// units", "tus lecturas fueron de 98 a 164 mg/dL".
+	measured = `has|contains?|gives?|provides?|logged|entered|recorded|noted|marked|shows?|showed|intake|readings?|ranged|` +
+		`averaged?|about|around|roughly|approximately|nearly|almost|over|under|` +
+		`tiene|tienen|contiene|contienen|aporta|aportan|registraste|registro|registrado|registrada|anotaste|apuntaste|` +
+		`pusiste|marcaste|fue|fueron|media|promedio|ingesta|lecturas?|unos|unas|mas de|menos de|alrededor de|ronda|rondan|cerca de`
+	// unproven is a claim said not to hold: "hasn't been shown to
+	// prevent cancer", "no herb has been proven to cure", "no está
+	// demostrado que cure".
+	unproven = `\b(?:no|not|hasn't|haven't|isn't|aren't|never|nor|nunca)\b(?: \S+){0,3} (?:been )?` +
+		`(?:shown|proven|proof|evidence|demostrado|probado|pruebas|evidencia)` + `(?: \S+){0,4}`
 	named    = `(?:COND|SYM|BODY)`
 	medicine = `(?:DRUG|FOOD)`
 )
@@ -104,11 +117,11 @@ const (
 var claimRules = []claimRule{
 	mustClaimRule(RuleDiseaseClaim, []string{"COND", "SYM", "BODY"}, `\b(?:`+effectVerbs+`)\b`+gap(4)+` `+named+`\b|\b`+named+gap(4)+` (?:`+goneWords+`)\b`,
 		negatedEN+`|`+negatedES+`|\b(?:ningun|ninguna|nada|idea that|claims that|read online that|afirmaciones de que|eso de que|`+
-			`leeras que|dice que|dicen que|say|says)`+gap(4)),
+			`leeras que|dice que|dicen que|say|says)`+gap(4)+`|`+unproven),
 	mustClaimRule(RuleDosage, []string{"DRUG", "DOSE", "#"}, `# (?:\S+ )?(?:DOSE|grams?|gramos?|tablespoons?|teaspoons?|cucharadas?|cucharaditas?|cloves|capsules)\b`+
 		`|\b(?:DOSE (?:of|de)|extra|half the|double|doble|la mitad de|media|increase|bump|go up|up your|sube|subele|aumenta|duplica)`+gap(2)+` DRUG\b`+
 		`|\bDRUG(?: \S+){0,3} (?:DOSE|#)\b|\b(?:take|toma|tomate|tomese|dale|give|chew|mastica)\b`+gap(3)+` (?:DRUG|DOSE|#)\b`,
-		negatedEN+`|`+negatedES+`|\b(?:only|solo|recommend|recomendarte|ask|pregunta)`+gap(3)),
+		negatedEN+`|`+negatedES+`|\b(?:only|solo|recommend|recomendarte|ask|pregunta)`+gap(3)+`|\b(?:`+measured+`)`+gap(3)),
 	mustClaimRule(RuleStopMedication, []string{"DRUG"}, `\b(?:stop|stopping|quit|skip|ditch|drop|throw away|throw out|toss|come off|go off|off|wean|halve|`+
 		`cut|pause|hold|cancel|lower|reduce|no more|finishing|refilling|optional|`+
 		`deja|dejes|dejar|dejando|suspende|suspender|suspendas|suspenderlo|tira|saltate|salta|pausa|cancela|olvidate de|`+

@@ -122,10 +122,16 @@ func (m *linearModel) marshal() []byte {
 // your doctor about…", "consulta con tu médico…"), on folded text: a
 // feature, not a pass, since "talk to your doctor, then stop your
 // insulin" still tells the user to stop.
-var deferral = regexp.MustCompile(`\b(consult|see|ask|talk to|talk with|speak to|speak with|check with|call|visit|` +
-	`consulta\w*|consulte\w*|pregunta\w*|pregunte|habla\w*|hable|llama|acude|comenta\w*)\b[^.!?;]{0,40}` +
+var deferral = regexp.MustCompile(`\b(consult|see|ask|talk to|talk with|speak to|speak with|check with|call|visit|tell|let|` +
+	`mention\w*|bring\w*|flag|discuss|plan it with|get|seek|reach out|` +
+	`consulta\w*|consulte\w*|pregunta\w*|pregunte|habla\w*|hable|llama|acude|comenta\w*|dile|digale|cuentale|cuentele|` +
+	`avisa|avise|lleva|pide|planealo|busca)\b[^.!?;]{0,40}` +
 	`\b(doctor\w*|gp|physician|pharmacist|dietitian|dietician|nutritionist|nurse|specialist|pediatrician|midwife|care team|` +
-	`medic[oa]s?|pediatra|farmaceutic[oa]|nutriolog[oa]|dietista|especialista|ginecolog[oa]|endocrinolog[oa]|partera|urgencias)\b`)
+	`team|prescriber|\w+ologists?|obstetrician|therapist|consultant|educator|poison control|medical (?:help|attention|care)|` +
+	`emergency services|` +
+	`medic[oa]s?|pediatra|farmaceutic[oa]|nutriolog[oa]|dietista|especialista|ginecolog[oa]|endocrinolog[oa]|partera|urgencias|` +
+	`equipo|\w+olog[oa]s?|obstetra|matrona|terapeuta|educador[a]?|centro de salud|farmacia|toxicologia|atencion medica|` +
+	`ayuda medica|emergencias)\b`)
 
 // debunked is a sentence that reports a claim in order to deny it ("the
 // idea that cinnamon cures diabetes is a myth", "en internet leerás que…,

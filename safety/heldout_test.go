@@ -20,17 +20,18 @@ const (
 )
 
 // reachedClaimRecall and reachedFalseBlockRate are where a language
-// misses a target. With the corpus's fifth round (train part only) and
-// the threshold chosen out of fold (train_test.go), English blocks
-// 96.46 % of its held-out claims (300 of 311) and Spanish wrongly stops
-// 2.28 % of its held-out benign sentences (9 of 394); Spanish recall
-// (98.48 %) and English false blocks (0 of 350) meet theirs
-// (docs/safety.md). Until a language reaches a target, the test holds
-// the figure reached, so it cannot get worse unnoticed, and logs the gap;
-// issue 37 stays open on it.
+// misses a target. With the corpus's sixth round (natural sentences
+// written by hand, train part only) and the threshold chosen out of fold
+// (train_test.go), English blocks 95.82 % of its held-out claims (298 of
+// 311) and Spanish 92.02 % (242 of 263); neither language wrongly stops a
+// benign sentence (0 of 350, 0 of 394), so both meet that target
+// (docs/safety.md). The test part is spent (several models have been
+// measured on it): read as a regression guard. Until a language reaches
+// a target, the test holds the figure reached, so it cannot get worse
+// unnoticed, and logs the gap; issue 37 stays open on it.
 var (
-	reachedClaimRecall    = map[string]float64{English: 96.4}
-	reachedFalseBlockRate = map[string]float64{Spanish: 2.3}
+	reachedClaimRecall    = map[string]float64{English: 95.8, Spanish: 92.0}
+	reachedFalseBlockRate = map[string]float64{}
 )
 
 // heldOut tallies one language of one part.

@@ -56,34 +56,47 @@ var lexiconEntries = map[string]string{
 		hernia* insuficiencia resistencia mastit* preeclamps* miscarriage* aborto colic* colico* colicos croup otitis angina* anginas
 		varicela chickenpox rsv strep estrenimiento constipation diarrh* diarrea* parasit* afib fibrillation fibrilacion copd epoc
 		inflammation* inflamacion* inflamad* inflam* tumores leaky sepsis measles sarampion sida aids
-		irritable renal renales reumatoide hiatal atopica poliquistico`,
+		irritable renal renales reumatoide hiatal atopica poliquistico
+		hashimoto* carpal carpiano tunel tapeworm* lombric* deficien* deficit* carencia* gastropares* malabsor* ferritin*
+		cushing* addison* ictus barrett* empacho deprimid* depressed hyperactiv* hiperactiv* cyst* quiste* lice piojos jaundice
+		ictericia sids wart warts verruga* sickness`,
 	lexSymptom: `symptom* sintoma* sign signs senal* pain* dolor* ache* aching fever* fiebre cough* tos rash* sarpullido salpullido itch* comezon
 		picazon swollen swelling hinchad* hinchazon dizz* mareo* nausea* vomit* fatigue* cansancio agotad* thirst* sed urinat* urine orina*
 		orinar blurry borrosa stiff* rigidez bloat* palpitation* palpitaciones sweats sudor* numb* tingl* hormigueo cramp* calambre*
-		colico* breath* aire faint* desmay* bleed* sangrad* bruis* moreton* wheez* migraine* headache* jaqueca* agruras heartburn ardor`,
+		colico* breath* aire faint* desmay* bleed* sangrad* bruis* moreton* wheez* migraine* headache* jaqueca* agruras heartburn ardor acidez congestion congestion`,
 	lexDrug: `medic* medicin* medica* meds drug* farmaco* pill* pastilla* tablet* tableta* capsul* prescri* recetar recetan receto recetado recetada recetados recetadas insulin*
 		metformin* statin* estatina* atorvastatin* lisinopril* levothyrox* levotirox* warfarin* thinner* anticoagul* antidepress*
 		antidepres* sertralin* fluoxetin* inhaler* inhalador* antibiot* amoxicil* omeprazol* prednison* amlodipin* semaglut* gabapentin*
 		allopurinol* alopurinol* methotrex* metotrex* losartan* enalapril* ibuprofen* ibuprofeno aspirin* aspirina* paracetamol* acetaminophen*
 		glipizid* glibenclam* clonazepam* melatonin* antihist* steroid* esteroid* opioid* painkiller* analges* vaccin* vacun* chemo* quimio*
 		tratamiento* treatment* therap* terapia* jarabe syrup suplement* supplement* birth anticoncept* hormone* hormona* antacid* antiacid*
-		inyecc* inject* shot iodine yodo berberin*`,
+		inyecc* inject* shot iodine yodo berberin*
+		lipitor zoloft ozempic wegovy mounjaro nexium prilosec ambien epipen xanax januvia ventolin humira lexapro adderall ritalin
+		flomax plavix jardiance crestor tamiflu celebrex lasix advil motrin tylenol glucophage bentyl synthroid lantus eliquis benadryl
+		tums zyrtec claritin imodium pepto zofran imitrex prozac valium ativan xifaxan flonase lovaza aricept metamucil accutane
+		diuretic* diuretico* blocker* betabloq* bloqueador* antiinflam* corticoid* cortison* hydrocortison* ppi lithium litio
+		loratadin* cetirizin* clopidogrel salbutamol tamsulosin* furosemid* methylphenid* metilfenid* escitalopram* citalopram*
+		trazodon* colchicin* tetracyclin* tetraciclin* codein* benzocain* laxative* laxante* nitrofurantoin* antiemetic*
+		sintrom acenocumarol almax frenadol orfidal buscapina lexatin adiro eutirox fortasec dianben nolotil novalgina gelocatil
+		enantyum dalsy apiretal`,
 	lexDose: `dose* dosis dosage* mg mcg µg iu ui unit units unidad* drop drops gotas puff* milligram* miligram* microgram*
-		microgram* refill* surtir taper*`,
+		microgram* refill* surtir taper* gram grams gramo gramos`,
 	lexCure: `cur* heal* sana sanar sanan sano sanas sanara treat* trat* remed* reliev* alivi* revers* revier* revert* prevent* preven* previen*
 		evit* diagnos* detox* desintox* immun* inmun* eliminat* elimin* eradicat* erradic* kill* mata matar combat* fight* protect* proteg*
 		protej* regenerat* regener* flush* disuelv* dissolv* quita quitan quitar quitas`,
 	lexBody: `blood sangre sugar azucar glucos* glucemi* glycem* pancrea* liver higado kidneys rinon* thyroid tiroides nerve* nervio*
 		joint* articulac* immune inmune gut intestin* colon bowel stomach estomago heart corazon lung lungs pulmon* adrenal* suprarrenal*
 		hormon* bones huesos pressure presion artery arteria* vein* vena* circulation circulacion metabolism metabolismo
-		cell* celula* tumor* bacteria* virus* fung* hongo*`,
+		cell* celula* tumor* bacteria* virus* fung* hongo* tension pecho utero cervix`,
 	lexChild: `baby babies bebe bebes infant* newborn* recien toddler* child* kid kids nino nina ninos ninas hijo hija hijos hijas
-		teething bottle biberon pediatric* peque pequenos menor menores lactante*`,
+		teething bottle biberon pediatric* peque pequenos menor menores lactante* daughter daughters teen teens teenage* adolescent* preschool* nene nena`,
 	lexPregnancy: `pregnan* embaraz* trimester* trimestre* breastfeed* breastfeeding amamant* lactancia gestation* gestacion* expecting
-		conceive concebir fertility fertilidad miscarr* parto prenatal postpartum posparto`,
+		conceive concebir fertility fertilidad miscarr* parto prenatal postpartum posparto nursing lactation* labor labour`,
 	lexClinician: `doctor* doctora* physician* medico* medica gp nurse* enfermer* pharmacist* farmaceut* pediatrician* pediatra*
 		endocrinolog* cardiolog* ginecolog* midwife partera dietitian* dietician* dietista* nutriolog* nutricionist* nutritionist*
-		specialist* especialista* clinic* clinica* hospital* urgencias emergency emergencias`,
+		specialist* especialista* clinic* clinica* hospital* urgencias emergency emergencias
+		matrona obstetric* obstetra* neurolog* nefrolog* oncolog* dermatolog* reumatolog* psicolog* surgeon* cirujan* colonoscop*
+		endoscop*`,
 }
 
 // lexFood marks foods, drinks, herbs and supplements: no risk (a recipe

@@ -61,6 +61,7 @@ func TestTrainClaimModel(t *testing.T) {
 	scores := outOfFold(set, extra, defaultParams)
 	th := thresholdFor(scores, neg, cvFalseBlockBudget)
 	t.Logf("out of fold, threshold %.4f: %s", th, cvReport(scores, neg, th))
+	t.Logf("round 6 (natural, out of fold): %s", naturalReport(t, scores, th))
 	all := slices.Clone(extra)
 	for _, e := range set {
 		all = append(all, e.example)

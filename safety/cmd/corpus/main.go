@@ -3,7 +3,9 @@
 // sentences made from templates written for this corpus in English and
 // Spanish (templates_*.go, vocab_*.go), personal-data sentences
 // (pii.go), and hand-written sentences (testdata/handwritten.tsv), split
-// once into train, dev and test by a fixed seed.
+// once into train, dev and test by a fixed seed; then the rounds added
+// after the split, to the train part only (round4.go, round5.go, and the
+// hand-written sentences of testdata/round6.tsv, round6.go).
 //
 // The split is by family, not by sentence: every sentence of a template
 // lands in the same part, so the test part holds phrasings the detector
@@ -54,6 +56,7 @@ type row struct {
 func main() {
 	out := flag.String("out", "safety/testdata/corpus.tsv", "where to write the corpus")
 	hand := flag.String("handwritten", "safety/testdata/handwritten.tsv", "hand-written sentences")
+	natural := flag.String("round6", "safety/testdata/round6.tsv", "hand-written sentences of the sixth round, train part only (round6.go)")
 	flag.Parse()
 
 	var rows []row
@@ -76,6 +79,9 @@ func main() {
 	rows = dedupe(rows)
 	split(rows)
 	rows = addTrainOnly(rows)
+	if rows, err = round6(*natural, rows); err != nil {
+		log.Fatal(err)
+	}
 	slices.SortFunc(rows, func(a, b row) int {
 		return strings.Compare(strings.Join([]string{a.split, a.lang, a.label, a.cat, a.family, a.text}, "\t"),
 			strings.Join([]string{b.split, b.lang, b.label, b.cat, b.family, b.text}, "\t"))
