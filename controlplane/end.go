@@ -101,19 +101,28 @@ func (s *Service) end(ctx context.Context, userID, id string, req EndRequest) (S
 }
 
 // endAt does an end's database work, as at the time at (the end is
-// completed later when it was spooled). It settles the quota first, on its
-// own (settlement is idempotent per session, so a racing end or a retry
-// replays the first charge), then, in one transaction that locks the
-// session row, marks it ended and writes its cost record: concurrent ends,
-// replaces and sweepers on any replica take turns, and a session is never
-// ended without its record. No connection is held while another is
-// needed. A call held elsewhere, or by no one, is hung up by the caller
-// once the session has ended.
+// completed later when it was spooled), in one transaction that first
+// locks the session row, found by id and owner, so nothing is done to
+// another user's session: concurrent ends, replaces and sweepers on any
+// replica take turns. An active session is then settled (settlement is
+// idempotent per session: quota's own reclaim of an expired reservation
+// is found, not charged again), marked ended and given its cost record,
+// the record's tokens and cost added to the user's day; the last three in
+// one batch. All of it commits together, so a session is never ended
+// without its record, nor charged without being ended. The row is locked
+// before the quota's rows, as every end locks them. A call held
+// elsewhere, or by no one, is hung up by the caller once the session has
+// ended.
 func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, at time.Time) (out Session, ended bool, err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	defer tx.Rollback(ctx)
 	var now time.Time
 	var tp string
-	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`, now(), trace_parent FROM voice_sessions
-		WHERE id = $1 AND user_id = $2`, id, userID), &now, &tp)
+	sess, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+`, now(), trace_parent FROM voice_sessions
+		WHERE id = $1 AND user_id = $2 FOR UPDATE`, id, userID), &now, &tp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, false, notFound(err)
 	}
@@ -133,28 +142,6 @@ func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, 
 			return Session{}, false, err
 		}
 	}
-	durationMS := min(max(now.Sub(sess.StartedAt).Milliseconds(), 0), sess.MaxDurationS*1000)
-	used := (durationMS + 999) / 1000
-	if req.Reason == ReasonExpired || req.Reason == ReasonQuota {
-		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // the reservation ran out: charged in full
-	}
-	var charged int64
-	if sess.Active() {
-		if charged, err = s.settle(ctx, sess, used); err != nil {
-			return Session{}, false, err
-		}
-	}
-
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return Session{}, false, database.Error("controlplane: end", err)
-	}
-	defer tx.Rollback(ctx)
-	if sess, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+`, now() FROM voice_sessions
-		WHERE id = $1 FOR UPDATE`, id), &now); err != nil {
-		return Session{}, false, database.Error("controlplane: end", err)
-	}
-	now = earlier(now, at)
 	if !sess.Active() {
 		sess, err = s.lateEnd(ctx, tx, sess, req, now)
 		if err == nil {
@@ -165,20 +152,35 @@ func (s *Service) endAt(ctx context.Context, userID, id string, req EndRequest, 
 		}
 		return sess, false, nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE voice_sessions SET ended_at = $2, end_reason = $3, duration_ms = $4, charged_s = $5
-		WHERE id = $1`, id, now, req.Reason, durationMS, charged); err != nil {
-		return Session{}, false, database.Error("controlplane: end", err)
+	durationMS := min(max(now.Sub(sess.StartedAt).Milliseconds(), 0), sess.MaxDurationS*1000)
+	used := (durationMS + 999) / 1000
+	if req.Reason == ReasonExpired || req.Reason == ReasonQuota {
+		durationMS, used = sess.MaxDurationS*1000, sess.MaxDurationS // the reservation ran out: charged in full
 	}
+	charged, err := s.settle(ctx, tx, sess, used)
+	if err != nil {
+		return Session{}, false, err
+	}
+	var b pgx.Batch
+	b.Queue(`UPDATE voice_sessions SET ended_at = $2, end_reason = $3, duration_ms = $4, charged_s = $5
+		WHERE id = $1`, id, now, req.Reason, durationMS, charged)
 	// The record's created_at is the session's end, stamped under its row
 	// lock: only the transaction that ends the session writes it, and a
 	// spooled end's is when it happened (billing.Write's key).
 	r := s.record(sess, req, durationMS, 0)
 	r.CreatedAt = now
-	rec, err := s.ledger.Write(ctx, tx, r)
+	queued, err := s.ledger.QueueWrite(ctx, &b, r)
 	if err != nil {
 		return Session{}, false, err
 	}
-	if err := s.chargeDay(ctx, tx, rec); err != nil {
+	if err := s.queueChargeDay(&b, r, queued.Cost()); err != nil {
+		return Session{}, false, err
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return Session{}, false, database.Error("controlplane: end", err)
+	}
+	rec, err := queued.Record(ctx, tx)
+	if err != nil {
 		return Session{}, false, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -203,8 +205,8 @@ func earlier(now, at time.Time) time.Time {
 // may have charged an expired reservation in full already, and an end
 // retried after a lost reply finds the first end's charge: neither is an
 // error, and neither charges twice.
-func (s *Service) settle(ctx context.Context, sess Session, used int64) (int64, error) {
-	st, err := s.quota.SettleVoice(ctx, sess.UserID, sess.ID, used)
+func (s *Service) settle(ctx context.Context, tx pgx.Tx, sess Session, used int64) (int64, error) {
+	st, err := s.quota.SettleVoiceWith(ctx, tx, sess.UserID, sess.ID, used)
 	if errors.Is(err, quota.ErrNoReservation) {
 		return sess.MaxDurationS, nil // reclaimed and forgotten: it was charged in full
 	}
@@ -243,11 +245,22 @@ func (s *Service) record(sess Session, req EndRequest, durationMS, overrunS int6
 // the transaction that writes it. An unpriced record adds its tokens only.
 func (s *Service) chargeDay(ctx context.Context, tx pgx.Tx, rec billing.Record) error {
 	in, out := rec.TokenCount()
-	var cost int64
-	if rec.CostMicros != nil {
-		cost = *rec.CostMicros
+	return s.quota.ChargeDay(ctx, tx, rec.UserID, in+out, costOf(rec.CostMicros))
+}
+
+// queueChargeDay is chargeDay queued on b, the batch that writes r, whose
+// cost as priced is cost.
+func (s *Service) queueChargeDay(b *pgx.Batch, r billing.Record, cost *int64) error {
+	in, out := r.TokenCount()
+	return s.quota.QueueChargeDay(b, r.UserID, in+out, costOf(cost))
+}
+
+// costOf is a record's cost for the day: nothing for an unpriced one.
+func costOf(cost *int64) int64 {
+	if cost == nil {
+		return 0
 	}
-	return s.quota.ChargeDay(ctx, tx, rec.UserID, in+out, cost)
+	return *cost
 }
 
 // lateEnd answers an end of a session already ended. A direct session the

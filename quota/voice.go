@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/voxgate/voxgate/internal/apierr"
 	"github.com/voxgate/voxgate/internal/auth"
 )
@@ -158,15 +160,28 @@ FROM quota_clock($4) c, LATERAL quota_voice_end($1, $2, $3, c.now, c.month) e`
 // full). A session it does not know gives SESSION_ENDED wrapping
 // ErrNoReservation.
 func (s *Service) SettleVoice(ctx context.Context, userID, sessionID string, usedSeconds int64) (VoiceSettlement, error) {
+	ctx, cancel := detach(ctx, settleTimeout)
+	defer cancel()
+	return s.SettleVoiceWith(ctx, s.pool, userID, sessionID, usedSeconds)
+}
+
+// Queryer is what SettleVoiceWith needs: the pool, or the caller's
+// transaction.
+type Queryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SettleVoiceWith is SettleVoice run with q: a voice end settles in the
+// transaction that holds its session's row, so the settlement commits with
+// the end, and no second connection is needed while the first is held.
+func (s *Service) SettleVoiceWith(ctx context.Context, q Queryer, userID, sessionID string, usedSeconds int64) (VoiceSettlement, error) {
 	if err := checkAmounts("voice seconds", usedSeconds); err != nil {
 		return VoiceSettlement{}, err
 	}
-	ctx, cancel := detach(ctx, settleTimeout)
-	defer cancel()
 	var outcome string
 	var reserved, charged *int64
 	var used int64
-	err := s.pool.QueryRow(ctx, voiceSettleSQL, userID, sessionID, usedSeconds, s.clockArg()).
+	err := q.QueryRow(ctx, voiceSettleSQL, userID, sessionID, usedSeconds, s.clockArg()).
 		Scan(&outcome, &reserved, &charged, &used)
 	if err != nil {
 		return VoiceSettlement{}, dbError("settle voice", err)
