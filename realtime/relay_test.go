@@ -330,28 +330,17 @@ func TestRelaySilentLeg(t *testing.T) {
 	// The silence is measured from the phone's last send (its start: the
 	// relay cannot have the packet before), not from when the streaming
 	// goroutine was seen to end, which a loaded machine can delay.
-	var lastSend atomic.Int64 // UnixNano
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-streamCtx.Done():
-				return
-			case <-tick.C:
-				lastSend.Store(time.Now().UnixNano())
-				_ = p.send()
-			}
-		}
+		p.stream(streamCtx)
 	}()
 	e.waitEvent(ctx, t, realtime.EventLegResumed, realtime.LegPhone)
 	p.waitHeard(ctx, t, 10)
 	stop()
 	wg.Wait()
-	stopped := time.Unix(0, lastSend.Load())
+	stopped := time.Unix(0, p.lastSend.Load())
 	e.waitEvent(ctx, t, realtime.EventLegSilent, realtime.LegPhone)
 	if d := time.Since(stopped); d < 250*time.Millisecond {
 		t.Fatalf("silence reported %v after the last packet, want ≥ the 300 ms timeout", d)

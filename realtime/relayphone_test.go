@@ -39,6 +39,9 @@ type phone struct {
 	sendMu sync.Mutex
 	seq    uint16
 	ts     uint32
+	// lastSend is when the last send began (UnixNano): a silence is timed
+	// from it, since the relay cannot have the packet before.
+	lastSend atomic.Int64
 
 	mu   sync.Mutex
 	got  []heard
@@ -210,6 +213,7 @@ func (p *phone) accept(t testing.TB, answer string, tcpOnly bool) {
 
 // send sends one 20 ms Opus packet: the silent frame, then the send time.
 func (p *phone) send() error {
+	p.lastSend.Store(time.Now().UnixNano())
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
 	p.seq++
