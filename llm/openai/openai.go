@@ -133,7 +133,7 @@ func (o *OpenAI) whole(ctx context.Context, req llm.Request, body []byte) (llm.S
 	var raw *http.Response
 	err := o.client.Post(s.Upstream(), "chat/completions", nil, &raw,
 		option.WithRequestBody("application/json", body))
-	return s.Start(&wholeDecoder{openaiDecoder: &openaiDecoder{Emitter: &s.Emitter, ttl: req.PromptCacheTTL}, res: raw, err: err})
+	return s.Start(&wholeDecoder{openaiDecoder: &openaiDecoder{Emitter: &s.Emitter, ttl: req.PromptCacheTTL}, wholeBody: wholeBody{res: raw, err: err}})
 }
 
 // chatParams turns a Request into openai-go's parameters. It refuses a

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+
+	"github.com/voxgate/voxgate/llm"
 )
 
 // MaxWholeBytes bounds a whole answer's body: far above any answer a
@@ -16,10 +18,50 @@ const MaxWholeBytes = 16 << 20
 // the finish reason and usage hold for both, once.
 type wholeDecoder struct {
 	*openaiDecoder
+	wholeBody
+}
+
+// wholeBody is a whole answer's response as a stream of one: what the
+// Chat Completions and Responses whole decoders share.
+type wholeBody struct {
 	res  *http.Response
 	err  error // the request's own failure, for Next to report
 	read bool
 }
+
+func (b *wholeBody) next() (bool, error) {
+	switch {
+	case b.err != nil:
+		return false, b.err
+	case b.read:
+		return false, nil
+	}
+	b.read = true
+	return true, nil
+}
+
+// body reads the answer, at most MaxWholeBytes; a read that fails is the
+// transport's (classify), one too long the upstream's fault (invalid).
+func (b *wholeBody) body(classify func(error) *llm.Error, invalid func(error) error) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(b.res.Body, MaxWholeBytes+1))
+	if err != nil {
+		return nil, classify(err)
+	}
+	if len(body) > MaxWholeBytes {
+		return nil, invalid(errors.New("the answer is larger than MaxWholeBytes"))
+	}
+	return body, nil
+}
+
+func (b *wholeBody) close() {
+	if b.res != nil {
+		_ = b.res.Body.Close()
+	}
+}
+
+// Next and Close are the body's, over the emitter's.
+func (d *wholeDecoder) Next() (bool, error) { return d.wholeBody.next() }
+func (d *wholeDecoder) Close()              { d.wholeBody.close() }
 
 // chatWhole is the part of a chat.completion the decoder reads.
 type chatWhole struct {
@@ -41,27 +83,13 @@ type chatWhole struct {
 	Usage *chatUsage `json:"usage"`
 }
 
-func (d *wholeDecoder) Next() (bool, error) {
-	switch {
-	case d.err != nil:
-		return false, d.err
-	case d.read:
-		return false, nil
-	}
-	d.read = true
-	return true, nil
-}
-
 // Take decodes the body and hands it to the chunk decoder as one chunk,
 // its message as the delta.
 func (d *wholeDecoder) Take() error {
 	var w chatWhole
-	body, err := io.ReadAll(io.LimitReader(d.res.Body, MaxWholeBytes+1))
+	body, err := d.body(d.Classify, d.Invalid)
 	if err != nil {
-		return d.Classify(err)
-	}
-	if len(body) > MaxWholeBytes {
-		return d.Invalid(errors.New("the answer is larger than MaxWholeBytes"))
+		return err
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return d.Invalid(err)
@@ -78,10 +106,4 @@ func (d *wholeDecoder) Take() error {
 		c.Choices = append(c.Choices, one)
 	}
 	return d.chunk(c)
-}
-
-func (d *wholeDecoder) Close() {
-	if d.res != nil {
-		_ = d.res.Body.Close()
-	}
 }

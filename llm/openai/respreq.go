@@ -192,7 +192,7 @@ func (o *OpenAI) streamResponses(ctx context.Context, req llm.Request) (llm.Stre
 	if req.Whole {
 		s := adapt.NewCore(ctx, o.Name(), o.Waits.Whole(), req.Model)
 		err := o.client.Post(s.Upstream(), "responses", nil, &raw, option.WithRequestBody("application/json", body))
-		return s.Start(&respWhole{respDecoder: &respDecoder{Emitter: &s.Emitter, scope: scope, ttl: req.PromptCacheTTL}, res: raw, err: err})
+		return s.Start(&respWhole{respDecoder: &respDecoder{Emitter: &s.Emitter, scope: scope, ttl: req.PromptCacheTTL}, wholeBody: wholeBody{res: raw, err: err}})
 	}
 	s := adapt.NewCore(ctx, o.Name(), o.Waits, req.Model)
 	err = o.client.Post(s.Upstream(), "responses", nil, &raw,

@@ -2,9 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
-	"net/http"
 )
 
 // respWhole reads a whole Response (llm.Request.Whole) as the stream
@@ -14,29 +11,13 @@ import (
 // response.
 type respWhole struct {
 	*respDecoder
-	res  *http.Response
-	err  error
-	read bool
-}
-
-func (d *respWhole) Next() (bool, error) {
-	switch {
-	case d.err != nil:
-		return false, d.err
-	case d.read:
-		return false, nil
-	}
-	d.read = true
-	return true, nil
+	wholeBody
 }
 
 func (d *respWhole) Take() error {
-	body, err := io.ReadAll(io.LimitReader(d.res.Body, MaxWholeBytes+1))
+	body, err := d.body(d.Classify, d.Invalid)
 	if err != nil {
-		return d.Classify(err)
-	}
-	if len(body) > MaxWholeBytes {
-		return d.Invalid(errors.New("the answer is larger than MaxWholeBytes"))
+		return err
 	}
 	var r respObject
 	if err := json.Unmarshal(body, &r); err != nil {
@@ -76,8 +57,6 @@ func (d *respWhole) item(at int, it *respItem) error {
 	return nil
 }
 
-func (d *respWhole) Close() {
-	if d.res != nil {
-		_ = d.res.Body.Close()
-	}
-}
+// Next and Close are the body's, over the emitter's.
+func (d *respWhole) Next() (bool, error) { return d.wholeBody.next() }
+func (d *respWhole) Close()              { d.wholeBody.close() }
